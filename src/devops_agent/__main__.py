@@ -1,0 +1,3 @@
+from devops_agent.cli.app import main
+
+main()

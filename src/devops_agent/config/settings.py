@@ -1,0 +1,239 @@
+"""Effective configuration: defaults < user config file < project config file < environment < arguments.
+
+Files are TOML named ``devops-agent.toml``: first the user's config dir
+(``~/.config/devops-agent/``), then the project directory (the current directory), each later
+layer overriding the keys it sets. ``DEVOPS_AGENT_CONFIG`` (or ``--config``) names one file that
+replaces the project file. Environment variables are ``DEVOPS_AGENT_<KEY>`` with ``__`` between
+nested keys (``DEVOPS_AGENT_TOOLS__OUTPUT_CAP_CHARS=5000``). Secrets are ``SecretStr`` and never
+printed. :func:`load_settings` also records which layer each value came from, for
+``devops-agent config show``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from devops_agent.errors import ConfigError
+
+APP_NAME = "devops-agent"
+CONFIG_FILENAME = "devops-agent.toml"
+ENV_PREFIX = "DEVOPS_AGENT_"
+
+
+def user_config_dir() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME))
+
+
+def user_data_dir() -> Path:
+    return Path(os.environ.get("DEVOPS_AGENT_HOME") or platformdirs.user_data_dir(APP_NAME))
+
+
+class BreakerSettings(BaseModel):
+    """Per-tool circuit breaker: opens after ``failure_threshold`` consecutive failures."""
+
+    failure_threshold: int = Field(3, ge=1)
+    reset_timeout_s: float = Field(30.0, gt=0)
+
+
+class ToolSettings(BaseModel):
+    output_cap_chars: int = Field(16_000, ge=200, description="largest tool output the model sees")
+    timeout_s: float = Field(60.0, gt=0)
+    breaker: BreakerSettings = Field(default_factory=BreakerSettings)
+    disabled: list[str] = Field(default_factory=list, description="toolset names not to load")
+
+
+class FileSettings(BaseModel):
+    roots: list[Path] = Field(
+        default_factory=lambda: [Path("."), Path("/var/log")],
+        description="directories the files and logs tools may read; paths given on the command line are added",
+    )
+    max_read_bytes: int = Field(2_000_000, ge=1024)
+
+
+class RunbookSettings(BaseModel):
+    max_parallel: int = Field(4, ge=1, le=64)
+    extra_dirs: list[Path] = Field(default_factory=list, description="more directories of runbook YAML")
+
+
+class ModelSettings(BaseModel):
+    """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
+
+    name: str | None = Field(None, description="provider:model, e.g. openai:gpt-4o, ollama:llama3.1")
+    base_url: str | None = Field(None, description="for OpenAI-compatible endpoints (vLLM, llama.cpp, Ollama)")
+    api_key: SecretStr | None = None
+    profile: Literal["auto", "openai", "vllm", "llamacpp", "ollama"] = "auto"
+    request_timeout_s: float = Field(120.0, gt=0)
+    max_tool_steps: int = Field(20, ge=1)
+
+
+class Settings(BaseSettings):
+    """The whole configuration. Every field can be set in TOML or the environment."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    mode: Literal["ask", "agent"] = "ask"
+    database_url: SecretStr | None = Field(
+        None, description="SQLAlchemy URL; default: SQLite in the user data dir"
+    )
+    data_dir: Path = Field(default_factory=user_data_dir)
+    log_level: Literal["debug", "info", "warning", "error"] = "warning"
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    files: FileSettings = Field(default_factory=FileSettings)
+    runbooks: RunbookSettings = Field(default_factory=RunbookSettings)
+
+    def resolved_database_url(self) -> str:
+        if self.database_url is not None:
+            return self.database_url.get_secret_value()
+        return f"sqlite:///{self.data_dir / 'devops-agent.db'}"
+
+
+@dataclass
+class LoadedSettings:
+    """Settings plus where each dotted key came from (``default``, a file path, ``env:NAME``)."""
+
+    settings: Settings
+    origins: dict[str, str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix the syntax or remove the file") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from exc
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def config_files(config_file: Path | None = None, cwd: Path | None = None) -> list[Path]:
+    """Config files in the order they are applied (later wins); only existing ones."""
+    explicit = config_file or (Path(p) if (p := os.environ.get("DEVOPS_AGENT_CONFIG")) else None)
+    if explicit is not None and not explicit.is_file():
+        raise ConfigError(f"config file {explicit} does not exist", hint="check --config / DEVOPS_AGENT_CONFIG")
+    candidates = [user_config_dir() / CONFIG_FILENAME]
+    candidates.append(explicit if explicit is not None else (cwd or Path.cwd()) / CONFIG_FILENAME)
+    seen: list[Path] = []
+    for path in candidates:
+        if path.is_file() and path.resolve() not in [s.resolve() for s in seen]:
+            seen.append(path)
+    return seen
+
+
+def load_settings(
+    config_file: Path | None = None, cwd: Path | None = None, **overrides: Any
+) -> LoadedSettings:
+    """Build the effective settings and their origins; raises :class:`ConfigError` when invalid."""
+    files = config_files(config_file, cwd)
+    file_data: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for path in files:
+        data = _read_toml(path)
+        file_data = _deep_merge(file_data, data)
+        origins.update(dict.fromkeys(_flatten(data), str(path)))
+
+    env_source = EnvSettingsSource(Settings)
+    env_values = env_source()
+    for dotted in _flatten(env_values):
+        origins[dotted] = "env:" + ENV_PREFIX + dotted.upper().replace(".", "__")
+    init_values = {k: v for k, v in overrides.items() if v is not None}
+    for dotted in _flatten(init_values):
+        origins[dotted] = "argument"
+
+    class _Layered(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            merged = _deep_merge(_deep_merge(file_data, env_values), init_values)
+            return (InitSettingsSource(settings_cls, merged),)
+
+    try:
+        layered = _Layered()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        source = origins.get(where, "default")
+        raise ConfigError(
+            f"invalid setting {where}: {first['msg']} (from {source})",
+            hint="see `devops-agent config show` and docs/configuration.md",
+        ) from exc
+    settings = Settings.model_validate(layered.model_dump())
+    return LoadedSettings(settings=settings, origins=origins, files=files)
+
+
+def describe(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
+    """Rows of (dotted key, display value with secrets masked, origin) for every setting."""
+    rows: list[tuple[str, str, str]] = []
+
+    def walk(model: BaseModel, prefix: str) -> None:
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            dotted = f"{prefix}{name}"
+            if isinstance(value, BaseModel):
+                walk(value, dotted + ".")
+                continue
+            if isinstance(value, SecretStr):
+                shown = "********" if value.get_secret_value() else "(empty)"
+            elif value is None:
+                shown = "(unset)"
+            elif isinstance(value, list):
+                shown = ", ".join(str(v) for v in value) or "(none)"
+            else:
+                shown = str(value)
+            rows.append((dotted, shown, loaded.origins.get(dotted, _origin_of_parent(loaded, dotted))))
+
+    walk(loaded.settings, "")
+    return rows
+
+
+def _origin_of_parent(loaded: LoadedSettings, dotted: str) -> str:
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        parent = ".".join(parts[:i])
+        if parent in loaded.origins:
+            return loaded.origins[parent]
+    return "default"

@@ -1,0 +1,130 @@
+"""The typed ``RunEvent`` stream every interface consumes.
+
+A run (model loop or offline runbook) emits events in order; the CLI renders them, the store
+persists them, tests assert on them, and later the WebSocket/SSE endpoints forward them as JSON.
+Each event carries ``v`` (schema version), ``session_id``, ``run_id``, a per-run ``seq`` and a UTC
+timestamp. Adding an event type or an optional field is compatible; renaming or removing one
+bumps :data:`SCHEMA_VERSION`.
+
+This module must not import from the agent, policy or interface layers.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _EventBase(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int = SCHEMA_VERSION
+    session_id: str
+    run_id: str
+    seq: int = 0
+    ts: datetime = Field(default_factory=_now)
+
+
+class RunStarted(_EventBase):
+    type: Literal["run_started"] = "run_started"
+    prompt: str
+    mode: str
+    path: Literal["model", "runbook"]
+    model: str | None = None
+    runbooks: list[str] = Field(default_factory=list)
+
+
+class Token(_EventBase):
+    """A chunk of streamed model text."""
+
+    type: Literal["token"] = "token"
+    text: str
+
+
+class PlanProposed(_EventBase):
+    """Steps the run intends to take (runbook steps, or a model's plan)."""
+
+    type: Literal["plan_proposed"] = "plan_proposed"
+    steps: list[str]
+
+
+class ToolCall(_EventBase):
+    type: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultEvent(_EventBase):
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    tool: str
+    status: str
+    duration_ms: float | None = None
+    truncated: bool = False
+    error: str | None = None
+    summary: str | None = None
+
+
+class ApprovalRequested(_EventBase):
+    type: Literal["approval_requested"] = "approval_requested"
+    tool_call_id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    reason: str = ""
+
+
+class ApprovalResolved(_EventBase):
+    type: Literal["approval_resolved"] = "approval_resolved"
+    tool_call_id: str
+    approved: bool
+    reason: str = ""
+
+
+class ErrorEvent(_EventBase):
+    type: Literal["error"] = "error"
+    message: str
+    hint: str | None = None
+    error_type: str | None = None
+
+
+class RunFinished(_EventBase):
+    type: Literal["run_finished"] = "run_finished"
+    status: Literal["completed", "failed", "cancelled", "paused"]
+    output: str | None = None
+    report: dict[str, Any] | None = None
+
+
+RunEvent = Annotated[
+    RunStarted
+    | Token
+    | PlanProposed
+    | ToolCall
+    | ToolResultEvent
+    | ApprovalRequested
+    | ApprovalResolved
+    | ErrorEvent
+    | RunFinished,
+    Field(discriminator="type"),
+]
+"""Any event of a run; discriminated on ``type``."""
+
+RunEventAdapter: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
+
+
+def event_to_json(event: RunEvent) -> str:
+    """Serialize one event to a JSON line."""
+    return event.model_dump_json()
+
+
+def event_from_json(data: str | bytes) -> RunEvent:
+    """Parse one event from JSON; raises ``pydantic.ValidationError`` on malformed input."""
+    return RunEventAdapter.validate_json(data)
