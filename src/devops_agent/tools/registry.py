@@ -1,0 +1,113 @@
+"""Toolset discovery: built-in and third-party toolsets register through one entry-point hook.
+
+A package exposes ``devops_agent.toolsets`` entry points whose target is
+``register(registry: ToolRegistry) -> None``; the function calls :meth:`ToolRegistry.add_toolset`
+with a factory that builds the toolset from the effective :class:`Settings`. Built-in toolsets
+use exactly the same hook (see ``pyproject.toml``), so a plugin is a first-class citizen.
+
+A toolset whose optional dependency is missing is reported as unavailable with the extra to
+install, instead of failing the whole registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+
+import structlog
+
+from devops_agent.config import Settings
+from devops_agent.errors import NotFoundError
+from devops_agent.tools.base import ToolEntry, ToolsetBuilder
+
+ENTRY_POINT_GROUP = "devops_agent.toolsets"
+
+ToolsetFactory = Callable[[Settings], ToolsetBuilder]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class ToolsetInfo:
+    name: str
+    factory: ToolsetFactory
+    description: str = ""
+    extra: str | None = None
+
+
+@dataclass
+class Unavailable:
+    name: str
+    reason: str
+
+
+@dataclass
+class ToolRegistry:
+    """Known toolsets by name; :meth:`build` turns them into tools for one set of settings."""
+
+    toolsets: dict[str, ToolsetInfo] = field(default_factory=dict)
+    unavailable: list[Unavailable] = field(default_factory=list)
+
+    def add_toolset(
+        self, name: str, factory: ToolsetFactory, description: str = "", extra: str | None = None
+    ) -> None:
+        """Register a toolset. ``extra`` names the pip extra its dependencies come from."""
+        if name in self.toolsets:
+            raise ValueError(f"toolset {name!r} is registered twice")
+        self.toolsets[name] = ToolsetInfo(name, factory, description, extra)
+
+    def load_entry_points(self) -> ToolRegistry:
+        """Call every ``devops_agent.toolsets`` entry point's register function."""
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            try:
+                register = ep.load()
+                register(self)
+            except ImportError as exc:
+                self.unavailable.append(Unavailable(ep.name, f"cannot import: {exc}"))
+                log.warning("toolset_unavailable", toolset=ep.name, error=str(exc))
+        return self
+
+    def build(self, settings: Settings) -> dict[str, ToolsetBuilder]:
+        """Instantiate every enabled toolset for ``settings``."""
+        built: dict[str, ToolsetBuilder] = {}
+        for name, info in self.toolsets.items():
+            if name in settings.tools.disabled:
+                continue
+            try:
+                built[name] = info.factory(settings)
+            except ImportError as exc:
+                hint = f"pip install 'devops-agent[{info.extra}]'" if info.extra else str(exc)
+                self.unavailable.append(Unavailable(name, f"missing dependency ({hint})"))
+        return built
+
+
+def default_registry() -> ToolRegistry:
+    """A registry with every installed toolset (built-in and plugins)."""
+    return ToolRegistry().load_entry_points()
+
+
+@dataclass
+class ToolCatalog:
+    """Every tool of the built toolsets, by tool name."""
+
+    toolsets: dict[str, ToolsetBuilder]
+
+    @property
+    def entries(self) -> dict[str, ToolEntry]:
+        out: dict[str, ToolEntry] = {}
+        for ts in self.toolsets.values():
+            out.update(ts.entries)
+        return out
+
+    def get(self, name: str) -> ToolEntry:
+        try:
+            return self.entries[name]
+        except KeyError:
+            raise NotFoundError(
+                f"unknown tool {name!r}", hint="`devops-agent tools list` shows the available tools"
+            ) from None
+
+
+def build_catalog(settings: Settings, registry: ToolRegistry | None = None) -> ToolCatalog:
+    return ToolCatalog((registry or default_registry()).build(settings))

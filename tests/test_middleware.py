@@ -1,0 +1,185 @@
+"""Tool middleware: normalization, error mapping, circuit breaker, output cap, telemetry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from devops_agent.config.settings import BreakerSettings, ToolSettings
+from devops_agent.errors import CircuitOpenError, PathAccessError
+from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
+from devops_agent.policies.limits import cap_result
+from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware, normalize
+from devops_agent.tools.base import ToolResult, ToolSpec
+
+_EXPORTER = InMemorySpanExporter()
+_PROVIDER = TracerProvider()
+_PROVIDER.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+trace.set_tracer_provider(_PROVIDER)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make(threshold: int = 3, reset: float = 30.0, cap: int = 16_000, **kw: Any) -> tuple[ToolMiddleware, FakeClock]:
+    clock = FakeClock()
+    board = BreakerBoard(BreakerSettings(failure_threshold=threshold, reset_timeout_s=reset), clock=clock, **kw)
+    settings = ToolSettings(output_cap_chars=cap, timeout_s=2.0)
+    return ToolMiddleware(settings, board), clock
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def returns(value: Any) -> Any:
+    return value
+
+
+def test_normalize_wraps_plain_values_and_keeps_results() -> None:
+    assert normalize({"a": 1}).status == "success"
+    assert normalize([]).status == "no_data"
+    existing = ToolResult.fail("x", "y")
+    assert normalize(existing) is existing
+
+
+def test_exception_becomes_error_result_with_hint() -> None:
+    mw, _ = make()
+
+    async def boom() -> Any:
+        raise PathAccessError("/etc/shadow is outside the allowed roots", hint="add it to files.roots")
+
+    result = run(mw.invoke("files_read", {"path": "/etc/shadow"}, boom))
+    assert result.status == "error"
+    assert "outside the allowed roots" in (result.error or "")
+    assert result.hint == "add it to files.roots"
+    assert result.metadata["duration_ms"] >= 0
+
+
+def test_unexpected_exception_and_timeout_have_actionable_hints() -> None:
+    mw, _ = make()
+
+    async def crash() -> Any:
+        raise ZeroDivisionError("division by zero")
+
+    async def slow() -> Any:
+        await asyncio.sleep(5)
+
+    crashed = run(mw.invoke("t1", {}, crash))
+    assert crashed.error == "ZeroDivisionError: division by zero"
+    assert crashed.hint
+    timed_out = run(mw.invoke("t2", {}, slow))
+    assert "timed out after 2s" in (timed_out.error or "")
+    assert "narrow the query" in (timed_out.hint or "")
+
+
+def test_breaker_opens_after_threshold_and_recovers_through_half_open() -> None:
+    snapshots: list[BreakerSnapshot] = []
+    mw, clock = make(threshold=3, reset=30.0, listener=snapshots.append)
+    calls = 0
+
+    async def flaky() -> Any:
+        nonlocal calls
+        calls += 1
+        raise ConnectionError("server down")
+
+    for _ in range(3):
+        assert run(mw.invoke("jenkins_build", {}, flaky)).status == "error"
+    assert calls == 3
+    assert mw.breakers.get("jenkins_build").state == "open"
+    refused = run(mw.invoke("jenkins_build", {}, flaky))
+    assert calls == 3, "an open breaker must not call the tool"
+    assert refused.metadata["breaker"] == "open"
+    assert refused.metadata["retry_after_s"] == pytest.approx(30.0)
+    assert "retry after 30s" in (refused.hint or "")
+
+    clock.now += 31  # past the reset timeout: one trial call is let through
+    assert run(mw.invoke("jenkins_build", {}, flaky)).status == "error"
+    assert calls == 4
+    assert mw.breakers.get("jenkins_build").state == "open", "a failed trial re-opens"
+
+    clock.now += 31
+    assert run(mw.invoke("jenkins_build", {}, lambda: returns({"ok": True}))).status == "success"
+    assert mw.breakers.get("jenkins_build").state == "closed"
+    assert [s.state for s in snapshots if s.state != "closed" or s.failures == 0][-1] == "closed"
+    assert "open" in [s.state for s in snapshots] and "half_open" in [s.state for s in snapshots]
+
+
+def test_breaker_ignores_expected_errors_but_counts_transient_ones() -> None:
+    mw, _ = make(threshold=2)
+    not_found = ToolResult.fail("no such file", "check the path")
+    for _ in range(5):
+        run(mw.invoke("files_read", {}, lambda: returns(not_found)))
+    assert mw.breakers.get("files_read").state == "closed"
+    transient = ToolResult.fail("HTTP 503", "retry later", transient=True)
+    for _ in range(2):
+        run(mw.invoke("jira_issue", {}, lambda: returns(transient)))
+    assert mw.breakers.get("jira_issue").state == "open"
+
+
+def test_half_open_lets_only_one_trial_through() -> None:
+    board = BreakerBoard(BreakerSettings(failure_threshold=1, reset_timeout_s=10), clock=FakeClock())
+    board.record("t", ok=False)
+    board.get("t").clock = lambda: 2000.0  # type: ignore[method-assign]
+    board.before_call("t")
+    with pytest.raises(CircuitOpenError):
+        board.before_call("t")
+
+
+def test_output_cap_keeps_head_and_tail_and_counts_dropped_text() -> None:
+    text = "HEAD-" + "x" * 50_000 + "-TAIL"
+    capped = cap_result(ToolResult.ok(text), 1_000)
+    data = capped.data
+    assert isinstance(data, str)
+    assert data.startswith("HEAD-") and data.endswith("-TAIL")
+    assert len(data) <= 1_000
+    assert capped.metadata["truncated"] is True
+    dropped = capped.metadata["dropped_chars"]
+    assert f"[{dropped} characters dropped]" in data
+    assert len(data) - len(f"\n… [{dropped} characters dropped] …\n") + dropped == len(text)
+
+
+def test_output_cap_drops_whole_middle_items_of_lists() -> None:
+    items = [{"line": i, "text": "y" * 40} for i in range(1_000)]
+    capped = cap_result(ToolResult.ok(items), 2_000)
+    data = capped.data
+    assert data[0] == items[0] and data[-1] == items[-1]
+    marker = next(d for d in data if isinstance(d, str))
+    dropped = capped.metadata["dropped_items"]
+    assert marker == f"… [{dropped} items dropped] …"
+    assert len(data) - 1 + dropped == len(items)
+    assert len(json.dumps(data)) <= 2_400
+
+
+def test_small_results_are_untouched() -> None:
+    result = ToolResult.ok({"a": 1})
+    assert cap_result(result, 1_000) is result
+
+
+def test_middleware_caps_records_and_traces_each_call() -> None:
+    _EXPORTER.clear()
+    seen: list[ToolCallInfo] = []
+    mw, _ = make(cap=500)
+    mw.recorder = seen.append
+    spec = ToolSpec(category="logs", read_only=True, risk="sensitive")
+    result = run(mw.invoke("logs_tail", {"path": "/var/log/syslog"}, lambda: returns("z" * 5_000), spec=spec))
+    assert result.metadata["truncated"] is True
+    assert seen[0].tool == "logs_tail" and seen[0].result is result and seen[0].spec == spec
+    spans = [s for s in _EXPORTER.get_finished_spans() if s.name == "tool logs_tail"]
+    assert len(spans) == 1
+    attrs = spans[0].attributes or {}
+    assert attrs["devops_agent.status"] == "success"
+    assert attrs["devops_agent.truncated"] is True
+    assert attrs["devops_agent.read_only"] is True
