@@ -1,0 +1,30 @@
+"""Persistence for sessions, message history, run events, tool calls and circuit breakers.
+
+SQLAlchemy 2 with Alembic migrations: SQLite in WAL mode by default (one file, several
+processes), PostgreSQL when ``database_url`` says so. :class:`Store` is the only entry point; it
+hands out the immutable records below and raises :class:`~devops_agent.errors.StoreError` when
+the database fails. Nothing outside this package may import its ORM models or SQLAlchemy types,
+and this package must not import from the policy, agent or interface layers.
+"""
+
+from devops_agent.store.records import (
+    BREAKER_STATES,
+    MODES,
+    SESSION_STATUSES,
+    BreakerRecord,
+    EventRecord,
+    SessionRecord,
+    ToolCallRecord,
+)
+from devops_agent.store.store import Store
+
+__all__ = [
+    "BREAKER_STATES",
+    "MODES",
+    "SESSION_STATUSES",
+    "BreakerRecord",
+    "EventRecord",
+    "SessionRecord",
+    "Store",
+    "ToolCallRecord",
+]

@@ -1,0 +1,141 @@
+"""ORM tables of the store (SQLAlchemy 2 typed declarative), portable across SQLite and PostgreSQL.
+
+These classes describe the schema the migrations build; they are the store's private
+representation. Nothing outside ``devops_agent.store`` may import them (callers get the records
+of :mod:`devops_agent.store.records`). A change here needs a new, hand-written revision under
+``migrations/versions``; ``tests/test_store.py`` fails when the two disagree.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Dialect,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A datetime stored as UTC and always read back tz-aware UTC.
+
+    PostgreSQL keeps ``timestamptz`` natively; SQLite has no time zones, so values are converted
+    to UTC and stored naive, and the zone is re-attached on the way out.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("the store keeps only timezone-aware datetimes")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY; PostgreSQL gets a
+# 64-bit key because events (streamed tokens) can be numerous.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+# Named constraints let future migrations alter them by name (SQLite batch mode needs this).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    # float is explicit because SQLAlchemy 2.0 and 2.1 map it differently (Float vs Double).
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON(), float: Double()}
+
+
+class SessionRow(Base):
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    title: Mapped[str] = mapped_column(Text)
+    mode: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str | None] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16), default="idle")
+    context_state: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class MessageRow(Base):
+    __tablename__ = "messages"
+    # The unique index leads with session_id, so it also serves lookups by session.
+    __table_args__ = (UniqueConstraint("session_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(String(64), ForeignKey("sessions.id", ondelete="CASCADE"))
+    run_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(Integer)
+    payload: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+
+
+class EventRow(Base):
+    __tablename__ = "events"
+    __table_args__ = (Index("ix_events_session_id_run_id", "session_id", "run_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(String(64), ForeignKey("sessions.id", ondelete="CASCADE"))
+    run_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(Integer)
+    type: Mapped[str] = mapped_column(String(64), index=True)
+    payload: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+
+
+class ToolCallRow(Base):
+    __tablename__ = "tool_calls"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str | None] = mapped_column(
+        String(64), ForeignKey("sessions.id", ondelete="CASCADE"), index=True
+    )
+    run_id: Mapped[str] = mapped_column(String(64))
+    tool_call_id: Mapped[str] = mapped_column(String(200))
+    tool: Mapped[str] = mapped_column(String(200), index=True)
+    args: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(String(32))
+    duration_ms: Mapped[float | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    truncated: Mapped[bool]
+    created_at: Mapped[datetime]
+
+
+class BreakerRow(Base):
+    __tablename__ = "tool_breakers"
+
+    tool: Mapped[str] = mapped_column(String(200), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16))
+    failures: Mapped[int]
+    opened_at: Mapped[datetime | None]
+    retry_after_s: Mapped[float | None]
+    updated_at: Mapped[datetime]

@@ -1,0 +1,90 @@
+"""The plain, immutable records the store hands out and accepts.
+
+Callers above the store see only these dataclasses, never ORM rows, so nothing outside
+``devops_agent.store`` depends on SQLAlchemy. This module must not import SQLAlchemy or anything
+from the layers above foundation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+MODES: Final = ("ask", "agent")
+SESSION_STATUSES: Final = ("idle", "running", "paused", "failed", "completed", "cancelled")
+BREAKER_STATES: Final = ("closed", "open", "half_open")
+
+
+def utcnow() -> datetime:
+    """The current time as a tz-aware UTC datetime (the only kind the store keeps)."""
+    return datetime.now(UTC)
+
+
+def _require_aware(name: str, value: datetime | None) -> None:
+    # A naive datetime is ambiguous (local? UTC?); refusing it here gives a clear error at the
+    # call site instead of a silently shifted timestamp in the database.
+    if value is not None and value.tzinfo is None:
+        raise ValueError(f"{name} must be timezone-aware (use datetime.now(UTC))")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One conversation: its settings, status and the runtime's context state."""
+
+    id: str
+    title: str
+    mode: str
+    model: str | None
+    status: str
+    context_state: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """One persisted ``RunEvent``; ``payload`` is the whole event as JSON."""
+
+    type: str
+    run_id: str
+    seq: int
+    payload: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """The outcome of one tool call, for history and telemetry (``session_id`` may be None)."""
+
+    session_id: str | None
+    run_id: str
+    tool_call_id: str
+    tool: str
+    args: dict[str, Any]
+    status: str
+    duration_ms: float | None = None
+    error: str | None = None
+    truncated: bool = False
+    created_at: datetime = field(default_factory=utcnow)
+
+    def __post_init__(self) -> None:
+        _require_aware("created_at", self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerRecord:
+    """A tool's circuit breaker state, persisted so it survives restarts and is shared."""
+
+    tool: str
+    state: str
+    failures: int
+    opened_at: datetime | None = None
+    retry_after_s: float | None = None
+    updated_at: datetime = field(default_factory=utcnow)
+
+    def __post_init__(self) -> None:
+        if self.state not in BREAKER_STATES:
+            raise ValueError(f"breaker state must be one of {BREAKER_STATES}, not {self.state!r}")
+        _require_aware("opened_at", self.opened_at)
+        _require_aware("updated_at", self.updated_at)

@@ -1,0 +1,364 @@
+"""The :class:`Store`: sessions, message history, run events, tool calls and breaker state.
+
+A synchronous facade over SQLAlchemy; each method is one short transaction, so a Store may be
+shared by threads (asyncio callers use ``asyncio.to_thread``) and by processes on one database.
+It returns and accepts only the records of :mod:`devops_agent.store.records` and raises only
+:class:`~devops_agent.errors.DevOpsAgentError` subclasses. It must not interpret payloads (message
+and event JSON are opaque text here) nor import from layers above foundation.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session as OrmSession
+
+from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
+from devops_agent.store import engine as _engine
+from devops_agent.store.models import BreakerRow, EventRow, MessageRow, SessionRow, ToolCallRow
+from devops_agent.store.records import (
+    MODES,
+    SESSION_STATUSES,
+    BreakerRecord,
+    EventRecord,
+    SessionRecord,
+    ToolCallRecord,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from devops_agent.config.settings import Settings
+
+MIN_PREFIX = 6
+SESSIONS_HINT = "`devops-agent sessions list` shows the known sessions"
+
+
+class Store:
+    """The persistent store. Opening it migrates the database to the latest schema.
+
+    ``url`` is a SQLAlchemy URL: ``sqlite:///path`` (the default kind; ``sqlite://`` is an
+    in-memory database for tests) or ``postgresql://user:password@host/db``.
+    """
+
+    def __init__(self, url: str) -> None:
+        self._url = _engine.normalize_url(url)
+        self._engine = _engine.create_store_engine(self._url)
+        try:
+            _engine.upgrade_to_head(self._engine, self._url)
+        except BaseException:
+            self._engine.dispose()
+            raise
+        self._writer = _engine.writer(self._engine)
+        self._closed = False
+        # In-memory SQLite is one shared connection: overlapping transactions from threads would
+        # collide on it, so calls take turns. Real databases need no lock here.
+        self._serial: AbstractContextManager[Any] = (
+            threading.Lock() if _engine.is_single_connection(self._engine) else nullcontext()
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Store:
+        """Open the store ``settings`` point at (SQLite in the data dir unless database_url is set)."""
+        return cls(settings.resolved_database_url())
+
+    @property
+    def url_for_display(self) -> str:
+        """The database URL with its password masked, safe for logs and ``config show``."""
+        return _engine.display_url(self._url)
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._url.get_backend_name()
+
+    def close(self) -> None:
+        """Close every pooled connection. The store cannot be used afterwards."""
+        self._closed = True
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self, action: str, *, write: bool = False) -> Iterator[OrmSession]:
+        if self._closed:
+            raise RuntimeError("this Store is closed")
+        try:
+            with self._serial, OrmSession(self._writer if write else self._engine) as orm, orm.begin():
+                yield orm
+        except DevOpsAgentError:
+            raise
+        except SQLAlchemyError as exc:
+            raise _engine.map_error(exc, self._url, action) from exc
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def create_session(
+        self, *, title: str, mode: str, model: str | None, session_id: str | None = None
+    ) -> SessionRecord:
+        """Create a session (status ``idle``); ``session_id`` defaults to a random uuid hex."""
+        _check_choice("mode", mode, MODES)
+        now = utcnow()
+        row = SessionRow(
+            id=session_id or uuid.uuid4().hex,
+            title=title,
+            mode=mode,
+            model=model,
+            status="idle",
+            context_state={},
+            created_at=now,
+            updated_at=now,
+        )
+        with self._tx("write to", write=True) as orm:
+            orm.add(row)
+            try:
+                orm.flush()
+            except IntegrityError:
+                raise UserError(f"session {row.id!r} already exists", session_id=row.id) from None
+            return _session_record(row)
+
+    def get_session(self, session_id: str) -> SessionRecord:
+        """The session with this id, or with this unique id prefix of at least 6 characters."""
+        with self._tx("read from") as orm:
+            return _session_record(_resolve(orm, session_id))
+
+    def list_sessions(self, limit: int = 50) -> list[SessionRecord]:
+        """The ``limit`` most recently updated sessions, newest first."""
+        query = select(SessionRow).order_by(SessionRow.updated_at.desc(), SessionRow.id.desc()).limit(limit)
+        with self._tx("read from") as orm:
+            return [_session_record(row) for row in orm.scalars(query)]
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        mode: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+        context_state: dict[str, Any] | None = None,
+    ) -> SessionRecord:
+        """Change the given fields (None leaves a field as it is) and bump ``updated_at``."""
+        if mode is not None:
+            _check_choice("mode", mode, MODES)
+        if status is not None:
+            _check_choice("status", status, SESSION_STATUSES)
+        with self._tx("write to", write=True) as orm:
+            row = _resolve(orm, session_id)
+            changes = {"title": title, "mode": mode, "model": model, "status": status}
+            for name, value in changes.items():
+                if value is not None:
+                    setattr(row, name, value)
+            if context_state is not None:
+                row.context_state = dict(context_state)
+            row.updated_at = utcnow()
+            orm.flush()
+            return _session_record(row)
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session with its messages, events and tool calls."""
+        with self._tx("write to", write=True) as orm:
+            row = _resolve(orm, session_id)
+            # The database cascades to child rows (ON DELETE CASCADE); no ORM loading needed.
+            orm.execute(delete(SessionRow).where(SessionRow.id == row.id))
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def append_messages(self, session_id: str, run_id: str, payloads: list[str]) -> None:
+        """Append serialized model messages; their ``seq`` continues after the session's last."""
+        if not payloads:
+            return
+        now = utcnow()
+        with self._tx("write to", write=True) as orm:
+            # Updating the session row first also locks it on PostgreSQL, so concurrent appends
+            # to one session take turns and never compute the same next seq.
+            bump = update(SessionRow).where(SessionRow.id == session_id).values(updated_at=now)
+            if orm.connection().execute(bump).rowcount == 0:
+                raise _not_found(session_id)
+            last = orm.scalar(select(func.max(MessageRow.seq)).where(MessageRow.session_id == session_id))
+            start = (last or 0) + 1
+            orm.add_all(
+                MessageRow(session_id=session_id, run_id=run_id, seq=start + i, payload=p, created_at=now)
+                for i, p in enumerate(payloads)
+            )
+
+    def load_messages(self, session_id: str) -> list[str]:
+        """All message payloads of a session in ``seq`` order (empty for an unknown session)."""
+        query = select(MessageRow.payload).where(MessageRow.session_id == session_id).order_by(MessageRow.seq)
+        with self._tx("read from") as orm:
+            return list(orm.scalars(query))
+
+    def count_messages(self, session_id: str) -> int:
+        """How many messages a session holds."""
+        query = select(func.count()).select_from(MessageRow).where(MessageRow.session_id == session_id)
+        with self._tx("read from") as orm:
+            return orm.scalar(query) or 0
+
+    # -- events -----------------------------------------------------------------------------
+
+    def append_event(self, session_id: str, run_id: str, seq: int, type: str, payload: str) -> None:
+        """Persist one run event (``payload`` is the whole event as JSON)."""
+        row = EventRow(
+            session_id=session_id, run_id=run_id, seq=seq, type=type, payload=payload, created_at=utcnow()
+        )
+        with self._tx("write to", write=True) as orm:
+            orm.add(row)
+            _flush_or_not_found(orm, session_id)
+
+    def list_events(self, session_id: str, run_id: str | None = None) -> list[EventRecord]:
+        """A session's events in the order they were stored, optionally of one run only."""
+        query = select(EventRow).where(EventRow.session_id == session_id).order_by(EventRow.id)
+        if run_id is not None:
+            query = query.where(EventRow.run_id == run_id)
+        with self._tx("read from") as orm:
+            return [
+                EventRecord(
+                    type=r.type, run_id=r.run_id, seq=r.seq, payload=r.payload, created_at=r.created_at
+                )
+                for r in orm.scalars(query)
+            ]
+
+    # -- tool calls -------------------------------------------------------------------------
+
+    def record_tool_call(self, rec: ToolCallRecord) -> None:
+        """Persist the outcome of one tool call."""
+        row = ToolCallRow(
+            session_id=rec.session_id,
+            run_id=rec.run_id,
+            tool_call_id=rec.tool_call_id,
+            tool=rec.tool,
+            args=dict(rec.args),
+            status=rec.status,
+            duration_ms=rec.duration_ms,
+            error=rec.error,
+            truncated=rec.truncated,
+            created_at=rec.created_at,
+        )
+        with self._tx("write to", write=True) as orm:
+            orm.add(row)
+            _flush_or_not_found(orm, rec.session_id)
+
+    def list_tool_calls(self, session_id: str | None = None, limit: int = 200) -> list[ToolCallRecord]:
+        """The ``limit`` most recent tool calls, newest first; all sessions unless one is given."""
+        query = select(ToolCallRow).order_by(ToolCallRow.id.desc()).limit(limit)
+        if session_id is not None:
+            query = query.where(ToolCallRow.session_id == session_id)
+        with self._tx("read from") as orm:
+            return [_tool_call_record(row) for row in orm.scalars(query)]
+
+    # -- circuit breakers -------------------------------------------------------------------
+
+    def save_breaker(self, state: BreakerRecord) -> None:
+        """Insert or replace the breaker state of ``state.tool``."""
+        values = {
+            "tool": state.tool,
+            "state": state.state,
+            "failures": state.failures,
+            "opened_at": state.opened_at,
+            "retry_after_s": state.retry_after_s,
+            "updated_at": state.updated_at,
+        }
+        # A native upsert: read-then-write would race when two processes trip the same breaker.
+        dialect_insert = postgresql.insert if self.backend == "postgresql" else sqlite.insert
+        stmt = dialect_insert(BreakerRow).values(values)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[BreakerRow.tool],
+            set_={name: stmt.excluded[name] for name in values if name != "tool"},
+        )
+        with self._tx("write to", write=True) as orm:
+            orm.execute(stmt)
+
+    def load_breakers(self) -> list[BreakerRecord]:
+        """Every saved breaker state, ordered by tool name."""
+        with self._tx("read from") as orm:
+            return [
+                BreakerRecord(
+                    tool=r.tool,
+                    state=r.state,
+                    failures=r.failures,
+                    opened_at=r.opened_at,
+                    retry_after_s=r.retry_after_s,
+                    updated_at=r.updated_at,
+                )
+                for r in orm.scalars(select(BreakerRow).order_by(BreakerRow.tool))
+            ]
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UserError(f"invalid session {name} {value!r}", hint=f"use one of: {', '.join(allowed)}")
+
+
+def _not_found(session_id: str) -> NotFoundError:
+    return NotFoundError(f"no session {session_id!r}", hint=SESSIONS_HINT, session_id=session_id)
+
+
+def _resolve(orm: OrmSession, session_id: str) -> SessionRow:
+    row = orm.get(SessionRow, session_id)
+    if row is not None:
+        return row
+    if len(session_id) >= MIN_PREFIX:
+        # substr equality rather than LIKE: LIKE is case-insensitive on SQLite and treats % and _
+        # as wildcards, so a prefix would not mean the same thing on both backends.
+        prefix = func.substr(SessionRow.id, 1, len(session_id))
+        rows = orm.scalars(select(SessionRow).where(prefix == session_id).limit(2)).all()
+        if len(rows) == 1:
+            return rows[0]
+        if rows:
+            raise UserError(
+                f"session id prefix {session_id!r} matches more than one session",
+                hint="give more characters of the id",
+                session_id=session_id,
+            )
+    raise _not_found(session_id)
+
+
+def _flush_or_not_found(orm: OrmSession, session_id: str | None) -> None:
+    try:
+        orm.flush()
+    except IntegrityError:
+        # The only constraint these inserts can break is the foreign key to sessions.
+        if session_id is None:
+            raise
+        raise _not_found(session_id) from None
+
+
+def _session_record(row: SessionRow) -> SessionRecord:
+    return SessionRecord(
+        id=row.id,
+        title=row.title,
+        mode=row.mode,
+        model=row.model,
+        status=row.status,
+        context_state=dict(row.context_state),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def _tool_call_record(row: ToolCallRow) -> ToolCallRecord:
+    return ToolCallRecord(
+        session_id=row.session_id,
+        run_id=row.run_id,
+        tool_call_id=row.tool_call_id,
+        tool=row.tool,
+        args=dict(row.args),
+        status=row.status,
+        duration_ms=row.duration_ms,
+        error=row.error,
+        truncated=row.truncated,
+        created_at=row.created_at,
+    )
