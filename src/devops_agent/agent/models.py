@@ -1,0 +1,102 @@
+"""Model selection from ``provider:model`` strings, with profiles for OpenAI-compatible servers.
+
+``None`` means offline: the runtime uses the runbook engine. ``scripted`` / ``scripted:FILE``
+is the deterministic model shipped in the package. ``llamacpp:`` and ``openai-compatible:``
+talk to any OpenAI-compatible base URL with a profile for that server's quirks; every other
+prefix (``openai:``, ``anthropic:``, ``google-gla:``, ``ollama:``, ``vllm:`` …) is resolved by
+pydantic-ai with the API key and base URL from our settings. pydantic-ai errors become
+:class:`ConfigError` / :class:`ModelError` here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.exceptions import UserError as PydanticAIUserError
+from pydantic_ai.models import Model, infer_model
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.profiles.openai import OpenAIModelProfile
+from pydantic_ai.providers import Provider, infer_provider_class
+from pydantic_ai.providers.openai import OpenAIProvider
+
+from devops_agent.agent.scripted import ScriptedModel, load_script
+from devops_agent.config.settings import ModelSettings
+from devops_agent.errors import ConfigError
+
+DEFAULT_BASE_URLS = {
+    "ollama": "http://127.0.0.1:11434/v1",
+    "vllm": "http://127.0.0.1:8000/v1",
+    "llamacpp": "http://127.0.0.1:8080/v1",
+}
+
+_KEYLESS_HINT = "set model.api_key (DEVOPS_AGENT_MODEL__API_KEY) or the provider's key variable; " \
+    "or leave model.name unset to run the offline runbooks"
+
+# llama.cpp and some vLLM builds reject strict tool schemas, tool_choice=required and
+# max_completion_tokens (measured; see docs/models.md).
+_COMPAT_PROFILE = OpenAIModelProfile(
+    openai_supports_strict_tool_definition=False,
+    openai_supports_tool_choice_required=False,
+    openai_chat_supports_max_completion_tokens=False,
+)
+
+
+def provider_of(name: str) -> str:
+    return name.split(":", 1)[0] if ":" in name else name
+
+
+def _provider_factory(settings: ModelSettings) -> Any:
+    def factory(provider_name: str) -> Provider[Any]:
+        cls = infer_provider_class(provider_name)
+        kwargs: dict[str, Any] = {}
+        if settings.api_key is not None:
+            kwargs["api_key"] = settings.api_key.get_secret_value()
+        base_url = settings.base_url or DEFAULT_BASE_URLS.get(provider_name)
+        if base_url:
+            kwargs["base_url"] = base_url
+        accepted = set()
+        for fn in [cls.__init__, *getattr(cls.__init__, "__overloads__", [])]:
+            accepted |= set(inspect.signature(fn).parameters)
+        return cls(**{k: v for k, v in kwargs.items() if k in accepted or not accepted})
+
+    return factory
+
+
+def resolve_model(settings: ModelSettings) -> Model | None:
+    """The model for ``settings``, or ``None`` when no model is configured (offline)."""
+    name = settings.name
+    if not name:
+        return None
+    if os.environ.get("DEVOPS_AGENT_ALLOW_MODEL_REQUESTS") == "0":
+        # Test guard that also reaches subprocesses: real providers refuse to send requests.
+        import pydantic_ai.models
+
+        pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+    if name == "scripted" or name.startswith("scripted:"):
+        path = name.split(":", 1)[1] if ":" in name else None
+        return ScriptedModel(load_script(Path(path)) if path else None)
+    provider = provider_of(name)
+    if ":" not in name:
+        raise ConfigError(
+            f"model {name!r} is not of the form provider:model",
+            hint="e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:llama3.1, scripted",
+        )
+    model_name = name.split(":", 1)[1]
+    try:
+        if provider in ("llamacpp", "openai-compatible"):
+            base_url = settings.base_url or DEFAULT_BASE_URLS.get(provider)
+            if not base_url:
+                raise ConfigError(f"model {name!r} needs model.base_url", hint="e.g. http://127.0.0.1:8000/v1")
+            key = settings.api_key.get_secret_value() if settings.api_key else "not-needed"
+            profile = _COMPAT_PROFILE if settings.profile in ("auto", "llamacpp", "vllm") else None
+            return OpenAIChatModel(
+                model_name, provider=OpenAIProvider(base_url=base_url, api_key=key), profile=profile
+            )
+        return infer_model(name, provider_factory=_provider_factory(settings))
+    except PydanticAIUserError as exc:
+        raise ConfigError(f"cannot use model {name!r}: {exc}", hint=_KEYLESS_HINT) from exc
+    except ImportError as exc:
+        raise ConfigError(f"model provider {provider!r} is not installed: {exc}", hint=_KEYLESS_HINT) from exc

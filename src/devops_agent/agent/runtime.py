@@ -1,0 +1,51 @@
+"""The model loop's runtime: a pydantic-ai ``Agent`` over our toolsets, wrapped in our policies.
+
+Wrapper order, outermost first: middleware (telemetry, breaker, normalization, size cap) → mode
+guard → the registered toolsets. Privacy and approval wrappers slot in between as they land.
+This module builds agents; running them, streaming events and persisting is the session
+service's job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import Agent, CombinedToolset
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.models import Model
+from pydantic_ai.toolsets import AbstractToolset
+
+from devops_agent.policies.middleware import MiddlewareToolset, ToolMiddleware
+from devops_agent.policies.modes import Mode, ModeGuardToolset
+from devops_agent.tools.registry import ToolCatalog
+
+INSTRUCTIONS = """\
+You are DevOps Agent, an operations assistant for platform engineers and SREs.
+Investigate by calling tools; never guess what a tool could tell you. Prefer a few targeted
+calls over many broad ones, and narrow the scope (time window, path, limit) when results are big.
+Every tool returns a JSON object with `status` (success, error, no_data), `data`, `error` and a
+`hint`: when a call fails, read the hint and adapt instead of repeating the same call.
+Finish with a concise report in Markdown: a summary, findings ranked by severity with the
+evidence quoted (tool name and the lines that show it), likely causes, and next steps.
+Say plainly what you could not check and why."""
+
+
+def build_toolset(catalog: ToolCatalog, mode: Mode, middleware: ToolMiddleware) -> AbstractToolset[Any]:
+    """All registered tools behind the mode guard and the middleware."""
+    inner = CombinedToolset([builder.to_pydantic_ai() for builder in catalog.toolsets.values()])
+    return MiddlewareToolset(ModeGuardToolset(inner, mode=mode), middleware=middleware)
+
+
+def build_agent(
+    model: Model,
+    toolset: AbstractToolset[Any],
+    *,
+    capabilities: list[AbstractCapability[Any]] | None = None,
+) -> Agent[None, str]:
+    return Agent(
+        model,
+        instructions=INSTRUCTIONS,
+        toolsets=[toolset],
+        capabilities=capabilities or [],
+        output_type=str,
+    )

@@ -1,0 +1,380 @@
+"""The session service: start a run, stream its ``RunEvent``s, persist as it goes, cancel, resume.
+
+Every interface (CLI, TUI, API) goes through :class:`SessionService`. A run takes one of two
+paths: the model loop when a model is configured, the offline runbook engine otherwise. Both
+emit the same event stream, record tool calls, and persist the conversation as pydantic-ai
+messages, so a session can be resumed by another process (the history is reloaded from the
+store) and a model session can follow an offline one.
+
+A run executes in its own task feeding a queue; :meth:`SessionService.stream` yields from the
+queue, and :meth:`SessionService.cancel` cancels the task, which ends the stream with a
+``run_finished`` event of status ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import structlog
+from pydantic import Discriminator, TypeAdapter
+from pydantic_ai.capabilities import Hooks
+from pydantic_ai.exceptions import ModelAPIError, UsageLimitExceeded
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model
+from pydantic_ai.run import AgentRunResultEvent
+from pydantic_ai.usage import UsageLimits
+
+from devops_agent.agent.models import resolve_model
+from devops_agent.agent.report import Report, render_markdown
+from devops_agent.agent.runtime import build_agent, build_toolset
+from devops_agent.config import Settings
+from devops_agent.errors import DevOpsAgentError, ModelError, NotFoundError
+from devops_agent.events import (
+    ErrorEvent,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    Token,
+    ToolCall,
+    ToolResultEvent,
+)
+from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
+from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware
+from devops_agent.policies.modes import Mode, allowed, refusal
+from devops_agent.runbooks import load_runbooks, run_runbooks, select_runbooks
+from devops_agent.store import BreakerRecord, SessionRecord, Store, ToolCallRecord
+from devops_agent.tools.base import ToolResult
+from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
+
+log = structlog.get_logger(__name__)
+
+_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(Annotated[ModelMessage, Discriminator("kind")])
+
+
+def dump_message(message: ModelMessage) -> str:
+    """One pydantic-ai message as the JSON text the store keeps."""
+    return _MESSAGE.dump_json(message).decode()
+
+
+def load_message(payload: str) -> ModelMessage:
+    return _MESSAGE.validate_json(payload)
+
+_DONE = object()
+
+
+@dataclass
+class RunHandle:
+    """A run in progress: its ids, its task and its event queue."""
+
+    session_id: str
+    run_id: str
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    seq: int = 0
+    final: RunFinished | None = None
+
+
+class SessionService:
+    """Runs investigations for sessions kept in a :class:`Store`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        registry: ToolRegistry | None = None,
+        model: Model | None = None,
+        use_configured_model: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.catalog: ToolCatalog = build_catalog(settings, registry)
+        self.model = model if model is not None else (
+            resolve_model(settings.model) if use_configured_model else None
+        )
+        self.breakers = BreakerBoard(settings.tools.breaker, listener=self._save_breaker)
+        self._runs: dict[str, RunHandle] = {}
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def open_session(
+        self, session_id: str | None, *, title: str, mode: Mode | None = None
+    ) -> SessionRecord:
+        if session_id is not None:
+            record = self.store.get_session(session_id)
+            if mode is not None and mode != record.mode:
+                record = self.store.update_session(record.id, mode=mode)
+            return record
+        return self.store.create_session(
+            title=title[:120], mode=mode or self.settings.mode, model=self.model_name
+        )
+
+    @property
+    def model_name(self) -> str | None:
+        if self.model is None:
+            return None
+        return self.settings.model.name or self.model.model_name
+
+    def history(self, session_id: str) -> list[ModelMessage]:
+        """The session's conversation as pydantic-ai messages."""
+        return [load_message(p) for p in self.store.load_messages(session_id)]
+
+    # -- runs -----------------------------------------------------------------------------
+
+    async def stream(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        mode: Mode | None = None,
+        inputs: dict[str, Any] | None = None,
+        on_start: Callable[[RunHandle], None] | None = None,
+    ) -> AsyncIterator[RunEvent]:
+        """Start a run and yield its events until ``run_finished``."""
+        session = self.open_session(session_id, title=prompt, mode=mode)
+        handle = RunHandle(session.id, uuid.uuid4().hex)
+        self._runs[handle.run_id] = handle
+        handle.task = asyncio.create_task(self._run(handle, session, prompt, dict(inputs or {})))
+        if on_start is not None:
+            on_start(handle)
+        try:
+            while True:
+                item = await handle.queue.get()
+                if item is _DONE:
+                    break
+                yield item
+        finally:
+            if handle.task is not None and not handle.task.done():
+                handle.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await handle.task
+            self._runs.pop(handle.run_id, None)
+
+    async def run(self, prompt: str, **kwargs: Any) -> tuple[list[RunEvent], RunFinished]:
+        """Run to completion; return every event and the final one."""
+        events = [e async for e in self.stream(prompt, **kwargs)]
+        final = events[-1]
+        assert isinstance(final, RunFinished)
+        return events, final
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run of this process; ``False`` if it is not running here."""
+        handle = self._runs.get(run_id)
+        if handle is None or handle.task is None or handle.task.done():
+            return False
+        handle.task.cancel()
+        return True
+
+    def _emit(self, handle: RunHandle, event: RunEvent) -> None:
+        handle.seq += 1
+        stamped = event.model_copy(update={"seq": handle.seq, "session_id": handle.session_id, "run_id": handle.run_id})
+        self.store.append_event(handle.session_id, handle.run_id, handle.seq, stamped.type, stamped.model_dump_json())
+        handle.queue.put_nowait(stamped)
+
+    async def _run(self, handle: RunHandle, session: SessionRecord, prompt: str, inputs: dict[str, Any]) -> None:
+        mode: Mode = "agent" if session.mode == "agent" else "ask"
+        ids = {"session_id": handle.session_id, "run_id": handle.run_id}
+        self.store.update_session(session.id, status="running")
+        status: str = "failed"
+        output: str | None = None
+        report: dict[str, Any] | None = None
+        try:
+            if self.model is not None:
+                self._emit(handle, RunStarted(**ids, prompt=prompt, mode=mode, path="model", model=self.model_name))
+                output = await self._run_model(handle, mode, prompt)
+            else:
+                rb = await self._run_runbooks(handle, mode, prompt, inputs)
+                output, report = render_markdown(rb), rb.model_dump(mode="json")
+            status = "completed"
+        except asyncio.CancelledError:
+            status = "cancelled"
+            self._finish(handle, session, status, None, None)
+            raise
+        except DevOpsAgentError as exc:
+            self._emit(handle, ErrorEvent(**ids, message=exc.message, hint=exc.hint, error_type=type(exc).__name__))
+        except Exception as exc:
+            log.exception("run_failed", **ids)
+            self._emit(handle, ErrorEvent(**ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__))
+        self._finish(handle, session, status, output, report)
+
+    def _finish(
+        self, handle: RunHandle, session: SessionRecord, status: str, output: str | None, report: dict[str, Any] | None
+    ) -> None:
+        final = RunFinished(
+            session_id=handle.session_id, run_id=handle.run_id, status=status,  # type: ignore[arg-type]
+            output=output, report=report,
+        )
+        self._emit(handle, final)
+        handle.final = final
+        self.store.update_session(session.id, status=status)
+        handle.queue.put_nowait(_DONE)
+
+    # -- tools ----------------------------------------------------------------------------
+
+    def _middleware(self, handle: RunHandle) -> ToolMiddleware:
+        def record(info: ToolCallInfo) -> None:
+            r = info.result
+            self.store.record_tool_call(
+                ToolCallRecord(
+                    session_id=handle.session_id, run_id=handle.run_id, tool_call_id=info.tool_call_id,
+                    tool=info.tool, args=info.args, status=r.status, duration_ms=r.metadata.get("duration_ms"),
+                    error=r.error, truncated=bool(r.metadata.get("truncated")), created_at=info.started_at,
+                )
+            )
+
+        return ToolMiddleware(
+            self.settings.tools, self.breakers, recorder=record, session_id=handle.session_id, run_id=handle.run_id
+        )
+
+    def _save_breaker(self, snap: BreakerSnapshot) -> None:
+        self.store.save_breaker(
+            BreakerRecord(
+                tool=snap.tool, state=snap.state, failures=snap.failures, opened_at=snap.opened_at,
+                retry_after_s=snap.retry_after_s, updated_at=datetime.now(UTC),
+            )
+        )
+
+    # -- offline path ---------------------------------------------------------------------
+
+    async def _run_runbooks(self, handle: RunHandle, mode: Mode, prompt: str, inputs: dict[str, Any]) -> Report:
+        available = load_runbooks(self.settings.runbooks.extra_dirs)
+        names = inputs.pop("runbooks", None)
+        if names:
+            by_name = {rb.name: rb for rb in available}
+            missing = [n for n in names if n not in by_name]
+            if missing:
+                raise NotFoundError(f"unknown runbook {missing[0]!r}", hint="`devops-agent runbooks list`")
+            chosen = [by_name[n] for n in names]
+        else:
+            chosen = select_runbooks(prompt, inputs, available)
+        inputs.setdefault("question", prompt)
+        ids = {"session_id": handle.session_id, "run_id": handle.run_id}
+        self._emit(handle, RunStarted(**ids, prompt=prompt, mode=mode, path="runbook", runbooks=[r.name for r in chosen]))
+        middleware = self._middleware(handle)
+
+        async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
+            try:
+                entry = self.catalog.get(name)
+            except NotFoundError as exc:
+                return ToolResult.fail(exc.message, exc.hint)
+            if not allowed(mode, entry.spec):
+                return refusal(mode, name)
+
+            async def call() -> Any:
+                try:
+                    bound = entry.bind_args(args)
+                except TypeError as exc:
+                    return ToolResult.fail(f"invalid arguments for {name}: {exc}", "check the runbook step's args")
+                if inspect.iscoroutinefunction(entry.function):
+                    return await entry.function(*bound.args, **bound.kwargs)
+                return await asyncio.to_thread(entry.function, *bound.args, **bound.kwargs)
+
+            return await middleware.invoke(name, args, call, spec=entry.spec)
+
+        def emit(event: RunEvent) -> None:
+            self._emit(handle, event)
+
+        report = await run_runbooks(
+            chosen, inputs, call_tool, emit, max_parallel=self.settings.runbooks.max_parallel
+        )
+        markdown = render_markdown(report)
+        self.store.append_messages(
+            handle.session_id,
+            handle.run_id,
+            [dump_message(ModelRequest(parts=[UserPromptPart(prompt)])), dump_message(ModelResponse(parts=[TextPart(markdown)]))],
+        )
+        return report
+
+    # -- model path -----------------------------------------------------------------------
+
+    async def _run_model(self, handle: RunHandle, mode: Mode, prompt: str) -> str:
+        assert self.model is not None
+        history = self.history(handle.session_id)
+        persisted = len(history)
+
+        def persist(messages: list[ModelMessage], *, final: bool) -> None:
+            nonlocal persisted
+            # The last message may still grow while the run goes on; it is saved when final.
+            upto = len(messages) if final else len(messages) - 1
+            if upto > persisted:
+                payloads = [dump_message(m) for m in messages[persisted:upto]]
+                self.store.append_messages(handle.session_id, handle.run_id, payloads)
+                persisted = upto
+
+        async def after_node(ctx: Any, *, node: Any, result: Any) -> Any:
+            persist(list(ctx.messages), final=False)
+            return result
+
+        toolset = build_toolset(self.catalog, mode, self._middleware(handle))
+        agent = build_agent(self.model, toolset, capabilities=[Hooks(after_node_run=after_node)])
+        ids = {"session_id": handle.session_id, "run_id": handle.run_id}
+        limits = UsageLimits(request_limit=self.settings.model.max_tool_steps + 1)
+        output = ""
+        try:
+            async with agent.run_stream_events(prompt, message_history=history, usage_limits=limits) as stream:
+                async for ev in stream:
+                    if isinstance(ev, AgentRunResultEvent):
+                        output = str(ev.result.output)
+                        persist(ev.result.all_messages(), final=True)
+                    else:
+                        for out in _translate(ev, ids):
+                            self._emit(handle, out)
+        except UsageLimitExceeded as exc:
+            raise ModelError(
+                f"the model used up its step budget: {exc}",
+                hint="raise model.max_tool_steps or ask a narrower question",
+            ) from exc
+        except ModelAPIError as exc:
+            raise ModelError(
+                f"model request failed: {exc}",
+                hint="check model.name / model.base_url and the API key; `devops-agent doctor` tests the endpoint",
+            ) from exc
+        return output
+
+
+def _translate(ev: AgentStreamEvent, ids: dict[str, str]) -> list[RunEvent]:
+    if isinstance(ev, PartStartEvent) and isinstance(ev.part, TextPart) and ev.part.content:
+        return [Token(**ids, text=ev.part.content)]
+    if isinstance(ev, PartDeltaEvent) and isinstance(ev.delta, TextPartDelta) and ev.delta.content_delta:
+        return [Token(**ids, text=ev.delta.content_delta)]
+    if isinstance(ev, FunctionToolCallEvent):
+        return [ToolCall(**ids, tool_call_id=ev.part.tool_call_id, tool=ev.part.tool_name, args=ev.part.args_as_dict())]
+    if isinstance(ev, FunctionToolResultEvent):
+        part = ev.part
+        content = part.content if isinstance(part, ToolReturnPart) else None
+        if isinstance(content, dict) and "status" in content:
+            meta = content.get("metadata") or {}
+            return [
+                ToolResultEvent(
+                    **ids, tool_call_id=part.tool_call_id, tool=part.tool_name, status=str(content["status"]),
+                    duration_ms=meta.get("duration_ms"), truncated=bool(meta.get("truncated")),
+                    error=content.get("error"),
+                )
+            ]
+        return [
+            ToolResultEvent(
+                **ids, tool_call_id=part.tool_call_id, tool=part.tool_name or "", status="error",
+                error=str(getattr(part, "content", ""))[:500],
+            )
+        ]
+    return []
