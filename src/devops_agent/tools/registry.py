@@ -63,9 +63,10 @@ class ToolRegistry:
             try:
                 register = ep.load()
                 register(self)
-            except ImportError as exc:
-                self.unavailable.append(Unavailable(ep.name, f"cannot import: {exc}"))
-                log.warning("toolset_unavailable", toolset=ep.name, error=str(exc))
+            except Exception as exc:
+                # A broken plugin must not take the agent down; doctor and `tools list` report it.
+                self.unavailable.append(Unavailable(ep.name, f"cannot load: {type(exc).__name__}: {exc}"))
+                log.warning("toolset_unavailable", toolset=ep.name, error=repr(exc))
         return self
 
     def build(self, settings: Settings) -> dict[str, ToolsetBuilder]:

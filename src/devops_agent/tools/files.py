@@ -1,0 +1,456 @@
+"""The ``files`` toolset: list, read, tail and search text files inside the configured roots.
+
+Every path goes through :func:`devops_agent.tools.paths.resolve_in_roots` first, so ``..`` and
+symlinks cannot lead outside ``files.roots``; a directory walk re-checks each file it meets.
+Reads are bounded (``files.max_read_bytes`` per answer, ten times that per search) and binary
+files are refused. These tools never write, move, delete or execute anything, and they must not
+follow a path the roots check has not approved.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import io
+import os
+import re
+import stat
+import zlib
+from collections import deque
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from devops_agent.config import Settings
+from devops_agent.errors import PathAccessError
+from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.paths import resolve_in_roots, roots_of
+from devops_agent.tools.registry import ToolRegistry
+
+NAME = "files"
+DESCRIPTION = "List, read, tail and search text files under the configured roots"
+
+BINARY_PROBE_BYTES = 8192
+TAIL_BLOCK_BYTES = 64 * 1024
+LIST_SCAN_CAP = 100_000
+GREP_LINE_CHARS = 1000
+SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def _open(path: Path) -> io.BufferedIOBase:
+    """Open for binary reading; ``.gz`` files are decompressed on the fly."""
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+
+
+def _is_binary(fh: io.BufferedIOBase) -> bool:
+    """Whether the first 8 KB hold a NUL byte; leaves the stream at its start."""
+    head = fh.read(BINARY_PROBE_BYTES)
+    fh.seek(0)
+    return b"\x00" in head
+
+
+def _iter_lines(fh: io.BufferedIOBase, max_line: int) -> Iterator[tuple[bytes, int]]:
+    """Yield ``(first max_line bytes of the line, full length)``; memory stays bounded."""
+    while raw := fh.readline(max_line):
+        size = len(raw)
+        if size == max_line and not raw.endswith(b"\n"):
+            while more := fh.readline(max_line):  # drain the rest of an overlong line
+                size += len(more)
+                if more.endswith(b"\n"):
+                    break
+        yield raw, size
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def _clip(text: str, limit: int = GREP_LINE_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
+
+
+def _not_a_file(p: Path, shown: str) -> ToolResult | None:
+    if not p.exists():
+        return ToolResult.fail(f"{shown}: no such file", hint="check the path; files_list shows what exists")
+    if p.is_dir():
+        return ToolResult.fail(f"{shown} is a directory", hint="use files_list or files_grep on directories")
+    if not p.is_file():
+        return ToolResult.fail(f"{shown} is not a regular file", hint="only regular files can be read")
+    return None
+
+
+def _os_error(exc: OSError, shown: str) -> ToolResult:
+    if isinstance(exc, PermissionError):
+        return ToolResult.fail(
+            f"permission denied reading {shown}",
+            hint="the agent's user cannot read it; grant read access or run the agent as a user that can",
+        )
+    return ToolResult.fail(f"cannot read {shown}: {exc.strerror or exc}")
+
+
+def _binary(shown: str) -> ToolResult:
+    return ToolResult.fail(
+        f"{shown} looks binary (NUL bytes in its first 8 KB)",
+        hint="only text files can be read; files_list shows its size and age",
+    )
+
+
+def _tail_plain(fh: io.BufferedIOBase, size: int, n: int, max_bytes: int) -> tuple[list[bytes], bool]:
+    """Last ``n`` lines by reading blocks backwards from the end; ``True`` when cut at max_bytes."""
+    pos, buf, newlines = size, b"", 0
+    while pos > 0 and newlines <= n and len(buf) < max_bytes:
+        step = min(TAIL_BLOCK_BYTES, pos)
+        pos -= step
+        fh.seek(pos)
+        block = fh.read(step)
+        newlines += block.count(b"\n")
+        buf = block + buf
+    capped = pos > 0 and newlines <= n
+    parts = buf.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    if pos > 0 and len(parts) > 1:
+        parts = parts[1:]  # the first piece starts mid-line
+    return parts[-n:], capped
+
+
+def build(settings: Settings) -> ToolsetBuilder:
+    """The files toolset, confined to ``settings.files.roots``."""
+    ts = ToolsetBuilder(NAME, DESCRIPTION)
+    max_bytes = settings.files.max_read_bytes
+
+    def locate(path: str) -> Path | ToolResult:
+        try:
+            return resolve_in_roots(path, roots_of(settings))
+        except PathAccessError as exc:
+            return ToolResult.fail(exc.message, exc.hint)
+
+    def entry(p: Path, base: Path) -> dict[str, Any]:
+        st = p.lstat()
+        kind = "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+        row: dict[str, Any] = {"name": str(p.relative_to(base)) if p != base else p.name, "type": kind}
+        if stat.S_ISLNK(st.st_mode):
+            row["type"] = "symlink"
+            row["target"] = os.readlink(p)
+        row["size"] = st.st_size if kind == "file" else None
+        row["mtime"] = _iso(st.st_mtime)
+        return row
+
+    @ts.tool(category="files", read_only=True)
+    def files_list(path: str, pattern: str = "*", recursive: bool = False, limit: int = 200) -> ToolResult:
+        """List the entries of a directory with type, size and modification time.
+
+        Use it to see what is in a directory (e.g. which logs exist, which file changed last).
+
+        Args:
+            path: directory to list (a file lists just that file).
+            pattern: shell glob matched against each entry's name, e.g. "*.log".
+            recursive: descend into subdirectories (symlinked directories are not followed).
+            limit: most entries to return (1-5000); `truncated` says when there were more.
+        """
+        limit = max(1, min(limit, 5000))
+        p = locate(path)
+        if isinstance(p, ToolResult):
+            return p
+        if not p.exists():
+            return ToolResult.fail(f"{path}: no such file or directory", hint="check the path")
+        if not p.is_dir():
+            return ToolResult.ok(
+                {"path": str(p), "entries": [entry(p, p)], "truncated": False}, source=str(p)
+            )
+        found: list[Path] = []
+        scanned = 0
+        unreadable: list[str] = []
+        try:
+            if recursive:
+                walk = os.walk(p, onerror=lambda e: unreadable.append(str(e.filename)))
+                for top, dirs, files in walk:
+                    dirs.sort()
+                    for name in sorted(dirs + files):
+                        scanned += 1
+                        if fnmatch.fnmatch(name, pattern):
+                            found.append(Path(top, name))
+                        if len(found) > limit or scanned >= LIST_SCAN_CAP:
+                            break
+                    if len(found) > limit or scanned >= LIST_SCAN_CAP:
+                        break
+            else:
+                with os.scandir(p) as it:
+                    names = sorted(e.name for e in it)
+                scanned = len(names)
+                found = [p / n for n in names if fnmatch.fnmatch(n, pattern)][: limit + 1]
+        except OSError as exc:
+            return _os_error(exc, path)
+        rows = []
+        for f in found[:limit]:
+            try:
+                rows.append(entry(f, p))
+            except OSError:  # vanished or unreadable between listing and stat
+                continue
+        data: dict[str, Any] = {"path": str(p), "entries": rows, "truncated": len(found) > limit}
+        if scanned >= LIST_SCAN_CAP:
+            data["note"] = f"stopped after scanning {LIST_SCAN_CAP} entries; narrow the path or pattern"
+        if unreadable:
+            data["unreadable_dirs"] = unreadable[:20]
+        if not rows:
+            return ToolResult.empty(f"no entries matching {pattern!r} in {p}")
+        return ToolResult.ok(data, source=str(p))
+
+    @ts.tool(category="files", read_only=True, risk="sensitive")
+    def files_read(path: str, start_line: int = 1, max_lines: int = 200) -> ToolResult:
+        """Read a range of lines from a text file (``.gz`` files are decompressed), with line numbers.
+
+        Use it to look at a config file, script or part of a log; for the end of a large log use
+        files_tail, to find lines use files_grep. Binary files are refused.
+
+        Args:
+            path: the file to read.
+            start_line: first line to return (1-based).
+            max_lines: most lines to return (1-5000); `next_start_line` continues a long file.
+        """
+        start_line = max(1, start_line)
+        max_lines = max(1, min(max_lines, 5000))
+        p = locate(path)
+        if isinstance(p, ToolResult):
+            return p
+        if problem := _not_a_file(p, path):
+            return problem
+        lines: list[dict[str, Any]] = []
+        used = scanned = line_no = 0
+        cut_by_bytes = more = False
+        try:
+            size = p.stat().st_size
+            with _open(p) as fh:
+                if _is_binary(fh):
+                    return _binary(path)
+                for line_no, (raw, full) in enumerate(_iter_lines(fh, max_bytes), 1):
+                    scanned += full
+                    if line_no < start_line:
+                        if scanned > max_bytes * 10:
+                            return ToolResult.fail(
+                                f"line {start_line} is beyond the first {max_bytes * 10} bytes of {path}",
+                                hint="use files_tail for the end of a large file or files_grep to find lines",
+                            )
+                        continue
+                    if len(lines) >= max_lines or used + len(raw) > max_bytes and lines:
+                        more, cut_by_bytes = True, len(lines) < max_lines
+                        break
+                    text = _text(raw)
+                    if full > len(raw):
+                        text += f"… [line cut: {full - len(raw)} more bytes]"
+                    used += len(raw)
+                    lines.append({"n": line_no, "text": text})
+                total: int | None = None
+                if not more:
+                    total = line_no
+                elif p.suffix != ".gz" and size <= max_bytes:  # cheap: finish counting in memory
+                    total = line_no + sum(1 for _ in _iter_lines(fh, max_bytes))
+        except OSError as exc:
+            return _os_error(exc, path)
+        except GZIP_ERRORS as exc:
+            return ToolResult.fail(f"{path}: corrupt or truncated gzip data: {exc}")
+        if not lines:
+            if line_no == 0:
+                return ToolResult.empty(f"{path} is empty")
+            return ToolResult.empty(
+                f"{path} has only {line_no} lines; start_line {start_line} is past the end"
+            )
+        data: dict[str, Any] = {
+            "path": str(p),
+            "start_line": lines[0]["n"],
+            "end_line": lines[-1]["n"],
+            "total_lines": total,
+            "lines": lines,
+            "truncated": more,
+            "next_start_line": lines[-1]["n"] + 1 if more else None,
+        }
+        if cut_by_bytes:
+            data["note"] = f"stopped at files.max_read_bytes ({max_bytes} bytes)"
+        return ToolResult.ok(data, source=str(p))
+
+    @ts.tool(category="files", read_only=True, risk="sensitive")
+    def files_tail(path: str, lines: int = 100) -> ToolResult:
+        """Return the last lines of a text file, like ``tail -n``; fast on multi-GB files.
+
+        Use it to see the most recent entries of a log. ``.gz`` files are decompressed (they have
+        to be read from the start, so they are slower).
+
+        Args:
+            path: the file to read.
+            lines: how many lines from the end to return (1-10000).
+        """
+        n = max(1, min(lines, 10_000))
+        p = locate(path)
+        if isinstance(p, ToolResult):
+            return p
+        if problem := _not_a_file(p, path):
+            return problem
+        gz = p.suffix == ".gz"
+        total: int | None = None
+        try:
+            size = p.stat().st_size
+            with _open(p) as fh:
+                if _is_binary(fh):
+                    return _binary(path)
+                if not gz:
+                    raw_lines, capped = _tail_plain(fh, size, n, max_bytes)
+                else:
+                    window: deque[bytes] = deque(maxlen=n)
+                    scanned = total = 0
+                    for raw, full in _iter_lines(fh, max_bytes):
+                        window.append(raw)
+                        total += 1
+                        scanned += full
+                        if scanned > max_bytes * 1000:
+                            return ToolResult.fail(
+                                f"{path} decompresses to more than {max_bytes * 1000} bytes",
+                                hint="decompress it outside the agent, or raise files.max_read_bytes",
+                            )
+                    raw_lines, capped = list(window), False
+        except OSError as exc:
+            return _os_error(exc, path)
+        except GZIP_ERRORS as exc:
+            return ToolResult.fail(f"{path}: corrupt or truncated gzip data: {exc}")
+        if not raw_lines:
+            return ToolResult.empty(f"{path} is empty")
+        data: dict[str, Any] = {
+            "path": str(p),
+            "lines": [_text(r) for r in raw_lines],
+            "line_count": len(raw_lines),
+            "file_size_bytes": size,
+            "compressed": gz,
+            "truncated": capped,
+        }
+        if total is not None:
+            data["total_lines"] = total
+        if capped:
+            data["note"] = f"read only the last {max_bytes} bytes (files.max_read_bytes); lines are very long"
+        return ToolResult.ok(data, source=str(p))
+
+    @ts.tool(category="files", read_only=True, risk="sensitive")
+    def files_grep(
+        pattern: str,
+        path: str,
+        regex: bool = True,
+        ignore_case: bool = False,
+        max_matches: int = 200,
+        context: int = 0,
+    ) -> ToolResult:
+        """Search a file or a directory tree for lines matching a pattern, like ``grep -rn``.
+
+        Use it to find errors, IDs or settings across logs and configs. Binary files and
+        .git/.hg/.svn directories are skipped; ``.gz`` files are searched decompressed.
+
+        Args:
+            pattern: a Python regular expression, or literal text when regex is false.
+            path: a file, or a directory searched recursively.
+            regex: treat pattern as a regular expression; false matches it literally.
+            ignore_case: match regardless of letter case.
+            max_matches: stop after this many matching lines (1-2000).
+            context: lines of context to include before and after each match (0-10).
+        """
+        max_matches = max(1, min(max_matches, 2000))
+        context = max(0, min(context, 10))
+        try:
+            rx = re.compile(pattern if regex else re.escape(pattern), re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            return ToolResult.fail(
+                f"invalid regular expression {pattern!r}: {exc}",
+                hint="fix the expression, or pass regex=false to search for the text literally",
+            )
+        roots = roots_of(settings)
+        p = locate(path)
+        if isinstance(p, ToolResult):
+            return p
+        if not p.exists():
+            return ToolResult.fail(f"{path}: no such file or directory", hint="check the path")
+
+        skipped = {"binary": 0, "unreadable": 0, "outside_roots": 0}
+
+        def unreadable_dir(_: OSError) -> None:
+            skipped["unreadable"] += 1
+
+        def candidates() -> Iterator[Path]:
+            if not p.is_dir():
+                yield p
+                return
+            for top, dirs, files in os.walk(p, onerror=unreadable_dir):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+                for name in sorted(files):
+                    f = Path(top, name)
+                    try:
+                        resolve_in_roots(str(f), roots)  # a symlink may point outside the roots
+                    except PathAccessError:
+                        skipped["outside_roots"] += 1
+                        continue
+                    if f.is_file():
+                        yield f
+
+        budget = max_bytes * 10
+        matches: list[dict[str, Any]] = []
+        scanned = files_scanned = 0
+        truncated = capped = False
+        for f in candidates():
+            if truncated or capped:
+                break
+            try:
+                with _open(f) as fh:
+                    if _is_binary(fh):
+                        skipped["binary"] += 1
+                        continue
+                    files_scanned += 1
+                    before: deque[str] = deque(maxlen=context)
+                    pending: list[dict[str, Any]] = []
+                    for line_no, (raw, full) in enumerate(_iter_lines(fh, max_bytes), 1):
+                        scanned += full
+                        text = _text(raw)
+                        for m in pending:
+                            m["after"].append(_clip(text))
+                        pending = [m for m in pending if len(m["after"]) < context]
+                        if not truncated and rx.search(text):
+                            if len(matches) >= max_matches:
+                                truncated = True
+                            else:
+                                m = {"file": str(f), "line_no": line_no, "line": _clip(text)}
+                                if context:
+                                    m.update(before=list(before), after=[])
+                                    pending.append(m)
+                                matches.append(m)
+                        before.append(_clip(text))
+                        if (truncated and not pending) or scanned >= budget:
+                            capped = scanned >= budget
+                            break
+            except (OSError, *GZIP_ERRORS):
+                skipped["unreadable"] += 1
+        summary = {"files_scanned": files_scanned, "bytes_scanned": scanned, "skipped": skipped}
+        note = (
+            f"stopped after scanning {budget} bytes (10 x files.max_read_bytes); narrow the path"
+            if capped
+            else None
+        )
+        if not matches:
+            msg = f"no lines match {pattern!r} under {p} ({files_scanned} files scanned)"
+            return ToolResult.empty(msg + (f"; {note}" if note else ""), **summary)
+        data: dict[str, Any] = {
+            "pattern": pattern,
+            "path": str(p),
+            "matches": matches,
+            "truncated": truncated,
+        }
+        data.update(summary)
+        if note:
+            data["note"] = note
+        return ToolResult.ok(data, source=str(p))
+
+    return ts
+
+
+def register(registry: ToolRegistry) -> None:
+    """Entry point of the ``devops_agent.toolsets`` group."""
+    registry.add_toolset(NAME, build, DESCRIPTION)

@@ -1,0 +1,199 @@
+"""The system toolset against this machine's real psutil data, plus entry-point registration."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import psutil
+import pytest
+
+from devops_agent.config import Settings
+from devops_agent.tools.base import ToolResult
+from devops_agent.tools.registry import default_registry
+from devops_agent.tools.system import build, human_bytes
+
+EXPECTED_TOOLS = {
+    "system": {
+        "system_overview",
+        "system_disk_usage",
+        "system_memory",
+        "system_top_processes",
+        "system_failing_processes",
+        "system_listening_ports",
+    },
+    "files": {"files_list", "files_read", "files_tail", "files_grep"},
+    "git": {"git_status", "git_log", "git_diff", "git_blame"},
+}
+
+
+def call(tool: str, **kwargs: Any) -> ToolResult:
+    result = build(Settings()).entries[tool].function(**kwargs)
+    assert isinstance(result, ToolResult)
+    json.dumps(result.model_dump())  # every result must be JSON-serializable as is
+    return result
+
+
+@pytest.fixture
+def cpu_burner() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 3\nwhile time.time() < end: pass"]
+    )
+    time.sleep(0.3)  # let it get going before the tool samples
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_entry_points_register_builtin_toolsets() -> None:
+    registry = default_registry()
+    settings = Settings()
+    for name, tools in EXPECTED_TOOLS.items():
+        assert name in registry.toolsets, registry.unavailable
+        built = registry.toolsets[name].factory(settings)
+        assert set(built.entries) == tools
+        for entry in built.entries.values():
+            assert entry.spec.read_only is True
+            assert entry.description, entry.name
+    risks = {
+        e.name: e.spec.risk
+        for t in ("files", "git")
+        for e in registry.toolsets[t].factory(settings).entries.values()
+    }
+    assert {n for n, r in risks.items() if r == "sensitive"} == {"files_read", "files_tail", "files_grep"}
+
+
+def test_every_builtin_tool_documents_every_argument_for_the_model() -> None:
+    registry = default_registry()
+    for name in EXPECTED_TOOLS:
+        toolset = registry.toolsets[name].factory(Settings()).to_pydantic_ai()
+        for tool in toolset.tools.values():
+            schema = tool.tool_def.parameters_json_schema
+            for arg, prop in schema.get("properties", {}).items():
+                assert prop.get("description"), f"{tool.name}.{arg} has no description"
+            assert tool.tool_def.description, tool.name
+            assert "Args:" not in tool.tool_def.description, tool.name  # parsed out, not left as prose
+
+
+def test_tool_schemas_carry_argument_descriptions() -> None:
+    ts = build(Settings()).to_pydantic_ai()
+    top = ts.tools["system_top_processes"].tool_def
+    props = top.parameters_json_schema["properties"]
+    assert props["by"]["enum"] == ["cpu", "memory"]
+    assert "how many processes" in props["limit"]["description"]
+    assert (top.description or "").startswith("List the processes")
+
+
+def test_overview_matches_the_machine() -> None:
+    result = call("system_overview")
+    assert result.status == "success"
+    data = result.data
+    assert data["hostname"] == socket.gethostname()
+    assert data["cpu_count"] == psutil.cpu_count()
+    assert data["uptime_s"] > 0
+    assert abs(datetime.fromisoformat(data["boot_time"]).timestamp() - psutil.boot_time()) < 1
+    assert 0.0 <= data["cpu_percent"] <= 100.0
+    assert set(data["load_avg"]) == {"1m", "5m", "15m"}
+
+
+def test_disk_usage_reports_root_filesystem() -> None:
+    result = call("system_disk_usage")
+    by_mount = {fs["mount"]: fs for fs in result.data["filesystems"]}
+    root = by_mount["/"]
+    assert 0 < root["percent"] <= 100
+    assert root["used_bytes"] + root["free_bytes"] <= root["total_bytes"]
+    assert root["total"] == human_bytes(root["total_bytes"])
+    if os.path.ismount("/proc"):
+        assert "/proc" not in by_mount
+        with_pseudo = {
+            fs["mount"] for fs in call("system_disk_usage", include_pseudo=True).data["filesystems"]
+        }
+        assert "/proc" in with_pseudo
+
+
+def test_memory_matches_psutil() -> None:
+    data = call("system_memory").data
+    assert data["virtual"]["total_bytes"] == psutil.virtual_memory().total
+    assert 0 < data["virtual"]["percent"] <= 100
+    assert data["virtual"]["available_bytes"] <= data["virtual"]["total_bytes"]
+    assert data["swap"]["total_bytes"] == psutil.swap_memory().total
+
+
+def test_top_processes_by_cpu_finds_a_busy_child(cpu_burner: subprocess.Popen[bytes]) -> None:
+    data = call("system_top_processes", by="cpu", limit=20).data
+    rows = {p["pid"]: p for p in data["processes"]}
+    assert cpu_burner.pid in rows, data["processes"]
+    assert rows[cpu_burner.pid]["cpu_percent"] > 30
+    percents = [p["cpu_percent"] for p in data["processes"]]
+    assert percents == sorted(percents, reverse=True)
+
+
+def test_top_processes_by_memory_includes_this_process() -> None:
+    data = call("system_top_processes", by="memory", limit=200).data
+    me = next(p for p in data["processes"] if p["pid"] == os.getpid())
+    assert me["rss_bytes"] == pytest.approx(psutil.Process().memory_info().rss, rel=0.2)
+    assert "pytest" in (me["cmdline"] or "") or "python" in (me["name"] or "")
+    assert datetime.fromisoformat(me["started"]).timestamp() == pytest.approx(
+        psutil.Process().create_time(), abs=1
+    )
+    mem = [p["memory_percent"] for p in data["processes"]]
+    assert mem == sorted(mem, reverse=True)
+    assert len(call("system_top_processes", by="memory", limit=3).data["processes"]) == 3
+
+
+def test_failing_processes_reports_a_real_zombie() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 10
+        while psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "child never became a zombie"
+            time.sleep(0.05)
+        data = call("system_failing_processes").data
+        zombie = next(z for z in data["zombies"] if z["pid"] == child.pid)
+        assert zombie["ppid"] == os.getpid()
+        assert data["zombie_count"] >= 1
+        systemd_booted = os.path.isdir("/run/systemd/system")
+        assert data["systemd"]["available"] is systemd_booted
+        if not systemd_booted:
+            assert (
+                "not the init system" in data["systemd"]["reason"]
+                or "not installed" in data["systemd"]["reason"]
+            )
+        assert "available" in data["oom_kills"]
+    finally:
+        child.wait()  # reap it
+    assert all(z["pid"] != child.pid for z in call("system_failing_processes").data["zombies"])
+
+
+def test_listening_ports_include_a_socket_we_bind() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        port = srv.getsockname()[1]
+        data = call("system_listening_ports", limit=1000).data
+        mine = [s for s in data["sockets"] if s["port"] == port]
+        assert mine == [
+            {
+                "proto": "tcp",
+                "address": "127.0.0.1",
+                "port": port,
+                "pid": os.getpid(),
+                "process": psutil.Process().name(),
+            }
+        ]
+    after = call("system_listening_ports", limit=1000)
+    assert after.status == "no_data" or all(s["port"] != port for s in after.data["sockets"])
+
+
+def test_human_bytes() -> None:
+    assert human_bytes(0) == "0 B"
+    assert human_bytes(1536) == "1.5 KiB"
+    assert human_bytes(5 * 1024**4) == "5.0 TiB"
+    assert human_bytes(None) is None
