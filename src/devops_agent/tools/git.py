@@ -15,8 +15,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from devops_agent.analysis.timeparse import parse_since
 from devops_agent.config import Settings
-from devops_agent.errors import PathAccessError, ToolError
+from devops_agent.errors import PathAccessError, ToolError, UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.paths import resolve_in_roots, roots_of
 from devops_agent.tools.registry import ToolRegistry
@@ -46,6 +47,19 @@ _FAILURES = (  # (text in git's stderr, hint)
 
 _INSTALL = "install git (e.g. `apt-get install git`) or put it on PATH"
 _NARROW = "narrow the request (a path, a shorter range or a smaller limit)"
+
+
+def _git_date(value: str) -> str:
+    """A date git reads correctly: our shorthand (2h, 30m, ISO) becomes an exact UTC timestamp.
+
+    git's own date parser silently misreads shorthand (``--since=2h`` matches everything), so
+    anything :func:`parse_since` understands is converted; other phrases ("last monday") go to
+    git unchanged.
+    """
+    try:
+        return parse_since(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except UserError:
+        return value
 
 
 def _env() -> dict[str, str]:
@@ -226,9 +240,9 @@ def build(settings: Settings) -> ToolsetBuilder:
             "--format=%x1e%H%x1f%h%x1f%an%x1f%ae%x1f%aI%x1f%cI%x1f%s",
         ]
         if since:
-            args.append(f"--since={since}")
+            args.append(f"--since={_git_date(since)}")
         if until:
-            args.append(f"--until={until}")
+            args.append(f"--until={_git_date(until)}")
         args.append("--")
         if path:
             args.append(path)

@@ -1,0 +1,48 @@
+"""The offline runbook engine: the embedded default when no language model is configured.
+
+A runbook is YAML data (``data/*.yaml`` plus user directories): steps that call tools by name
+with templated arguments, analyzers that turn the results into findings, and static advice. The
+engine runs the selected runbooks through the same tool middleware as the model loop and returns
+a :class:`devops_agent.agent.report.Report`.
+
+Nothing in this package imports tools, policies or interfaces: tool calls arrive through the
+``call_tool`` callable the session service passes in.
+"""
+
+from devops_agent.runbooks.analyzers import ANALYZERS, CannotAnalyze, register_analyzer
+from devops_agent.runbooks.engine import CallTool, Emit, result_summary, run_runbooks
+from devops_agent.runbooks.loader import (
+    DEFAULT_RUNBOOK,
+    get_runbook,
+    load_runbook_file,
+    load_runbooks,
+    parse_runbook,
+    select_runbooks,
+)
+from devops_agent.runbooks.model import STANDARD_INPUTS, AnalyzerUse, Runbook, RunbookInput, Step
+from devops_agent.runbooks.plan import plan_runbooks
+from devops_agent.runbooks.templating import TemplateError, render
+
+__all__ = [
+    "ANALYZERS",
+    "DEFAULT_RUNBOOK",
+    "STANDARD_INPUTS",
+    "AnalyzerUse",
+    "CallTool",
+    "CannotAnalyze",
+    "Emit",
+    "Runbook",
+    "RunbookInput",
+    "Step",
+    "TemplateError",
+    "get_runbook",
+    "load_runbook_file",
+    "load_runbooks",
+    "parse_runbook",
+    "plan_runbooks",
+    "register_analyzer",
+    "render",
+    "result_summary",
+    "run_runbooks",
+    "select_runbooks",
+]

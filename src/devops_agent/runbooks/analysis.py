@@ -1,0 +1,151 @@
+"""After the tools ran: feed each runbook's analyzers their evidence and merge everything into a Report.
+
+Only evidence that was actually gathered (status ``success`` or ``no_data``) reaches an
+analyzer; an analyzer whose steps all failed is not run, so no finding is invented. An analyzer
+that cannot read its evidence (or fails) becomes a gap instead of ending the run.
+
+This module must not call tools or emit events.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from devops_agent.agent.report import Finding, Gap, Report, rank_findings, severity_rank, summarize
+from devops_agent.runbooks.analyzers import ANALYZERS, CannotAnalyze, Evidence
+from devops_agent.runbooks.model import Runbook
+from devops_agent.runbooks.plan import PlannedCall
+from devops_agent.runbooks.templating import TemplateError, is_empty, render
+
+USABLE = ("success", "no_data")
+_ADVICE_UP_TO = severity_rank("medium")
+_MAX_FINDING_ADVICE = 5
+
+
+def evidence_for(runbook: Runbook, calls: Sequence[PlannedCall], step_ids: Sequence[str]) -> Evidence:
+    """The gathered results of ``step_ids``, each stamped with ``tool``, ``args`` and ``step`` metadata."""
+    index = {(rb.name, step.id): call for call in calls for rb, step in call.refs}
+    evidence: Evidence = {}
+    for step_id in step_ids:
+        call = index.get((runbook.name, step_id))
+        if call is None or call.result is None or call.result.status not in USABLE:
+            continue
+        meta = {
+            **call.result.metadata,
+            "tool": call.tool,
+            "args": call.args,
+            "step": f"{runbook.name}/{step_id}",
+        }
+        evidence[step_id] = call.result.model_copy(update={"metadata": meta})
+    return evidence
+
+
+def analyze(
+    runbook: Runbook, calls: Sequence[PlannedCall], context: dict[str, Any]
+) -> tuple[list[Finding], list[Gap]]:
+    """Run ``runbook``'s analyzers over its gathered evidence; returns findings and analysis gaps."""
+    findings: list[Finding] = []
+    gaps: list[Gap] = []
+    for use in runbook.analyzers:
+        evidence = evidence_for(runbook, calls, use.on)
+        if not evidence:
+            continue  # the tool-failure gaps already say why
+        where = ", ".join(f"{runbook.name}/{step_id}" for step_id in use.on)
+        try:
+            findings += ANALYZERS[use.use](evidence, dict(use.params), context)
+        except CannotAnalyze as exc:
+            gaps.append(Gap(step=where, tool=f"analyzer:{use.use}", reason=exc.reason, hint=exc.hint))
+        except Exception as exc:  # a broken analyzer must not cost the user the rest of the report
+            gaps.append(
+                Gap(
+                    step=where,
+                    tool=f"analyzer:{use.use}",
+                    reason=f"analyzer failed: {type(exc).__name__}: {exc}",
+                    hint="this is a bug in the analyzer; the raw tool output is in the tool_result events",
+                )
+            )
+    return findings, gaps
+
+
+def _dedupe(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _unique_findings(findings: Sequence[Finding]) -> list[Finding]:
+    # Runbooks sharing a deduplicated call and an analyzer produce the same finding twice.
+    seen: set[tuple[str, str, str, tuple[str, ...]]] = set()
+    out: list[Finding] = []
+    for f in findings:
+        key = (f.severity, f.title, f.detail, tuple(f.evidence))
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _title(runbooks: Sequence[Runbook], contexts: Mapping[str, dict[str, Any]]) -> str:
+    titles = []
+    for runbook in runbooks:
+        try:
+            titles.append(str(render(runbook.report_title, contexts.get(runbook.name, {}))))
+        except TemplateError:
+            titles.append(runbook.title)
+    return " · ".join(titles) or "Investigation"
+
+
+def _host(calls: Sequence[PlannedCall]) -> str | None:
+    for call in calls:
+        result = call.result
+        if (
+            call.tool == "system_overview"
+            and result is not None
+            and result.status == "success"
+            and isinstance(result.data, dict)
+            and result.data.get("hostname")
+        ):
+            return str(result.data["hostname"])
+    return None
+
+
+def _window(inputs: Mapping[str, Any], contexts: Mapping[str, dict[str, Any]]) -> str | None:
+    since = inputs.get("since")
+    if is_empty(since):
+        defaults = {str(c["since"]) for c in contexts.values() if not is_empty(c.get("since"))}
+        since = defaults.pop() if len(defaults) == 1 else None
+    until = inputs.get("until")
+    if is_empty(since) and is_empty(until):
+        return None
+    return " ".join(p for p in (f"since {since}" if since else "", f"until {until}" if until else "") if p)
+
+
+def build_report(
+    runbooks: Sequence[Runbook],
+    inputs: Mapping[str, Any],
+    contexts: Mapping[str, dict[str, Any]],
+    calls: Sequence[PlannedCall],
+    findings: Sequence[Finding],
+    gaps: Sequence[Gap],
+    stats: dict[str, Any],
+) -> Report:
+    """Merge findings (deduplicated, ranked), advice and gaps of all runbooks into one report."""
+    ranked = rank_findings(_unique_findings(findings))
+    # The first (most useful) step of each problem finding; the rest stay under the finding.
+    advice = [f.next_steps[0] for f in ranked if f.next_steps and severity_rank(f.severity) <= _ADVICE_UP_TO]
+    advice = advice[:_MAX_FINDING_ADVICE]
+    advice += [s for runbook in runbooks for s in runbook.next_steps]
+    host, window = _host(calls), _window(inputs, contexts)
+    counts = Counter(f.severity for f in ranked)
+    return Report(
+        title=_title(runbooks, contexts),
+        question=str(inputs.get("question") or ""),
+        summary=summarize(ranked, host=host, window=window, gaps=len(gaps)),
+        findings=ranked,
+        next_steps=_dedupe(advice),
+        gaps=list(gaps),
+        runbooks=[r.name for r in runbooks],
+        host=host,
+        window=window,
+        stats={**stats, "findings": dict(counts)},
+    )

@@ -1,0 +1,140 @@
+"""The structured report: ranking, the generated summary, Markdown sections and JSON round-trip."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from devops_agent.agent.report import (
+    Finding,
+    Gap,
+    Report,
+    rank_findings,
+    render_markdown,
+    summarize,
+)
+
+
+def _finding(severity: str, title: str, **kw: object) -> Finding:
+    return Finding.model_validate({"severity": severity, "title": title, **kw})
+
+
+def _report(**kw: object) -> Report:
+    findings = [
+        _finding("low", "3 zombie processes"),
+        _finding(
+            "high",
+            "Disk / is 93% full",
+            detail="3.5 GiB left on /.",
+            evidence=["/ 93.0% used: 46.5 GiB of 50.0 GiB, 3.5 GiB free (/dev/sda1, ext4)"],
+            source="system_disk_usage (host-health/disk)",
+            next_steps=["Find what grew: `du -xh --max-depth=2 /`"],
+        ),
+        _finding("info", "Host web-1: Ubuntu 22.04, up 3d 4h"),
+        _finding("critical", "Only 2.0% of memory is available"),
+        _finding("high", "1 OOM kill: java"),
+    ]
+    data: dict[str, object] = {
+        "title": "Host health check",
+        "question": "why is web-1 slow?",
+        "findings": findings,
+        "next_steps": ["Compare with a normal period"],
+        "gaps": [
+            Gap(
+                step="host-health/journal",
+                tool="logs_journal",
+                reason="journalctl not found",
+                hint="use log files",
+            )
+        ],
+        "runbooks": ["host-health"],
+        "host": "web-1",
+        "window": "since 1h",
+        "stats": {"tool_calls": 7},
+    }
+    data.update(kw)
+    return Report.model_validate(data)
+
+
+def test_rank_findings_orders_by_severity_and_keeps_order_within_a_severity() -> None:
+    ranked = rank_findings(_report().findings)
+    assert [f.severity for f in ranked] == ["critical", "high", "high", "low", "info"]
+    assert [f.title for f in ranked[1:3]] == ["Disk / is 93% full", "1 OOM kill: java"]
+
+
+def test_unknown_severity_is_rejected() -> None:
+    with pytest.raises(ValidationError):
+        _finding("urgent", "x")
+
+
+def test_summary_counts_problems_names_the_top_one_host_window_and_gaps() -> None:
+    report = _report()
+    text = summarize(report.findings, host="web-1", window="since 1h", gaps=1)
+    assert text.startswith("Found 4 problems on web-1 (since 1h): 1 critical, 2 high, 1 low.")
+    assert "Most severe: [CRITICAL] Only 2.0% of memory is available." in text
+    assert "1 item could not be gathered" in text
+    assert "info" not in text.split("Most severe")[0]
+
+
+def test_summary_without_problems_says_so() -> None:
+    assert summarize([_finding("info", "Memory OK")], host="db-2").startswith("No problems found on db-2")
+    assert summarize([]) == "No findings."
+    assert "2 items could not be gathered" in summarize([], gaps=2)
+
+
+def test_markdown_has_every_section_in_order_even_when_empty() -> None:
+    text = render_markdown(Report(title="Nothing to see"))
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert headings == [
+        "# Nothing to see",
+        "## Summary",
+        "## Findings",
+        "## Next steps",
+        "## What could not be gathered",
+    ]
+    assert "No findings." in text
+    assert "Nothing — every step succeeded." in text
+
+
+def test_markdown_findings_are_ranked_with_severity_headings_evidence_and_steps() -> None:
+    report = _report(summary="custom summary")
+    text = render_markdown(report)
+    headings = [line for line in text.splitlines() if line.startswith("### ")]
+    assert headings == [
+        "### [CRITICAL] Only 2.0% of memory is available",
+        "### [HIGH] Disk / is 93% full",
+        "### [HIGH] 1 OOM kill: java",
+        "### [LOW] 3 zombie processes",
+        "### [INFO] Host web-1: Ubuntu 22.04, up 3d 4h",
+    ]
+    disk = text.split("### [HIGH] Disk / is 93% full")[1].split("###")[0]
+    assert "3.5 GiB left on /." in disk
+    assert "```text\n/ 93.0% used: 46.5 GiB of 50.0 GiB, 3.5 GiB free (/dev/sda1, ext4)\n```" in disk
+    assert "*Source: system_disk_usage (host-health/disk)*" in disk
+    assert "- Find what grew: `du -xh --max-depth=2 /`" in disk
+    assert "custom summary" in text
+    assert "**Question:** why is web-1 slow?" in text
+    assert "1. Compare with a normal period" in text
+    assert "- **host-health/journal** (`logs_journal`): journalctl not found — use log files" in text
+    assert "Nothing — every step succeeded." not in text
+
+
+def test_markdown_generates_a_summary_when_none_was_set() -> None:
+    text = render_markdown(_report())
+    summary = text.split("## Summary")[1].split("## Findings")[0]
+    assert "Found 4 problems" in summary
+
+
+def test_evidence_containing_backtick_fences_cannot_break_out() -> None:
+    evil = "```\n# injected heading"
+    text = render_markdown(_report(findings=[_finding("medium", "odd output", evidence=evil.splitlines())]))
+    # A longer fence keeps the quoted ``` and "# heading" inside the code block.
+    assert "````text\n```\n# injected heading\n````" in text
+
+
+def test_report_json_round_trips() -> None:
+    report = _report()
+    again = Report.model_validate_json(report.model_dump_json())
+    assert again == report
+    assert again.generated_at.tzinfo is not None
+    assert again.findings[1].evidence == report.findings[1].evidence
