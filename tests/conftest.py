@@ -34,7 +34,7 @@ def _block_model_requests(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Each test gets its own data and config dirs, so the user's store is never touched."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("DEVOPS_AGENT_HOME", str(home / "data"))

@@ -26,15 +26,19 @@ def test_defaults_without_any_file(tmp_path: Path) -> None:
 
 
 def test_project_file_overrides_user_file_and_env_overrides_both(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _isolated_home: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
 ) -> None:
-    user = write(_isolated_home / "config" / "devops-agent" / "devops-agent.toml",
-                 'mode = "agent"\n[tools]\noutput_cap_chars = 1000\ntimeout_s = 5\n')
+    user = write(
+        isolated_home / "config" / "devops-agent" / "devops-agent.toml",
+        'mode = "agent"\n[tools]\noutput_cap_chars = 1000\ntimeout_s = 5\n',
+    )
     project = write(tmp_path / "devops-agent.toml", "[tools]\noutput_cap_chars = 2000\n")
     monkeypatch.setenv("DEVOPS_AGENT_TOOLS__TIMEOUT_S", "7")
     loaded = load_settings(cwd=tmp_path)
     s = loaded.settings
-    assert s.mode == "agent" and s.tools.output_cap_chars == 2000 and s.tools.timeout_s == 7
+    assert s.mode == "agent"
+    assert s.tools.output_cap_chars == 2000
+    assert s.tools.timeout_s == 7
     origins = {k: src for k, _, src in describe(loaded)}
     assert origins["mode"] == str(user)
     assert origins["tools.output_cap_chars"] == str(project)
@@ -57,7 +61,8 @@ def test_invalid_values_name_the_key_and_its_source(tmp_path: Path) -> None:
     write(tmp_path / "devops-agent.toml", 'mode = "yolo"\n')
     with pytest.raises(ConfigError) as exc:
         load_settings(cwd=tmp_path)
-    assert "mode" in exc.value.message and str(tmp_path / "devops-agent.toml") in exc.value.message
+    assert "mode" in exc.value.message
+    assert str(tmp_path / "devops-agent.toml") in exc.value.message
 
 
 def test_unknown_keys_and_bad_toml_are_errors(tmp_path: Path) -> None:
@@ -77,6 +82,10 @@ def test_explicit_config_file_must_exist(tmp_path: Path) -> None:
 def test_events_round_trip_as_json() -> None:
     call = ToolCall(session_id="s", run_id="r", seq=3, tool_call_id="c1", tool="git_log", args={"limit": 5})
     back = event_from_json(call.model_dump_json())
-    assert back == call and back.v == 1
-    fin = event_from_json(RunFinished(session_id="s", run_id="r", status="completed", output="x").model_dump_json())
-    assert isinstance(fin, RunFinished) and fin.output == "x"
+    assert back == call
+    assert back.v == 1
+    fin = event_from_json(
+        RunFinished(session_id="s", run_id="r", status="completed", output="x").model_dump_json()
+    )
+    assert isinstance(fin, RunFinished)
+    assert fin.output == "x"

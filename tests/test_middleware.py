@@ -33,9 +33,13 @@ class FakeClock:
         return self.now
 
 
-def make(threshold: int = 3, reset: float = 30.0, cap: int = 16_000, **kw: Any) -> tuple[ToolMiddleware, FakeClock]:
+def make(
+    threshold: int = 3, reset: float = 30.0, cap: int = 16_000, **kw: Any
+) -> tuple[ToolMiddleware, FakeClock]:
     clock = FakeClock()
-    board = BreakerBoard(BreakerSettings(failure_threshold=threshold, reset_timeout_s=reset), clock=clock, **kw)
+    board = BreakerBoard(
+        BreakerSettings(failure_threshold=threshold, reset_timeout_s=reset), clock=clock, **kw
+    )
     settings = ToolSettings(output_cap_chars=cap, timeout_s=2.0)
     return ToolMiddleware(settings, board), clock
 
@@ -114,7 +118,8 @@ def test_breaker_opens_after_threshold_and_recovers_through_half_open() -> None:
     assert run(mw.invoke("jenkins_build", {}, lambda: returns({"ok": True}))).status == "success"
     assert mw.breakers.get("jenkins_build").state == "closed"
     assert [s.state for s in snapshots if s.state != "closed" or s.failures == 0][-1] == "closed"
-    assert "open" in [s.state for s in snapshots] and "half_open" in [s.state for s in snapshots]
+    assert "open" in [s.state for s in snapshots]
+    assert "half_open" in [s.state for s in snapshots]
 
 
 def test_breaker_ignores_expected_errors_but_counts_transient_ones() -> None:
@@ -143,7 +148,8 @@ def test_output_cap_keeps_head_and_tail_and_counts_dropped_text() -> None:
     capped = cap_result(ToolResult.ok(text), 1_000)
     data = capped.data
     assert isinstance(data, str)
-    assert data.startswith("HEAD-") and data.endswith("-TAIL")
+    assert data.startswith("HEAD-")
+    assert data.endswith("-TAIL")
     assert len(data) <= 1_000
     assert capped.metadata["truncated"] is True
     dropped = capped.metadata["dropped_chars"]
@@ -155,7 +161,8 @@ def test_output_cap_drops_whole_middle_items_of_lists() -> None:
     items = [{"line": i, "text": "y" * 40} for i in range(1_000)]
     capped = cap_result(ToolResult.ok(items), 2_000)
     data = capped.data
-    assert data[0] == items[0] and data[-1] == items[-1]
+    assert data[0] == items[0]
+    assert data[-1] == items[-1]
     marker = next(d for d in data if isinstance(d, str))
     dropped = capped.metadata["dropped_items"]
     assert marker == f"… [{dropped} items dropped] …"
@@ -176,7 +183,9 @@ def test_middleware_caps_records_and_traces_each_call() -> None:
     spec = ToolSpec(category="logs", read_only=True, risk="sensitive")
     result = run(mw.invoke("logs_tail", {"path": "/var/log/syslog"}, lambda: returns("z" * 5_000), spec=spec))
     assert result.metadata["truncated"] is True
-    assert seen[0].tool == "logs_tail" and seen[0].result is result and seen[0].spec == spec
+    assert seen[0].tool == "logs_tail"
+    assert seen[0].result is result
+    assert seen[0].spec == spec
     spans = [s for s in _EXPORTER.get_finished_spans() if s.name == "tool logs_tail"]
     assert len(spans) == 1
     attrs = spans[0].attributes or {}

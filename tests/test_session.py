@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,21 @@ import yaml
 from devops_agent.agent.scripted import Script, ScriptedModel
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
-from devops_agent.events import RunEvent, RunFinished, RunStarted, Token, ToolCall, ToolResultEvent, event_from_json
+from devops_agent.events import (
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    Token,
+    ToolCall,
+    ToolResultEvent,
+    event_from_json,
+)
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
 
 WIPED: list[str] = []
-SLEEPING: list[str] = []
+SLOW_STARTED = threading.Event()
 
 
 def kit_registry() -> ToolRegistry:
@@ -52,7 +61,7 @@ def kit_registry() -> ToolRegistry:
         @ts.tool(read_only=True)
         async def slow_probe() -> str:
             """Take a long time."""
-            SLEEPING.append("started")
+            SLOW_STARTED.set()
             await asyncio.sleep(30)
             return "done"
 
@@ -92,8 +101,10 @@ def test_model_loop_streams_persists_and_resumes_in_a_new_process(store_url: str
         events = collect(service, "why is the disk full?", mode="ask")
 
         # Events: in order, numbered, starting and finishing the run.
-        assert isinstance(events[0], RunStarted) and events[0].path == "model"
-        assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+        assert isinstance(events[0], RunStarted)
+        assert events[0].path == "model"
+        assert isinstance(events[-1], RunFinished)
+        assert events[-1].status == "completed"
         assert [e.seq for e in events] == list(range(1, len(events) + 1))
         calls = [e for e in events if isinstance(e, ToolCall)]
         results = [e for e in events if isinstance(e, ToolResultEvent)]
@@ -121,7 +132,9 @@ def test_model_loop_streams_persists_and_resumes_in_a_new_process(store_url: str
 
     # Resume in another process: the history comes back from the store intact.
     script_file = tmp_path / "resume.yaml"
-    script_file.write_text(yaml.safe_dump({"runs": [TWO_TOOLS, [{"text": "Earlier you asked: {previous_prompts}"}]]}))
+    script_file.write_text(
+        yaml.safe_dump({"runs": [TWO_TOOLS, [{"text": "Earlier you asked: {previous_prompts}"}]]})
+    )
     code = textwrap.dedent(
         f"""
         import asyncio, json
@@ -137,7 +150,9 @@ def test_model_loop_streams_persists_and_resumes_in_a_new_process(store_url: str
                               "output": final.output, "session": final.session_id}}))
         """
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["session"] == session_id
@@ -154,8 +169,10 @@ def test_ask_mode_cannot_call_a_mutating_tool_even_when_the_model_asks(store_url
         events = collect(service, "clean up the disk", mode="ask")
         assert WIPED == []
         result = next(e for e in events if isinstance(e, ToolResultEvent))
-        assert result.tool == "wipe_disk" and result.status == "error"
-        assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+        assert result.tool == "wipe_disk"
+        assert result.status == "error"
+        assert isinstance(events[-1], RunFinished)
+        assert events[-1].status == "completed"
 
         # The same script in agent mode does run it: the test above can fail.
         service = SessionService(settings_for(store_url), store, registry=kit_registry(), model=script(turns))
@@ -164,7 +181,7 @@ def test_ask_mode_cannot_call_a_mutating_tool_even_when_the_model_asks(store_url
 
 
 def test_cancel_ends_the_run_and_marks_the_session(store_url: str) -> None:
-    SLEEPING.clear()
+    SLOW_STARTED.clear()
     turns = [{"tool_calls": [{"tool": "slow_probe"}]}, {"text": "never"}]
     with Store(store_url) as store:
         service = SessionService(settings_for(store_url), store, registry=kit_registry(), model=script(turns))
@@ -174,14 +191,14 @@ def test_cancel_ends_the_run_and_marks_the_session(store_url: str) -> None:
             async for event in service.stream("hang", mode="ask"):
                 seen.append(event)
                 if isinstance(event, ToolCall):
-                    while not SLEEPING:
-                        await asyncio.sleep(0.01)
+                    assert await asyncio.to_thread(SLOW_STARTED.wait, 10)
                     assert service.cancel(event.run_id)
             return seen
 
         events = asyncio.run(asyncio.wait_for(go(), timeout=20))
         final = events[-1]
-        assert isinstance(final, RunFinished) and final.status == "cancelled"
+        assert isinstance(final, RunFinished)
+        assert final.status == "cancelled"
         assert store.get_session(final.session_id).status == "cancelled"
         assert service.cancel(final.run_id) is False
 
@@ -190,6 +207,8 @@ def test_unknown_session_is_a_user_error(store_url: str) -> None:
     from devops_agent.errors import NotFoundError
 
     with Store(store_url) as store:
-        service = SessionService(settings_for(store_url), store, registry=kit_registry(), model=script(TWO_TOOLS))
+        service = SessionService(
+            settings_for(store_url), store, registry=kit_registry(), model=script(TWO_TOOLS)
+        )
         with pytest.raises(NotFoundError):
             collect(service, "hi", session_id="doesnotexist")

@@ -96,9 +96,12 @@ class ErrorEvent(_EventBase):
     error_type: str | None = None
 
 
+RunStatus = Literal["completed", "failed", "cancelled", "paused"]
+
+
 class RunFinished(_EventBase):
     type: Literal["run_finished"] = "run_finished"
-    status: Literal["completed", "failed", "cancelled", "paused"]
+    status: RunStatus
     output: str | None = None
     report: dict[str, Any] | None = None
 

@@ -32,8 +32,10 @@ DEFAULT_BASE_URLS = {
     "llamacpp": "http://127.0.0.1:8080/v1",
 }
 
-_KEYLESS_HINT = "set model.api_key (DEVOPS_AGENT_MODEL__API_KEY) or the provider's key variable; " \
+_KEYLESS_HINT = (
+    "set model.api_key (DEVOPS_AGENT_MODEL__API_KEY) or the provider's key variable; "
     "or leave model.name unset to run the offline runbooks"
+)
 
 # llama.cpp and some vLLM builds reject strict tool schemas, tool_choice=required and
 # max_completion_tokens (measured; see docs/models.md).
@@ -89,7 +91,9 @@ def resolve_model(settings: ModelSettings) -> Model | None:
         if provider in ("llamacpp", "openai-compatible"):
             base_url = settings.base_url or DEFAULT_BASE_URLS.get(provider)
             if not base_url:
-                raise ConfigError(f"model {name!r} needs model.base_url", hint="e.g. http://127.0.0.1:8000/v1")
+                raise ConfigError(
+                    f"model {name!r} needs model.base_url", hint="e.g. http://127.0.0.1:8000/v1"
+                )
             key = settings.api_key.get_secret_value() if settings.api_key else "not-needed"
             profile = _COMPAT_PROFILE if settings.profile in ("auto", "llamacpp", "vllm") else None
             return OpenAIChatModel(

@@ -78,7 +78,9 @@ def _prompts(messages: list[ModelMessage]) -> list[str]:
     out: list[str] = []
     for m in messages:
         if isinstance(m, ModelRequest):
-            out.extend(p.content for p in m.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str))
+            out.extend(
+                p.content for p in m.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str)
+            )
     return out
 
 
@@ -119,8 +121,11 @@ class ScriptedModel(FunctionModel):
     def _render(self, text: str, messages: list[ModelMessage]) -> str:
         prompts = _prompts(messages)
         returns = [
-            p for m in _current_run(messages) if isinstance(m, ModelRequest)
-            for p in m.parts if isinstance(p, ToolReturnPart)
+            p
+            for m in _current_run(messages)
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, ToolReturnPart)
         ]
         results = "\n".join(f"- {p.tool_name}: {_summarize(p.content)}" for p in returns) or "- (none)"
         values = {
@@ -149,11 +154,15 @@ class ScriptedModel(FunctionModel):
             )
         return ModelResponse(parts=[TextPart(self._render(turn.text or "", messages))])
 
-    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    async def _stream(
+        self, messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
         turn = self._next_turn(messages)
         if turn is not None and turn.tool_calls:
             yield {
-                i: DeltaToolCall(name=c.tool, json_args=json.dumps(c.args), tool_call_id=self._call_id(messages, i))
+                i: DeltaToolCall(
+                    name=c.tool, json_args=json.dumps(c.args), tool_call_id=self._call_id(messages, i)
+                )
                 for i, c in enumerate(turn.tool_calls)
             }
             return

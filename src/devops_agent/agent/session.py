@@ -54,6 +54,7 @@ from devops_agent.events import (
     RunEvent,
     RunFinished,
     RunStarted,
+    RunStatus,
     Token,
     ToolCall,
     ToolResultEvent,
@@ -78,6 +79,7 @@ def dump_message(message: ModelMessage) -> str:
 
 def load_message(payload: str) -> ModelMessage:
     return _MESSAGE.validate_json(payload)
+
 
 _DONE = object()
 
@@ -109,17 +111,15 @@ class SessionService:
         self.settings = settings
         self.store = store
         self.catalog: ToolCatalog = build_catalog(settings, registry)
-        self.model = model if model is not None else (
-            resolve_model(settings.model) if use_configured_model else None
+        self.model = (
+            model if model is not None else (resolve_model(settings.model) if use_configured_model else None)
         )
         self.breakers = BreakerBoard(settings.tools.breaker, listener=self._save_breaker)
         self._runs: dict[str, RunHandle] = {}
 
     # -- sessions -------------------------------------------------------------------------
 
-    def open_session(
-        self, session_id: str | None, *, title: str, mode: Mode | None = None
-    ) -> SessionRecord:
+    def open_session(self, session_id: str | None, *, title: str, mode: Mode | None = None) -> SessionRecord:
         if session_id is not None:
             record = self.store.get_session(session_id)
             if mode is not None and mode != record.mode:
@@ -187,20 +187,28 @@ class SessionService:
 
     def _emit(self, handle: RunHandle, event: RunEvent) -> None:
         handle.seq += 1
-        stamped = event.model_copy(update={"seq": handle.seq, "session_id": handle.session_id, "run_id": handle.run_id})
-        self.store.append_event(handle.session_id, handle.run_id, handle.seq, stamped.type, stamped.model_dump_json())
+        stamped = event.model_copy(
+            update={"seq": handle.seq, "session_id": handle.session_id, "run_id": handle.run_id}
+        )
+        self.store.append_event(
+            handle.session_id, handle.run_id, handle.seq, stamped.type, stamped.model_dump_json()
+        )
         handle.queue.put_nowait(stamped)
 
-    async def _run(self, handle: RunHandle, session: SessionRecord, prompt: str, inputs: dict[str, Any]) -> None:
+    async def _run(
+        self, handle: RunHandle, session: SessionRecord, prompt: str, inputs: dict[str, Any]
+    ) -> None:
         mode: Mode = "agent" if session.mode == "agent" else "ask"
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
         self.store.update_session(session.id, status="running")
-        status: str = "failed"
+        status: RunStatus = "failed"
         output: str | None = None
         report: dict[str, Any] | None = None
         try:
             if self.model is not None:
-                self._emit(handle, RunStarted(**ids, prompt=prompt, mode=mode, path="model", model=self.model_name))
+                self._emit(
+                    handle, RunStarted(**ids, prompt=prompt, mode=mode, path="model", model=self.model_name)
+                )
                 output = await self._run_model(handle, mode, prompt)
             else:
                 rb = await self._run_runbooks(handle, mode, prompt, inputs)
@@ -211,18 +219,31 @@ class SessionService:
             self._finish(handle, session, status, None, None)
             raise
         except DevOpsAgentError as exc:
-            self._emit(handle, ErrorEvent(**ids, message=exc.message, hint=exc.hint, error_type=type(exc).__name__))
+            self._emit(
+                handle, ErrorEvent(**ids, message=exc.message, hint=exc.hint, error_type=type(exc).__name__)
+            )
         except Exception as exc:
             log.exception("run_failed", **ids)
-            self._emit(handle, ErrorEvent(**ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__))
+            self._emit(
+                handle,
+                ErrorEvent(**ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__),
+            )
         self._finish(handle, session, status, output, report)
 
     def _finish(
-        self, handle: RunHandle, session: SessionRecord, status: str, output: str | None, report: dict[str, Any] | None
+        self,
+        handle: RunHandle,
+        session: SessionRecord,
+        status: RunStatus,
+        output: str | None,
+        report: dict[str, Any] | None,
     ) -> None:
         final = RunFinished(
-            session_id=handle.session_id, run_id=handle.run_id, status=status,  # type: ignore[arg-type]
-            output=output, report=report,
+            session_id=handle.session_id,
+            run_id=handle.run_id,
+            status=status,
+            output=output,
+            report=report,
         )
         self._emit(handle, final)
         handle.final = final
@@ -231,32 +252,50 @@ class SessionService:
 
     # -- tools ----------------------------------------------------------------------------
 
-    def _middleware(self, handle: RunHandle) -> ToolMiddleware:
+    def _middleware(self, handle: RunHandle, *, cap_chars: int | None = None) -> ToolMiddleware:
         def record(info: ToolCallInfo) -> None:
             r = info.result
             self.store.record_tool_call(
                 ToolCallRecord(
-                    session_id=handle.session_id, run_id=handle.run_id, tool_call_id=info.tool_call_id,
-                    tool=info.tool, args=info.args, status=r.status, duration_ms=r.metadata.get("duration_ms"),
-                    error=r.error, truncated=bool(r.metadata.get("truncated")), created_at=info.started_at,
+                    session_id=handle.session_id,
+                    run_id=handle.run_id,
+                    tool_call_id=info.tool_call_id,
+                    tool=info.tool,
+                    args=info.args,
+                    status=r.status,
+                    duration_ms=r.metadata.get("duration_ms"),
+                    error=r.error,
+                    truncated=bool(r.metadata.get("truncated")),
+                    created_at=info.started_at,
                 )
             )
 
         return ToolMiddleware(
-            self.settings.tools, self.breakers, recorder=record, session_id=handle.session_id, run_id=handle.run_id
+            self.settings.tools,
+            self.breakers,
+            recorder=record,
+            session_id=handle.session_id,
+            run_id=handle.run_id,
+            cap_chars=cap_chars,
         )
 
     def _save_breaker(self, snap: BreakerSnapshot) -> None:
         self.store.save_breaker(
             BreakerRecord(
-                tool=snap.tool, state=snap.state, failures=snap.failures, opened_at=snap.opened_at,
-                retry_after_s=snap.retry_after_s, updated_at=datetime.now(UTC),
+                tool=snap.tool,
+                state=snap.state,
+                failures=snap.failures,
+                opened_at=snap.opened_at,
+                retry_after_s=snap.retry_after_s,
+                updated_at=datetime.now(UTC),
             )
         )
 
     # -- offline path ---------------------------------------------------------------------
 
-    async def _run_runbooks(self, handle: RunHandle, mode: Mode, prompt: str, inputs: dict[str, Any]) -> Report:
+    async def _run_runbooks(
+        self, handle: RunHandle, mode: Mode, prompt: str, inputs: dict[str, Any]
+    ) -> Report:
         available = load_runbooks(self.settings.runbooks.extra_dirs)
         names = inputs.pop("runbooks", None)
         if names:
@@ -269,8 +308,12 @@ class SessionService:
             chosen = select_runbooks(prompt, inputs, available)
         inputs.setdefault("question", prompt)
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
-        self._emit(handle, RunStarted(**ids, prompt=prompt, mode=mode, path="runbook", runbooks=[r.name for r in chosen]))
-        middleware = self._middleware(handle)
+        self._emit(
+            handle,
+            RunStarted(**ids, prompt=prompt, mode=mode, path="runbook", runbooks=[r.name for r in chosen]),
+        )
+        # Analyzers summarize what they read, so they get far more than a model's context would.
+        middleware = self._middleware(handle, cap_chars=self.settings.tools.analyzer_cap_chars)
 
         async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
             try:
@@ -284,7 +327,9 @@ class SessionService:
                 try:
                     bound = entry.bind_args(args)
                 except TypeError as exc:
-                    return ToolResult.fail(f"invalid arguments for {name}: {exc}", "check the runbook step's args")
+                    return ToolResult.fail(
+                        f"invalid arguments for {name}: {exc}", "check the runbook step's args"
+                    )
                 if inspect.iscoroutinefunction(entry.function):
                     return await entry.function(*bound.args, **bound.kwargs)
                 return await asyncio.to_thread(entry.function, *bound.args, **bound.kwargs)
@@ -301,7 +346,10 @@ class SessionService:
         self.store.append_messages(
             handle.session_id,
             handle.run_id,
-            [dump_message(ModelRequest(parts=[UserPromptPart(prompt)])), dump_message(ModelResponse(parts=[TextPart(markdown)]))],
+            [
+                dump_message(ModelRequest(parts=[UserPromptPart(prompt)])),
+                dump_message(ModelResponse(parts=[TextPart(markdown)])),
+            ],
         )
         return report
 
@@ -331,7 +379,9 @@ class SessionService:
         limits = UsageLimits(request_limit=self.settings.model.max_tool_steps + 1)
         output = ""
         try:
-            async with agent.run_stream_events(prompt, message_history=history, usage_limits=limits) as stream:
+            async with agent.run_stream_events(
+                prompt, message_history=history, usage_limits=limits
+            ) as stream:
                 async for ev in stream:
                     if isinstance(ev, AgentRunResultEvent):
                         output = str(ev.result.output)
@@ -347,7 +397,7 @@ class SessionService:
         except ModelAPIError as exc:
             raise ModelError(
                 f"model request failed: {exc}",
-                hint="check model.name / model.base_url and the API key; `devops-agent doctor` tests the endpoint",
+                hint="check model.name, base_url and API key; `devops-agent doctor` tests the endpoint",
             ) from exc
         return output
 
@@ -358,7 +408,11 @@ def _translate(ev: AgentStreamEvent, ids: dict[str, str]) -> list[RunEvent]:
     if isinstance(ev, PartDeltaEvent) and isinstance(ev.delta, TextPartDelta) and ev.delta.content_delta:
         return [Token(**ids, text=ev.delta.content_delta)]
     if isinstance(ev, FunctionToolCallEvent):
-        return [ToolCall(**ids, tool_call_id=ev.part.tool_call_id, tool=ev.part.tool_name, args=ev.part.args_as_dict())]
+        return [
+            ToolCall(
+                **ids, tool_call_id=ev.part.tool_call_id, tool=ev.part.tool_name, args=ev.part.args_as_dict()
+            )
+        ]
     if isinstance(ev, FunctionToolResultEvent):
         part = ev.part
         content = part.content if isinstance(part, ToolReturnPart) else None
@@ -366,14 +420,21 @@ def _translate(ev: AgentStreamEvent, ids: dict[str, str]) -> list[RunEvent]:
             meta = content.get("metadata") or {}
             return [
                 ToolResultEvent(
-                    **ids, tool_call_id=part.tool_call_id, tool=part.tool_name, status=str(content["status"]),
-                    duration_ms=meta.get("duration_ms"), truncated=bool(meta.get("truncated")),
+                    **ids,
+                    tool_call_id=part.tool_call_id,
+                    tool=part.tool_name,
+                    status=str(content["status"]),
+                    duration_ms=meta.get("duration_ms"),
+                    truncated=bool(meta.get("truncated")),
                     error=content.get("error"),
                 )
             ]
         return [
             ToolResultEvent(
-                **ids, tool_call_id=part.tool_call_id, tool=part.tool_name or "", status="error",
+                **ids,
+                tool_call_id=part.tool_call_id,
+                tool=part.tool_name or "",
+                status="error",
                 error=str(getattr(part, "content", ""))[:500],
             )
         ]

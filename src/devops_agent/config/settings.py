@@ -51,6 +51,9 @@ class BreakerSettings(BaseModel):
 
 class ToolSettings(BaseModel):
     output_cap_chars: int = Field(16_000, ge=200, description="largest tool output the model sees")
+    analyzer_cap_chars: int = Field(
+        2_000_000, ge=200, description="largest tool output handed to offline analyzers (they summarize it)"
+    )
     timeout_s: float = Field(60.0, gt=0)
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)
     disabled: list[str] = Field(default_factory=list, description="toolset names not to load")
@@ -59,7 +62,7 @@ class ToolSettings(BaseModel):
 class FileSettings(BaseModel):
     roots: list[Path] = Field(
         default_factory=lambda: [Path("."), Path("/var/log")],
-        description="directories the files and logs tools may read; paths given on the command line are added",
+        description="directories the files and logs tools may read; command-line paths are added",
     )
     max_read_bytes: int = Field(2_000_000, ge=1024)
 
@@ -73,7 +76,9 @@ class ModelSettings(BaseModel):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
     name: str | None = Field(None, description="provider:model, e.g. openai:gpt-4o, ollama:llama3.1")
-    base_url: str | None = Field(None, description="for OpenAI-compatible endpoints (vLLM, llama.cpp, Ollama)")
+    base_url: str | None = Field(
+        None, description="for OpenAI-compatible endpoints (vLLM, llama.cpp, Ollama)"
+    )
     api_key: SecretStr | None = None
     profile: Literal["auto", "openai", "vllm", "llamacpp", "ollama"] = "auto"
     request_timeout_s: float = Field(120.0, gt=0)
@@ -148,7 +153,9 @@ def config_files(config_file: Path | None = None, cwd: Path | None = None) -> li
     """Config files in the order they are applied (later wins); only existing ones."""
     explicit = config_file or (Path(p) if (p := os.environ.get("DEVOPS_AGENT_CONFIG")) else None)
     if explicit is not None and not explicit.is_file():
-        raise ConfigError(f"config file {explicit} does not exist", hint="check --config / DEVOPS_AGENT_CONFIG")
+        raise ConfigError(
+            f"config file {explicit} does not exist", hint="check --config / DEVOPS_AGENT_CONFIG"
+        )
     candidates = [user_config_dir() / CONFIG_FILENAME]
     candidates.append(explicit if explicit is not None else (cwd or Path.cwd()) / CONFIG_FILENAME)
     seen: list[Path] = []

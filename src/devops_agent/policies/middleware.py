@@ -98,6 +98,8 @@ class ToolMiddleware:
     recorder: Callable[[ToolCallInfo], None] | None = None
     session_id: str | None = None
     run_id: str | None = None
+    cap_chars: int | None = None
+    """Output cap; ``None`` uses ``settings.output_cap_chars`` (sized for a model's context)."""
     _counter: int = field(default=0, init=False)
 
     def next_call_id(self) -> str:
@@ -140,7 +142,7 @@ class ToolMiddleware:
                     exc, DevOpsAgentError
                 ):
                     log.warning("tool_exception", tool=tool, error=repr(exc))
-            result = cap_result(result, self.settings.output_cap_chars)
+            result = cap_result(result, self.cap_chars or self.settings.output_cap_chars)
             duration_ms = (time.perf_counter() - t0) * 1000
             result.metadata.setdefault("source", tool)
             result.metadata["duration_ms"] = round(duration_ms, 2)
@@ -180,7 +182,5 @@ class MiddlewareToolset(WrapperToolset[Any]):
         async def call() -> Any:
             return await self.wrapped.call_tool(name, tool_args, ctx, tool)
 
-        result = await self.middleware.invoke(
-            name, tool_args, call, spec=spec, tool_call_id=ctx.tool_call_id
-        )
+        result = await self.middleware.invoke(name, tool_args, call, spec=spec, tool_call_id=ctx.tool_call_id)
         return result.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,123 @@
+"""Framework overhead per tool step and time to first event, with the scripted model.
+
+Runs a session of N sequential tool steps (a no-op read-only tool, so tool time is ~0 and the
+scripted model answers instantly) through the full stack: session service, SQLite store
+(every event, message and tool call persisted), middleware (span, breaker, cap, log) and mode
+guard. The same N steps also run on a bare pydantic-ai Agent with the same model and tool in
+the same process, as the peer: the difference is what our layers cost.
+
+Prints one line per figure, then a JSON object (last line) with ``step_overhead_ms``,
+``first_event_ms`` and the bare-runtime figures. Targets: <= 5 ms per step, <= 50 ms to first event.
+
+    .venv/bin/python benchmarks/runtime_overhead.py [--steps 40] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai import Agent
+
+from devops_agent.agent.scripted import Script, ScriptedModel
+from devops_agent.agent.session import SessionService
+from devops_agent.config import Settings
+from devops_agent.events import RunFinished
+from devops_agent.store import Store
+from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.registry import ToolRegistry
+
+
+def registry() -> ToolRegistry:
+    def build(settings: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("bench")
+
+        @ts.tool(read_only=True)
+        def noop(i: int) -> ToolResult:
+            """Do nothing."""
+            return ToolResult.ok({"i": i})
+
+        return ts
+
+    reg = ToolRegistry()
+    reg.add_toolset("bench", build)
+    return reg
+
+
+def make_script(steps: int) -> Script:
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"tool": "noop", "args": {"i": i}}]} for i in range(steps)]
+    turns.append({"text": "done"})
+    return Script.model_validate({"turns": turns})
+
+
+async def ours(service: SessionService, steps: int) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    first = 0.0
+    async for event in service.stream("benchmark", mode="ask"):
+        if first == 0.0:
+            first = time.perf_counter() - t0
+        if isinstance(event, RunFinished):
+            assert event.status == "completed", event
+    return time.perf_counter() - t0, first
+
+
+async def bare(steps: int) -> float:
+    toolset = registry().build(Settings())["bench"].to_pydantic_ai()
+    agent = Agent(ScriptedModel(make_script(steps)), toolsets=[toolset])
+    t0 = time.perf_counter()
+    async with agent.run_stream_events("benchmark") as stream:
+        async for _ in stream:
+            pass
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=40, help="tool steps per run")
+    parser.add_argument("--repeat", type=int, default=7, help="runs per figure (median reported)")
+    parser.add_argument(
+        "--data", type=Path, default=None, help="unused: this benchmark generates its own load"
+    )
+    args = parser.parse_args()
+
+    ours_step, bare_step, firsts = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+        settings = Settings(database_url=url, data_dir=Path(tmp))
+        with Store(url) as store:
+            for _ in range(args.repeat + 1):  # first round warms imports and caches
+                service = SessionService(
+                    settings, store, registry=registry(), model=ScriptedModel(make_script(args.steps))
+                )
+                total, first = asyncio.run(ours(service, args.steps))
+                b = asyncio.run(bare(args.steps))
+                ours_step.append(total / args.steps * 1000)
+                bare_step.append(b / args.steps * 1000)
+                firsts.append(first * 1000)
+    ours_step, bare_step, firsts = ours_step[1:], bare_step[1:], firsts[1:]
+    result = {
+        "step_overhead_ms": round(statistics.median(ours_step), 3),
+        "first_event_ms": round(statistics.median(firsts), 3),
+        "bare_pydantic_ai_step_ms": round(statistics.median(bare_step), 3),
+        "added_by_devops_agent_ms": round(statistics.median(ours_step) - statistics.median(bare_step), 3),
+        "steps": args.steps,
+        "repeat": args.repeat,
+        "store": "sqlite",
+    }
+    print(
+        f"step_overhead_ms (full stack, per tool step, median of {args.repeat}): {result['step_overhead_ms']}"
+    )
+    print(f"bare pydantic-ai per step, same run: {result['bare_pydantic_ai_step_ms']}")
+    print(f"added by our layers per step: {result['added_by_devops_agent_ms']}")
+    print(f"first_event_ms: {result['first_event_ms']}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Lint, type-check and run the whole test suite with coverage, the same way CI does.
+# Needs scripts/setup.sh --dev first. PostgreSQL tests use DEVOPS_AGENT_TEST_POSTGRES_URL, or a
+# server that scripts/postgres.sh starts; with DEVOPS_AGENT_REQUIRE_POSTGRES=1 they may not skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/.venv/bin:$PATH"
+
+if [ -z "${DEVOPS_AGENT_TEST_POSTGRES_URL:-}" ]; then
+  if url=$(bash scripts/postgres.sh | tail -n 1) && [ -n "$url" ]; then
+    export DEVOPS_AGENT_TEST_POSTGRES_URL="$url"
+  elif [ "${DEVOPS_AGENT_REQUIRE_POSTGRES:-0}" = "1" ]; then
+    echo "test: PostgreSQL is required (DEVOPS_AGENT_REQUIRE_POSTGRES=1) but scripts/postgres.sh failed" >&2
+    exit 1
+  else
+    echo "test: no PostgreSQL; PostgreSQL tests will be skipped" >&2
+  fi
+fi
+
+echo "== ruff" >&2
+ruff check src tests benchmarks scripts
+ruff format --check src tests benchmarks
+echo "== mypy (strict, src/)" >&2
+mypy
+echo "== pytest" >&2
+set +e
+python -m pytest --cov --cov-report=term "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "test: pytest collected no tests; that is a failure here" >&2
+  exit 1
+fi
+exit "$rc"

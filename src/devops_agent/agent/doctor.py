@@ -1,0 +1,92 @@
+"""Health checks behind ``devops-agent doctor``: config, store, model endpoint, toolsets.
+
+Each check returns a :class:`Check` (ok / warn / fail, a detail, a hint); nothing raises, so the
+report is always complete. Interfaces render the list; the API will serve it as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import httpx
+
+from devops_agent.agent.models import DEFAULT_BASE_URLS, provider_of, resolve_model
+from devops_agent.config import LoadedSettings
+from devops_agent.errors import DevOpsAgentError
+from devops_agent.store import Store
+from devops_agent.tools.registry import ToolRegistry, default_registry
+
+Level = Literal["ok", "warn", "fail"]
+
+_PROVIDER_URLS = {
+    "openai": "https://api.openai.com/v1/models",
+    "anthropic": "https://api.anthropic.com/v1/models",
+    "google-gla": "https://generativelanguage.googleapis.com/v1beta/models",
+}
+
+
+@dataclass
+class Check:
+    name: str
+    level: Level
+    detail: str
+    hint: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_config(loaded: LoadedSettings) -> Check:
+    files = ", ".join(str(f) for f in loaded.files) or "no config file (defaults and environment)"
+    return Check("config", "ok", files)
+
+
+def check_store(loaded: LoadedSettings) -> Check:
+    try:
+        with Store.from_settings(loaded.settings) as store:
+            n = len(store.list_sessions(limit=1000))
+            return Check("store", "ok", f"{store.url_for_display} ({n} sessions)")
+    except DevOpsAgentError as exc:
+        return Check("store", "fail", exc.message, exc.hint)
+
+
+def check_model(loaded: LoadedSettings, timeout_s: float = 3.0) -> Check:
+    ms = loaded.settings.model
+    if not ms.name:
+        return Check(
+            "model", "ok", "none configured: offline runbooks are used", "set model.name to use an LLM"
+        )
+    try:
+        resolve_model(ms)
+    except DevOpsAgentError as exc:
+        return Check("model", "fail", exc.message, exc.hint)
+    provider = provider_of(ms.name)
+    if provider == "scripted":
+        return Check("model", "ok", f"{ms.name} (deterministic, offline)")
+    base = ms.base_url or DEFAULT_BASE_URLS.get(provider)
+    url = base.rstrip("/") + "/models" if base else _PROVIDER_URLS.get(provider)
+    if url is None:
+        return Check("model", "warn", f"{ms.name}: reachability not checked for provider {provider!r}")
+    try:
+        resp = httpx.get(url, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        return Check(
+            "model",
+            "fail",
+            f"{ms.name}: cannot reach {url}: {type(exc).__name__}",
+            "check model.base_url and the network; or unset model.name to run offline",
+        )
+    return Check("model", "ok", f"{ms.name}: {url} answered HTTP {resp.status_code}")
+
+
+def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> list[Check]:
+    reg = registry or default_registry()
+    built = reg.build(loaded.settings)
+    checks = [Check(f"toolset {name}", "ok", f"{len(ts.entries)} tools") for name, ts in built.items()]
+    checks += [Check(f"toolset {u.name}", "warn", u.reason) for u in reg.unavailable]
+    return checks
+
+
+def run_checks(loaded: LoadedSettings) -> list[Check]:
+    return [check_config(loaded), check_store(loaded), check_model(loaded), *check_toolsets(loaded)]

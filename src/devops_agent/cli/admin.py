@@ -1,0 +1,231 @@
+"""Inspection commands: sessions, tools, runbooks, config and doctor."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+from rich.markdown import Markdown
+from rich.table import Table
+
+from devops_agent.cli.context import out, state
+from devops_agent.config import describe
+from devops_agent.events import event_from_json
+from devops_agent.runbooks import get_runbook, load_runbooks
+from devops_agent.tools.registry import build_catalog, default_registry
+
+_EVENT_IDS = {"v", "session_id", "run_id", "seq"}
+JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
+
+sessions_app = typer.Typer(help="List, show and delete saved sessions.", no_args_is_help=True)
+tools_app = typer.Typer(help="Tools the agent can call and their circuit breakers.", no_args_is_help=True)
+runbooks_app = typer.Typer(help="Offline runbooks (used when no model is configured).", no_args_is_help=True)
+config_app = typer.Typer(help="Effective configuration.", no_args_is_help=True)
+
+
+def _emit_json(data: Any) -> None:
+    out.print_json(json.dumps(data, default=str))
+
+
+def _ago(ts: datetime) -> str:
+    s = (datetime.now(UTC) - ts).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= size:
+            return f"{s / size:.0f}{unit} ago"
+    return f"{s:.0f}s ago"
+
+
+@sessions_app.command("list")
+def sessions_list(ctx: typer.Context, limit: int = 20, json_out: JsonOpt = False) -> None:
+    """Saved sessions, newest first."""
+    records = state(ctx).store().list_sessions(limit=limit)
+    if json_out:
+        _emit_json([dataclasses.asdict(r) for r in records])
+        return
+    table = Table("id", "mode", "status", "model", "updated", "title")
+    for r in records:
+        table.add_row(r.id[:12], r.mode, r.status, r.model or "offline", _ago(r.updated_at), r.title[:60])
+    out.print(table)
+
+
+@sessions_app.command("show")
+def sessions_show(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="session id or a unique prefix")],
+    events: Annotated[bool, typer.Option("--events", help="also list the events")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """A session's conversation (and events with --events)."""
+    from devops_agent.agent.session import load_message
+
+    store = state(ctx).store()
+    rec = store.get_session(session_id)
+    messages = [load_message(p) for p in store.load_messages(rec.id)]
+    evs = [event_from_json(e.payload) for e in store.list_events(rec.id)] if events or json_out else []
+    if json_out:
+        _emit_json(
+            {
+                "session": dataclasses.asdict(rec),
+                "messages": [m.__class__.__name__ for m in messages],
+                "events": [e.model_dump(mode="json") for e in evs],
+            }
+        )
+        return
+    out.print(f"[bold]{rec.title}[/]  ({rec.id}, {rec.mode} mode, {rec.status})")
+    for m in messages:
+        for part in m.parts:
+            kind = part.part_kind
+            if kind == "user-prompt":
+                out.print(f"\n[bold cyan]user:[/] {part.content}")  # type: ignore[union-attr]
+            elif kind == "text":
+                out.print("\n[bold green]agent:[/]")
+                out.print(Markdown(str(part.content)))  # type: ignore[union-attr]
+            elif kind == "tool-call":
+                out.print(f"[dim]→ {part.tool_name}({part.args_as_json_str()})[/]")  # type: ignore[union-attr]
+            elif kind == "tool-return":
+                out.print(f"[dim]← {part.tool_name}: {str(part.content)[:200]}[/]")  # type: ignore[union-attr]
+    for e in evs:
+        out.print(f"[dim]{e.seq:4} {e.type} {e.model_dump_json(exclude=_EVENT_IDS)[:160]}[/]")
+
+
+@sessions_app.command("delete")
+def sessions_delete(
+    ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="session id or prefix")]
+) -> None:
+    """Delete a session with its messages, events and tool calls."""
+    store = state(ctx).store()
+    rec = store.get_session(session_id)
+    store.delete_session(rec.id)
+    out.print(f"deleted session {rec.id}")
+
+
+@tools_app.command("list")
+def tools_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
+    """Every tool with its category, whether it is read-only, and its risk."""
+    registry = default_registry()
+    catalog = build_catalog(state(ctx).settings, registry)
+    rows = [
+        {
+            "tool": e.name,
+            "toolset": e.toolset,
+            "category": e.spec.category,
+            "read_only": e.spec.read_only,
+            "risk": e.spec.risk,
+            "description": e.description,
+        }
+        for e in catalog.entries.values()
+    ]
+    if json_out:
+        _emit_json({"tools": rows, "unavailable": [u.__dict__ for u in registry.unavailable]})
+        return
+    table = Table("tool", "category", "read-only", "risk", "description")
+    for e in catalog.entries.values():
+        read_only = "yes" if e.spec.read_only else "[yellow]no[/]"
+        table.add_row(e.name, e.spec.category, read_only, e.spec.risk, e.description[:70])
+    out.print(table)
+    for u in registry.unavailable:
+        out.print(f"[yellow]unavailable:[/] {u.name}: {u.reason}")
+
+
+@tools_app.command("status")
+def tools_status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
+    """Circuit breaker state per tool, and recent call counts from the store."""
+    store = state(ctx).store()
+    breakers = store.load_breakers()
+    calls = store.list_tool_calls(limit=1000)
+    stats: dict[str, dict[str, int]] = {}
+    for c in calls:
+        s = stats.setdefault(c.tool, {"calls": 0, "errors": 0})
+        s["calls"] += 1
+        s["errors"] += c.status == "error"
+    by_tool = {b.tool: b for b in breakers}
+    rows: list[dict[str, Any]] = []
+    for name in sorted(set(by_tool) | set(stats)):
+        b = by_tool.get(name)
+        retry: float | None = None
+        if b is not None and b.state == "open" and b.retry_after_s is not None:
+            # retry_after_s was measured when the state was saved; count down from then.
+            retry = max(0.0, b.retry_after_s - (datetime.now(UTC) - b.updated_at).total_seconds())
+        counts = stats.get(name, {"calls": 0, "errors": 0})
+        rows.append(
+            {
+                "tool": name,
+                "state": b.state if b else "closed",
+                "failures": b.failures if b else 0,
+                "retry_after_s": None if retry is None else round(retry, 1),
+                "calls": counts["calls"],
+                "errors": counts["errors"],
+            }
+        )
+    if json_out:
+        _emit_json(rows)
+        return
+    if not rows:
+        out.print("No tool has been called yet.")
+        return
+    table = Table("tool", "breaker", "failures", "retry in", "recent calls", "errors")
+    colour = {"closed": "green", "open": "red", "half_open": "yellow"}
+    for r in rows:
+        retry_text = "-" if r["retry_after_s"] is None else f"{r['retry_after_s']:.0f}s"
+        state_text = f"[{colour[str(r['state'])]}]{r['state']}[/]"
+        table.add_row(
+            str(r["tool"]), state_text, str(r["failures"]), retry_text, str(r["calls"]), str(r["errors"])
+        )
+    out.print(table)
+
+
+@runbooks_app.command("list")
+def runbooks_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
+    """Installed runbooks and the words that select them."""
+    books = load_runbooks(state(ctx).settings.runbooks.extra_dirs)
+    if json_out:
+        _emit_json(
+            [{"name": b.name, "title": b.title, "keywords": b.keywords, "steps": len(b.steps)} for b in books]
+        )
+        return
+    table = Table("name", "title", "steps", "keywords")
+    for b in books:
+        table.add_row(b.name, b.title, str(len(b.steps)), ", ".join(b.keywords)[:60])
+    out.print(table)
+
+
+@runbooks_app.command("show")
+def runbooks_show(ctx: typer.Context, name: str, json_out: JsonOpt = False) -> None:
+    """A runbook's steps, analyzers and advice."""
+    book = get_runbook(name, extra_dirs=state(ctx).settings.runbooks.extra_dirs)
+    if json_out:
+        _emit_json(book.model_dump(mode="json"))
+        return
+    out.print(f"[bold]{book.name}[/] — {book.title}\n{book.description}\n")
+    out.print("[bold]steps[/]")
+    for s in book.steps:
+        when = f" (when {s.when})" if s.when else ""
+        out.print(f"  {s.id}: {s.tool}({json.dumps(s.args)}){when}")
+    out.print("[bold]analyzers[/]: " + ", ".join(a.use for a in book.analyzers))
+    if book.next_steps:
+        out.print("[bold]next steps[/]")
+        for n in book.next_steps:
+            out.print(f"  - {n}")
+
+
+@config_app.command("show")
+def config_show(ctx: typer.Context, json_out: JsonOpt = False) -> None:
+    """Every setting, its value (secrets masked) and where it came from."""
+    loaded = state(ctx).loaded
+    rows = describe(loaded)
+    if json_out:
+        _emit_json(
+            {
+                "files": [str(f) for f in loaded.files],
+                "settings": [{"key": k, "value": v, "source": s} for k, v, s in rows],
+            }
+        )
+        return
+    out.print("config files: " + (", ".join(str(f) for f in loaded.files) or "(none)"))
+    table = Table("setting", "value", "source")
+    for key, value, source in rows:
+        table.add_row(key, value, source)
+    out.print(table)

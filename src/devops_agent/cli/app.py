@@ -1,0 +1,99 @@
+"""The ``devops-agent`` command line (Typer + Rich).
+
+Every error the package raises on purpose (:class:`DevOpsAgentError`) is printed as one line with
+its hint and a non-zero exit; a traceback appears only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from devops_agent import __version__
+from devops_agent.cli import admin, run
+from devops_agent.cli.context import AppState, err, out, state
+from devops_agent.errors import DevOpsAgentError
+from devops_agent.telemetry import configure_logging
+
+app = typer.Typer(
+    name="devops-agent",
+    help="An operations agent that investigates with tools: offline runbooks, or an LLM when configured.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"devops-agent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", "-c", help="config file (default: ./devops-agent.toml)", envvar="DEVOPS_AGENT_CONFIG"
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="provider:model, e.g. openai:gpt-4o or scripted")
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="show tracebacks and debug logs")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version")
+    ] = False,
+) -> None:
+    overrides = {"model": {"name": model}} if model else {}
+    ctx.obj = AppState(config_file=config, debug=debug, overrides=overrides)
+    ctx.call_on_close(ctx.obj.close)
+
+
+app.command(help="Investigate a problem and print a report.")(run.investigate)
+app.command(help="Ask one question; the answer streams when a model is configured.")(run.ask)
+app.command(help="Interactive chat with /mode, /sessions, /new and /exit.")(run.chat)
+app.add_typer(admin.sessions_app, name="sessions")
+app.add_typer(admin.tools_app, name="tools")
+app.add_typer(admin.runbooks_app, name="runbooks")
+app.add_typer(admin.config_app, name="config")
+
+
+@app.command()
+def doctor(ctx: typer.Context, json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Check the config, the store, the model endpoint and the toolsets."""
+    from devops_agent.agent.doctor import run_checks
+
+    checks = run_checks(state(ctx).loaded)
+    if json_out:
+        import json
+
+        out.print_json(json.dumps([c.to_dict() for c in checks]))
+    else:
+        marks = {"ok": "[green]ok[/]  ", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
+        for c in checks:
+            hint = f"  [dim]({c.hint})[/]" if c.hint and c.level != "ok" else ""
+            out.print(f"{marks[c.level]} {c.name}: {c.detail}{hint}", highlight=False)
+    if any(c.level == "fail" for c in checks):
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    debug = "--debug" in sys.argv
+    configure_logging("debug" if debug else "warning")
+    try:
+        app(standalone_mode=True)
+    except DevOpsAgentError as exc:
+        if debug:
+            raise
+        err.print(f"[red]error:[/] {exc.one_line()}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)

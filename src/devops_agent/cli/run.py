@@ -1,0 +1,222 @@
+"""The commands that run investigations: ``investigate``, ``ask`` and ``chat``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from devops_agent.analysis.timeparse import parse_since
+from devops_agent.cli.context import AppState, err, out, state, with_roots
+from devops_agent.cli.render import ProgressRenderer, print_final
+from devops_agent.events import RunFinished
+from devops_agent.policies.modes import MODES, Mode
+
+ModeOpt = Annotated[
+    str | None, typer.Option("--mode", help="ask (read-only tools only) or agent; default from config")
+]
+SessionOpt = Annotated[
+    str | None, typer.Option("--session", "-s", help="continue this session (id or prefix)")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object instead of the rendered report")]
+
+
+def _check_mode(mode: str | None) -> Mode | None:
+    if mode is None:
+        return None
+    if mode not in MODES:
+        raise typer.BadParameter(
+            f"{mode!r} is not a mode; use one of: {', '.join(MODES)}", param_hint="--mode"
+        )
+    return mode
+
+
+def execute(
+    app: AppState,
+    prompt: str,
+    *,
+    session_id: str | None,
+    mode: Mode | None,
+    inputs: dict[str, Any],
+    json_out: bool,
+    stream_tokens: bool,
+    extra_roots: list[Path] | None = None,
+) -> RunFinished:
+    """Run one prompt through the session service, rendering progress; return the final event."""
+    from devops_agent.agent.session import SessionService  # the runtime is heavy; --help need not load it
+
+    settings = with_roots(app.settings, extra_roots or [])
+    service = SessionService(settings, app.store())
+    renderer = ProgressRenderer(stream_tokens=stream_tokens and not json_out, quiet=json_out)
+    final: RunFinished | None = None
+    if service.model is None and not json_out:
+        err.print("[dim]No model configured: running the offline runbooks (set model.name to use an LLM).[/]")
+
+    async def go() -> None:
+        nonlocal final
+        async for event in service.stream(prompt, session_id=session_id, mode=mode, inputs=inputs):
+            renderer.handle(event)
+            if isinstance(event, RunFinished):
+                final = event
+
+    with renderer:
+        asyncio.run(go())
+    assert final is not None
+    if json_out:
+        payload = {
+            "session_id": final.session_id,
+            "run_id": final.run_id,
+            "status": final.status,
+            "output": final.output,
+            "report": final.report,
+        }
+        out.print_json(json.dumps(payload, default=str))
+    else:
+        print_final(final, renderer)
+    return final
+
+
+def investigate(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="what to investigate, in plain words")],
+    logs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--logs",
+            "-l",
+            exists=True,
+            readable=True,
+            resolve_path=True,
+            help="log file or directory (repeatable)",
+        ),
+    ] = None,
+    repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--repo",
+            "-r",
+            exists=True,
+            file_okay=False,
+            resolve_path=True,
+            help="git repository to check for recent changes",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="start of the window: 2h, 30m, 1d, an ISO time")
+    ] = None,
+    runbook: Annotated[
+        list[str] | None, typer.Option("--runbook", help="run these runbooks instead of choosing")
+    ] = None,
+    session: SessionOpt = None,
+    mode: ModeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Investigate a problem and print a report (offline runbooks, or the model loop when configured)."""
+    app = state(ctx)
+    if since is not None:
+        parse_since(since)  # fail early with a clear message
+    inputs: dict[str, Any] = {"question": question}
+    if logs:
+        inputs["logs"] = [str(p) for p in logs]
+    if repo:
+        inputs["repo"] = str(repo)
+    if since:
+        inputs["since"] = since
+    if runbook:
+        inputs["runbooks"] = runbook
+    roots = [*(logs or []), *([repo] if repo else [])]
+    prompt = question
+    if app.settings.model.name and (logs or repo or since):
+        context = [
+            f"logs: {', '.join(inputs['logs'])}" if logs else "",
+            f"repository: {repo}" if repo else "",
+            f"since: {since}" if since else "",
+        ]
+        prompt = question + "\n\n" + "\n".join(c for c in context if c)
+    final = execute(
+        app,
+        prompt,
+        session_id=session,
+        mode=_check_mode(mode),
+        inputs=inputs,
+        json_out=json_out,
+        stream_tokens=False,
+        extra_roots=roots,
+    )
+    if final.status != "completed":
+        raise typer.Exit(1)
+
+
+def ask(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="the question")],
+    session: SessionOpt = None,
+    mode: ModeOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Ask one question and print the answer (streamed when a model is configured)."""
+    final = execute(
+        state(ctx),
+        question,
+        session_id=session,
+        mode=_check_mode(mode),
+        inputs={},
+        json_out=json_out,
+        stream_tokens=True,
+    )
+    if final.status != "completed":
+        raise typer.Exit(1)
+
+
+CHAT_HELP = """Commands: /mode [ask|agent]  /sessions  /new  /help  /exit"""
+
+
+def chat(
+    ctx: typer.Context,
+    session: SessionOpt = None,
+    mode: ModeOpt = None,
+) -> None:
+    """Talk with the agent interactively; each answer streams as it is produced."""
+    app = state(ctx)
+    current_mode = _check_mode(mode) or app.settings.mode
+    session_id = app.store().get_session(session).id if session else None
+    err.print(f"[bold]DevOps Agent[/] chat · {current_mode} mode · {CHAT_HELP}")
+    while True:
+        try:
+            line = input(f"{current_mode}> ").strip()
+        except EOFError:
+            break
+        if not line:
+            continue
+        if line.startswith("/"):
+            cmd, _, arg = line.partition(" ")
+            if cmd in ("/exit", "/quit"):
+                break
+            if cmd == "/help":
+                err.print(CHAT_HELP)
+            elif cmd == "/new":
+                session_id = None
+                err.print("new session")
+            elif cmd == "/sessions":
+                for rec in app.store().list_sessions(limit=10):
+                    err.print(f"{rec.id[:12]}  {rec.mode:5}  {rec.title[:60]}")
+            elif cmd == "/mode":
+                if arg.strip() in MODES:
+                    current_mode = arg.strip()  # type: ignore[assignment]
+                    if session_id:
+                        app.store().update_session(session_id, mode=current_mode)
+                    err.print(f"mode is now {current_mode}")
+                else:
+                    err.print(f"mode is {current_mode}; use /mode ask or /mode agent")
+            else:
+                err.print(f"unknown command {cmd}; {CHAT_HELP}")
+            continue
+        final = execute(
+            app, line, session_id=session_id, mode=current_mode, inputs={}, json_out=False, stream_tokens=True
+        )
+        session_id = final.session_id
+    if session_id:
+        err.print(f"[dim]session {session_id} saved; resume with --session {session_id[:12]}[/]")

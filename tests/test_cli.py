@@ -1,0 +1,188 @@
+"""The console script, run as a user runs it: real subprocesses, real store, real host."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from devops_agent.store import BreakerRecord, Store
+
+pytestmark = pytest.mark.slow
+
+
+def cli(
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ, COLUMNS="200", **(env or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "devops_agent", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=stdin,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+def test_investigate_offline_prints_a_real_host_report(tmp_path: Path) -> None:
+    proc = cli("investigate", "Is this host healthy?", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for section in ("## Summary", "## Findings", "## Next steps", "## What could not be gathered"):
+        assert section in proc.stdout
+    assert "No model configured" in proc.stderr
+    hostname = os.uname().nodename
+    assert hostname in proc.stdout, "the report is about this machine"
+
+
+def test_investigate_json_and_logs(tmp_path: Path) -> None:
+    logs = tmp_path / "app"
+    logs.mkdir()
+    lines = [f"2026-11-22T10:{m:02d}:00Z INFO request ok id={m}" for m in range(40)]
+    lines += [
+        f"2026-11-22T10:41:{s:02d}Z ERROR payment gateway timeout after {s}ms order={9000 + s}"
+        for s in range(30)
+    ]
+    (logs / "app.log").write_text("\n".join(lines) + "\n")
+    proc = cli("investigate", "errors in the payment service", "--logs", str(logs), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["status"] == "completed"
+    assert "log-errors" in data["report"]["runbooks"]
+    texts = json.dumps(data["report"]["findings"])
+    assert "payment gateway timeout" in texts
+    assert "30" in texts  # the count of the group
+
+
+def test_bad_input_gives_one_line_and_exit_2(tmp_path: Path) -> None:
+    assert_one_line_error(cli("investigate", "x", "--logs", str(tmp_path / "missing")), 2, "does not exist")
+    assert_one_line_error(cli("investigate", "x", "--bogus"), 2, "No such option")
+    assert_one_line_error(cli("investigate", "x", "--since", "last tuesday-ish"), 2)
+    assert_one_line_error(cli("sessions", "show", "deadbeefcafe"), 2, "sessions list")
+    assert_one_line_error(cli("investigate", "x", "--mode", "yolo"), 2, "mode")
+    assert_one_line_error(cli("runbooks", "show", "no-such-runbook"), 2, "runbooks list")
+
+
+def test_config_show_masks_secrets_and_names_sources(tmp_path: Path) -> None:
+    (tmp_path / "devops-agent.toml").write_text('mode = "agent"\n')
+    proc = cli(
+        "config",
+        "show",
+        "--json",
+        cwd=tmp_path,
+        env={"DEVOPS_AGENT_MODEL__API_KEY": "sk-live-supersecret", "DEVOPS_AGENT_MODEL__NAME": "scripted"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "supersecret" not in proc.stdout
+    rows = {r["key"]: r for r in json.loads(proc.stdout)["settings"]}
+    assert rows["model.api_key"]["value"] == "********"
+    assert rows["model.api_key"]["source"] == "env:DEVOPS_AGENT_MODEL__API_KEY"
+    assert rows["mode"]["source"].endswith("devops-agent.toml")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "devops-agent.toml").write_text("tools = 3\n")
+    assert_one_line_error(cli("config", "show", cwd=bad), 2, "invalid setting tools")
+
+
+def test_scripted_model_ask_then_sessions(tmp_path: Path) -> None:
+    proc = cli("--model", "scripted", "ask", "How is the disk?", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Scripted answer to: How is the disk?" in proc.stdout
+    assert "system_disk_usage: success" in proc.stdout
+    listed = json.loads(cli("sessions", "list", "--json").stdout)
+    assert listed[0]["title"] == "How is the disk?"
+    assert listed[0]["model"] == "scripted"
+    shown = cli("sessions", "show", listed[0]["id"][:8], "--events")
+    assert shown.returncode == 0, shown.stderr
+    assert "tool_call" in shown.stdout
+    assert "run_finished" in shown.stdout
+    deleted = cli("sessions", "delete", listed[0]["id"])
+    assert deleted.returncode == 0
+    assert json.loads(cli("sessions", "list", "--json").stdout) == []
+
+
+def test_chat_slash_commands_and_streaming(tmp_path: Path) -> None:
+    stdin = "/help\n/mode agent\nfirst question\n/sessions\n/mode\n/exit\n"
+    proc = cli("--model", "scripted", "chat", stdin=stdin, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "mode is now agent" in proc.stderr
+    assert "Scripted answer to: first question" in proc.stdout
+    assert "first question" in proc.stderr, "/sessions lists the session"
+    assert "resume with --session" in proc.stderr
+
+
+def test_tools_list_and_breaker_status(isolated_home: Path) -> None:
+    listed = json.loads(cli("tools", "list", "--json").stdout)
+    by_name = {t["tool"]: t for t in listed["tools"]}
+    assert by_name["system_disk_usage"]["read_only"] is True
+    assert {"files_read", "git_log", "logs_errors"} <= set(by_name)
+    with Store(f"sqlite:///{isolated_home / 'data' / 'devops-agent.db'}") as store:
+        now = datetime.now(UTC)
+        store.save_breaker(
+            BreakerRecord(
+                tool="git_log", state="open", failures=3, opened_at=now, retry_after_s=30.0, updated_at=now
+            )
+        )
+    status = json.loads(cli("tools", "status", "--json").stdout)
+    row = next(r for r in status if r["tool"] == "git_log")
+    assert row["state"] == "open"
+    assert row["failures"] == 3
+    assert 0 < row["retry_after_s"] <= 30
+
+
+def test_runbooks_list_and_show() -> None:
+    names = {r["name"] for r in json.loads(cli("runbooks", "list", "--json").stdout)}
+    assert {"host-health", "log-errors", "recent-changes"} <= names
+    shown = cli("runbooks", "show", "host-health")
+    assert shown.returncode == 0
+    assert "system_disk_usage" in shown.stdout
+
+
+def test_doctor_offline_is_healthy_and_unreachable_model_fails() -> None:
+    ok = cli("doctor", "--json")
+    assert ok.returncode == 0, ok.stderr
+    checks = {c["name"]: c for c in json.loads(ok.stdout)}
+    assert checks["store"]["level"] == "ok"
+    assert checks["model"]["level"] == "ok"
+    bad = cli(
+        "--model",
+        "openai-compatible:local",
+        "doctor",
+        env={"DEVOPS_AGENT_MODEL__BASE_URL": "http://127.0.0.1:9/v1"},
+    )
+    assert bad.returncode == 1
+    assert "cannot reach" in bad.stdout
+
+
+@pytest.mark.allow_model_requests
+def test_unreachable_model_endpoint_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    proc = cli(
+        "--model",
+        "openai-compatible:local",
+        "ask",
+        "hello",
+        cwd=tmp_path,
+        env={
+            "DEVOPS_AGENT_MODEL__BASE_URL": "http://127.0.0.1:9/v1",
+            "DEVOPS_AGENT_ALLOW_MODEL_REQUESTS": "1",
+        },
+    )
+    assert_one_line_error(proc, 1, "model request failed")
