@@ -1,0 +1,326 @@
+"""One log line at a time: its message and level, and whether it reports an error.
+
+:func:`extract_message` strips the parts of a line that differ between occurrences of the same
+event but say nothing about it (timestamp, host, pid, container stream prefix) and finds the
+level where the format has one. :func:`is_error` decides whether a line reports a failure, with
+care for the usual false positives ("0 errors", ``failed=0``). Both are used on every line of a
+log, so they dispatch on cheap prefix tests before any regex.
+
+This module is pure: it must not read files or import from tools, policies, agent or interfaces.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from devops_agent.analysis.timeparse import _CLF_RE, _ISO_RE, _KLOG_RE, _SYSLOG_RE
+
+__all__ = [
+    "ERROR_LEVELS",
+    "extract_message",
+    "is_continuation",
+    "is_error",
+    "might_be_error",
+    "normalize_level",
+    "strip_container_prefix",
+]
+
+ERROR_LEVELS = frozenset({"ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "EMERG", "ALERT", "PANIC", "SEVERE"})
+_LEVEL_ALIASES = {
+    "WARN": "WARNING",
+    "EMERGENCY": "EMERG",
+    "E": "ERROR",
+    "W": "WARNING",
+    "I": "INFO",
+    "F": "FATAL",
+    "D": "DEBUG",
+}
+# pino / bunyan numeric levels; syslog / journald PRIORITY 0-7.
+_NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARNING", 50: "ERROR", 60: "FATAL"}
+_SYSLOG_PRIORITY = ("EMERG", "ALERT", "CRIT", "ERR", "WARNING", "NOTICE", "INFO", "DEBUG")
+
+_MESSAGE_KEYS = ("message", "msg", "log", "event", "text", "MESSAGE")
+_LEVEL_KEYS = ("level", "severity", "lvl", "loglevel", "log_level", "levelname", "PRIORITY")
+_ERROR_KEYS = ("error", "err", "exception", "exc_info", "stack_trace")
+
+_KNOWN_LEVELS = ERROR_LEVELS | {"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING"}
+# A level near the start of a line: "ERROR", "[error]", "<warn>", "level=error".
+_LEVEL_RE = re.compile(
+    r"(?:^|(?<=[\s\[(<|]))(?:"
+    r"(?:level|lvl|severity)=\"?(?P<kv>\w+)\"?"
+    r"|\[(?P<br>[A-Za-z]{1,8})\]"
+    r"|<(?P<ang>[A-Za-z]{1,8})>"
+    r"|(?P<up>TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|EMERG|ALERT|PANIC|SEVERE)"
+    r"(?=$|[\s\]):>|,-]))"
+)
+_LEVEL_HEAD = 64
+_CRI_RE = re.compile(r"\S+ (?:stdout|stderr) [FP] ")
+_SYSLOG_TAG_RE = re.compile(r"\S+ ([\w./@-]+?)(?:\[\d+\])?: ")
+_REQUEST_RE = re.compile(r'"([A-Z]{3,7} \S+(?: HTTP/[\d.]+)?)" (\d{3})\b')
+_LOGFMT_MSG_RE = re.compile(r'\bmsg=(?:"((?:[^"\\]|\\.)*)"|(\S+))')
+_SEPARATORS = " \t-:|]>"
+
+
+def normalize_level(level: Any) -> str | None:
+    """``"err"``, ``"E"``, ``50`` or syslog priority ``"3"`` → an upper-case level name."""
+    if level is None or isinstance(level, bool):
+        return None
+    if isinstance(level, int | float):
+        n = int(level)
+        return _SYSLOG_PRIORITY[n] if 0 <= n <= 7 else _NUMERIC_LEVELS.get(n - n % 10)
+    text = str(level).strip().upper()
+    if text.isdigit():
+        return normalize_level(int(text))
+    return _LEVEL_ALIASES.get(text, text) or None
+
+
+def strip_container_prefix(line: str) -> str:
+    """The container's own line from a Kubernetes CRI log line (``<time> stderr F <line>``)."""
+    if "0" <= line[:1] <= "9":
+        cri = _CRI_RE.match(line)
+        if cri is not None and _ISO_RE.match(line) is not None:
+            return line[cri.end() :]
+    return line
+
+
+def _strip_timestamp(line: str) -> str:
+    """The line without a leading timestamp (and its brackets)."""
+    start = 1 if line[:1] == "[" else 0
+    for regex in (_ISO_RE, _SYSLOG_RE, _KLOG_RE):
+        m = regex.match(line, start)
+        if m is not None:
+            end = m.end()
+            if start and line[end : end + 1] == "]":
+                end += 1
+            return line[end:].lstrip(" \t")
+    return line
+
+
+def _find_level(text: str) -> tuple[str, int, int] | None:
+    """The first level marker in the head of ``text``: (level, start, end)."""
+    for m in _LEVEL_RE.finditer(text, 0, _LEVEL_HEAD):
+        level = normalize_level(m.group("kv") or m.group("br") or m.group("ang") or m.group("up"))
+        if level in _KNOWN_LEVELS:
+            return level, m.start(), m.end()
+    return None
+
+
+def _level_and_rest(text: str) -> tuple[str, str | None]:
+    found = _find_level(text)
+    if found is None:
+        return text, None
+    level, start, end = found
+    rest = text[end:].lstrip(_SEPARATORS)
+    before = text[:start].strip(_SEPARATORS + "[(<")
+    # Keep what stood before the level (a logger name, a thread) unless it was only punctuation.
+    return (f"{before} {rest}" if before else rest) or text, level
+
+
+def _from_json(line: str) -> tuple[str, str | None] | None:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    message: Any = next((obj[k] for k in _MESSAGE_KEYS if k in obj), None)
+    level_value = next((obj[k] for k in _LEVEL_KEYS if k in obj), None)
+    if level_value is None and isinstance(obj.get("log"), dict):  # ECS: {"log": {"level": …}}
+        level_value = obj["log"].get("level")
+    level = normalize_level(level_value)
+    if not isinstance(message, str):
+        message = json.dumps(message) if message is not None else line
+    elif "log" in obj and level is None and "stream" in obj:
+        # Docker's json-file driver wraps the container's own line; parse that line instead.
+        return extract_message(message.rstrip("\n"))
+    error = next((obj[k] for k in _ERROR_KEYS if isinstance(obj.get(k), str) and obj[k].strip()), None)
+    if error and error not in message:
+        lines = [x for x in error.splitlines() if x.strip()]
+        # A formatted traceback ends with the exception; anything else starts with its summary.
+        summary = lines[-1] if lines[0].startswith("Traceback") else lines[0]
+        message = f"{message}: {summary.strip()}"
+    return message.strip(), level
+
+
+def extract_message(line: str) -> tuple[str, str | None]:
+    """The message of one log line and its level (upper case, ``None`` when the line has none).
+
+    Handles JSON lines (``message``/``msg``/``log`` and ``level``/``severity``/``lvl``), logfmt
+    (``msg=``), Kubernetes CRI container lines (the stream prefix is removed and the inner line
+    parsed), syslog (the host and pid are removed; the program name is kept because it tells
+    otherwise identical messages apart), Python logging and klog, and access logs (the request
+    line and status; level ERROR for 5xx, WARNING for 4xx). Anything else is the whole line
+    without its leading timestamp.
+
+    Args:
+        line: one raw log line (a trailing newline is ignored).
+    """
+    line = line.rstrip("\r\n")
+    if not line:
+        return "", None
+    first = line[0]
+    if first == "{":
+        parsed = _from_json(line)
+        if parsed is not None:
+            return parsed
+    if "0" <= first <= "9" and (inner := strip_container_prefix(line)) is not line:
+        return extract_message(inner)
+    if first in "IWEF" and (k := _KLOG_RE.match(line)) is not None:
+        rest = line[k.end() :]
+        bracket = rest.find("] ")
+        return (rest[bracket + 2 :] if bracket >= 0 else rest).strip(), normalize_level(first)
+    request = _REQUEST_RE.search(line) if '" ' in line else None
+    if request is not None and _CLF_RE.search(line, 0, 160) is not None:
+        status = int(request.group(2))
+        severity = "ERROR" if status >= 500 else "WARNING" if status >= 400 else "INFO"
+        return f"{request.group(1)} {status}", severity
+    if "msg=" in line:
+        msg = _LOGFMT_MSG_RE.search(line)
+        if msg is not None:
+            text = msg.group(1) if msg.group(1) is not None else msg.group(2)
+            found = _find_level(line[: msg.start()] + line[msg.end() :])
+            return text.replace('\\"', '"'), found[0] if found else None
+    rest = _strip_timestamp(line)
+    if rest is not line and _SYSLOG_RE.match(line) is not None:
+        tag = _SYSLOG_TAG_RE.match(rest)
+        if tag is not None:
+            message, level = _level_and_rest(rest[tag.end() :])
+            return f"{tag.group(1)}: {message}".strip(), level
+    message, level = _level_and_rest(rest)
+    return message.strip(), level
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+# Markers that mean trouble whatever level the line was logged at.
+_STRONG_RE = re.compile(
+    r"Traceback \(most recent call last\)|\bpanic:|segfault|Segmentation fault|[Oo]ut of memory"
+    r"|\bOOM(?:Killed|[- ]?kill(?:er|ed)?)?\b|oom-kill|core dumped|Killed process \d+"
+    r"|\bFATAL\b|Fatal error|[Uu]nhandled exception|[Uu]ncaught exception|No space left on device"
+)
+# Markers that mean trouble when the line has no level of its own.
+_WEAK_RE = re.compile(
+    r"(?<![\w/.-])(?i:errors?|exception|failed|failure|fatal|panic|timed out|refused|denied|unreachable"
+    r"|unable to|cannot|could not)(?![\w/-]|\.\w)"
+    r"|[A-Z]\w*(?:Error|Exception)\b"
+)
+# "0 errors", "no errors", "error_count=0", "failed=0", "errors: 0", "error=nil" …
+_BENIGN_RE = re.compile(
+    r"\b(?:no|zero|0|without|never)\s+(?:errors?|failures?|exceptions?|failed)\b"
+    r"|\b(?:errors?|failures?|failed|fatal|exceptions?)(?:[_-]?(?:count|total|num|s))?"
+    r"\s*[=:]\s*(?:0(?![\d.])|none\b|nil\b|null\b|false\b|<nil>|\[\]|\{\}|\"\")",
+    re.IGNORECASE,
+)
+_ACCESS_STATUS_RE = re.compile(r'"[A-Z]{3,7} [^"]*" (\d{3})\b|^[A-Z]{3,7} \S+(?: HTTP/[\d.]+)? (\d{3})$')
+
+
+def is_error(line_or_message: str, level: str | None) -> bool:
+    """Whether a log line (or its extracted message) reports an error.
+
+    True for an error level (ERROR, ERR, FATAL, CRITICAL, CRIT, EMERG, ALERT, PANIC, any case),
+    for markers that mean trouble at any level (a Python traceback, ``panic:``, segfault, out of
+    memory / OOM, core dumped), for an access-log status >= 500, and, when the line has no level,
+    for words such as "error", "failed", "fatal", "timed out", "refused", "denied", "cannot" or
+    an ``…Exception``. Counts of zero ("0
+    errors", "no errors", ``error_count=0``, ``failed=0``) do not count as errors, and neither
+    do words such as "failed" in a line logged at INFO, DEBUG or WARNING.
+
+    Args:
+        line_or_message: the raw line or the message returned by :func:`extract_message`.
+        level: the level returned by :func:`extract_message`; ``None`` looks for one in the text.
+    """
+    text = line_or_message
+    if level is not None:
+        norm = normalize_level(level)
+    else:
+        found = _find_level(_strip_timestamp(text) if text[:1].isdigit() else text)
+        norm = found[0] if found else None
+    if norm in ERROR_LEVELS:
+        return True
+    if '" ' in text or text[:1].isupper():
+        access = _ACCESS_STATUS_RE.search(text)
+        if access is not None:
+            return int(access.group(1) or access.group(2)) >= 500
+    if _STRONG_RE.search(text) is None and (norm is not None or _WEAK_RE.search(text) is None):
+        return False
+    # A marker matched; look again with the zero counts ("0 errors", "failed=0") taken out.
+    cleaned = _BENIGN_RE.sub(" ", text)
+    if _STRONG_RE.search(cleaned) is not None:
+        return True
+    return norm is None and _WEAK_RE.search(cleaned) is not None
+
+
+_ERROR_WORDS = (
+    "err",
+    "fail",
+    "fatal",
+    "crit",
+    "emerg",
+    "alert",
+    "panic",
+    "severe",
+    "exception",
+    "traceback",
+    "segfault",
+    "segmentation",
+    "memory",
+    "oom",
+    "core dump",
+    "killed process",
+    "no space left",
+    "timed out",
+    "refused",
+    "denied",
+    "unreachable",
+    "unable to",
+    "cannot",
+    "could not",
+)
+_LEVEL_WORDS = ("level", "severity", "lvl", "priority")
+_NUMERIC_LEVEL_RE = re.compile(r'(?:level|severity|lvl|priority)"?\s*[:=]\s*"?(?:\d|[ef]")')
+
+
+def might_be_error(line: str) -> bool:
+    """A cheap pre-check: ``False`` means :func:`is_error` is ``False`` for this raw line.
+
+    Plain substring tests on the lower-cased line, several times faster than extracting the
+    message; grouping uses it to skip the full parse of most lines of a healthy log.
+    """
+    low = line.lower()
+    for word in _ERROR_WORDS:  # a plain loop: any() with a generator is markedly slower here
+        if word in low:
+            return True
+    if '" 5' in line or (line[:1] in ("E", "F") and line[1:5].isdigit()):
+        return True
+    return any(word in low for word in _LEVEL_WORDS) and _NUMERIC_LEVEL_RE.search(low) is not None
+
+
+# --- multi-line records ----------------------------------------------------------------------
+
+_CHAIN_MARKERS = (
+    "Traceback (most recent call last)",
+    "Caused by:",
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+)
+
+
+def is_continuation(text: str, in_traceback: bool) -> bool:
+    """Whether ``text`` continues the previous record rather than starting a new one.
+
+    Continuations are indented lines (stack frames, wrapped text), traceback and exception-chain
+    headers, and, inside a Python traceback, the final ``ExceptionType: message`` line, which
+    has no timestamp of its own.
+    """
+    if not text:
+        return in_traceback
+    first = text[0]
+    if first in " \t":
+        return True
+    if text.startswith(_CHAIN_MARKERS):
+        return True
+    if in_traceback:
+        return _ISO_RE.match(text) is None and _SYSLOG_RE.match(text) is None and first != "{"
+    return False

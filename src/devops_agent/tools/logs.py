@@ -1,0 +1,595 @@
+"""The ``logs`` toolset: tail, search and analyze log files (plain or gzip) and the systemd journal.
+
+Read-only by construction: files are only opened for reading, always after
+:func:`~devops_agent.tools.paths.resolve_in_roots` has checked they lie inside ``files.roots``;
+the only command run is the fixed ``journalctl -o json --no-pager`` with argv (no shell).
+``logs_tail`` and ``logs_search`` read at most ``files.max_read_bytes`` per file (a plain file's
+window is found by bisecting on timestamps, so ``since``/``until`` reach into big files cheaply);
+``logs_errors`` streams every line through :func:`~devops_agent.analysis.group_lines`, so a 200 MB
+log costs bounded memory. The analysis itself lives in :mod:`devops_agent.analysis`; this module
+only finds, opens and reads files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from devops_agent.analysis import (
+    extract_timestamp,
+    group_lines,
+    message_shape,
+    normalize_level,
+    parse_since,
+)
+from devops_agent.config import Settings
+from devops_agent.errors import UserError
+from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.paths import resolve_in_roots, roots_of
+from devops_agent.tools.registry import ToolRegistry
+
+NAME = "logs"
+DESCRIPTION = "Tail, search and group errors in log files (plain or .gz) and the systemd journal"
+
+LOG_NAME_RE = re.compile(
+    r"(?:\.log(?:\.\d+)?|\.gz|\.jsonl|\.out|\.err|^(?:syslog|messages|kern|auth|daemon|dmesg)(?:\.\d+)?)$"
+)
+MAX_TAIL_FILES = 5
+MAX_SEARCH_FILES = 50
+MAX_SCAN_FILES = 2000
+MAX_LINE_CHARS = 65536
+MAX_SHOWN_CHARS = 2000
+GZ_BUDGET_FACTOR = 20  # a .gz cannot be read from the end: allow this many times the byte limit
+BISECT_STOP = 65536
+JOURNAL_TIMEOUT_S = 20
+JOURNAL_DIRS = (Path("/var/log/journal"), Path("/run/log/journal"))
+PRIORITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
+
+
+# --- finding and reading files ---------------------------------------------------------------
+
+
+def _resolve(path: str, roots: list[Path]) -> Path:
+    resolved = resolve_in_roots(path, roots)
+    if not resolved.exists():
+        raise UserError(
+            f"{path!r} does not exist", hint="check the path; logs_tail on a directory lists logs"
+        )
+    return resolved
+
+
+def _is_log_name(path: Path) -> bool:
+    return LOG_NAME_RE.search(path.name) is not None
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return path.open(encoding="utf-8", errors="replace")
+
+
+def _looks_binary(path: Path) -> bool:
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as fh:
+            return b"\0" in fh.read(8192)
+    except (OSError, EOFError):
+        return True
+
+
+def _walk(root: Path, roots: list[Path], limit: int, logs_only: bool) -> tuple[list[Path], bool]:
+    """Readable files under ``root`` (itself if a file), inside the roots; True if ``limit`` hit."""
+    if root.is_file():
+        return [root], False
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if logs_only and not _is_log_name(path):
+                continue
+            try:
+                path = resolve_in_roots(str(path), roots)  # a symlink must not lead outside
+            except UserError:
+                continue
+            if path.is_file() and os.access(path, os.R_OK):
+                if len(found) >= limit:
+                    return found, True
+                found.append(path)
+    return found, False
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # rotated away since it was listed
+        return 0.0
+
+
+def _newest(files: list[Path], n: int) -> list[Path]:
+    return sorted(files, key=_mtime, reverse=True)[:n]
+
+
+def _first_ts_after(fh: IO[bytes], pos: int) -> datetime | None:
+    fh.seek(pos)
+    if pos:
+        fh.readline(MAX_LINE_CHARS)  # the partial line we landed in
+    for _ in range(64):
+        raw = fh.readline(MAX_LINE_CHARS)
+        if not raw:
+            return None
+        ts = extract_timestamp(raw.decode("utf-8", "replace"))
+        if ts is not None:
+            return ts
+    return None
+
+
+def _next_stamped_line(fh: IO[bytes], pos: int) -> int:
+    """The offset of the first timestamped line after ``pos``: a seek must not start mid-record."""
+    fh.seek(pos)
+    fh.readline(MAX_LINE_CHARS)  # the partial line we landed in
+    first = fh.tell()
+    for _ in range(1000):
+        start = fh.tell()
+        raw = fh.readline(MAX_LINE_CHARS)
+        if not raw:
+            break
+        if extract_timestamp(raw.decode("utf-8", "replace")) is not None:
+            return start
+    return first  # no timestamps here: start at the first whole line
+
+
+def _bisect(fh: IO[bytes], size: int, target: datetime) -> tuple[int, int]:
+    """Byte offsets (lo, hi) with the first line stamped >= ``target`` starting between them."""
+    lo, hi = 0, size
+    while hi - lo > BISECT_STOP:
+        mid = (lo + hi) // 2
+        ts = _first_ts_after(fh, mid)
+        if ts is not None and ts < target:
+            lo = mid
+        else:
+            hi = mid  # no timestamp there: look earlier rather than skip lines
+    return lo, hi
+
+
+def _end_offset(fh: IO[bytes], size: int, until: datetime) -> int:
+    """The offset of the first line stamped after ``until`` (``size`` when there is none)."""
+    lo = _bisect(fh, size, until)[0]
+    fh.seek(lo)
+    if lo:
+        fh.readline(MAX_LINE_CHARS)
+    while (start := fh.tell()) < lo + 4 * BISECT_STOP:  # a stretch without timestamps ends the scan
+        raw = fh.readline(MAX_LINE_CHARS)
+        if not raw:
+            return size
+        ts = extract_timestamp(raw.decode("utf-8", "replace"))
+        if ts is not None and ts > until:
+            return start
+    return start
+
+
+def _read_window(
+    path: Path, since: datetime | None, until: datetime | None, budget: int, keep_end: bool
+) -> tuple[list[str], bool]:
+    """Lines of a plain file between since and until (by bisection), at most ``budget`` bytes.
+
+    When the window is larger than the budget, keep its end (``keep_end``) or its start.
+    """
+    with path.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        lo = _bisect(fh, size, since)[0] if since is not None else 0
+        hi = _end_offset(fh, size, until) if until is not None else size
+        truncated = hi - lo > budget
+        if truncated:
+            lo, hi = (hi - budget, hi) if keep_end else (lo, lo + budget)
+        if lo > 0:
+            lo = min(hi, _next_stamped_line(fh, lo))
+        fh.seek(lo)
+        data = fh.read(hi - lo)
+    text = data.decode("utf-8", "replace")
+    lines = text.splitlines()
+    if hi < size and lines and not text.endswith("\n"):
+        lines = lines[:-1]  # stopped inside a line
+    return lines, truncated
+
+
+def _iter_lines(fh: IO[str]) -> Iterator[str]:
+    """Lines of ``fh``; an overlong line is cut to MAX_LINE_CHARS and the rest skipped."""
+    while line := fh.readline(MAX_LINE_CHARS):
+        if len(line) == MAX_LINE_CHARS and not line.endswith("\n"):
+            while (rest := fh.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
+                pass
+        yield line.rstrip("\r\n")
+
+
+class _Read:
+    """How reading one file went: whether the byte limit cut the window short."""
+
+    truncated: bool = False
+
+
+def _file_lines(
+    path: Path, since: datetime | None, until: datetime | None, max_bytes: int, keep_end: bool, read: _Read
+) -> Iterator[str]:
+    """The lines of one file inside [since, until], reading a bounded number of bytes.
+
+    A plain file's window is found by bisection and cut to ``max_bytes`` (its end when
+    ``keep_end``); a .gz file is streamed from its start for up to GZ_BUDGET_FACTOR times that.
+    """
+    if path.suffix != ".gz":
+        lines, read.truncated = _read_window(path, since, until, max_bytes, keep_end)
+        yield from _in_window(lines, since, until)
+        return
+    with _open_text(path) as fh:
+        yield from _in_window(_budgeted(_iter_lines(fh), max_bytes * GZ_BUDGET_FACTOR, read), since, until)
+
+
+def _budgeted(lines: Iterable[str], budget: int, read: _Read) -> Iterator[str]:
+    seen = 0
+    for line in lines:
+        seen += len(line) + 1
+        if seen > budget:
+            read.truncated = True
+            return
+        yield line
+
+
+def _in_window(lines: Iterable[str], since: datetime | None, until: datetime | None) -> Iterator[str]:
+    """Lines inside [since, until]; a line without a timestamp inherits the previous one's."""
+    if since is None and until is None:
+        yield from lines
+        return
+    current: datetime | None = None
+    for line in lines:
+        current = extract_timestamp(line) or current
+        if current is None or ((since is None or current >= since) and (until is None or current <= until)):
+            yield line
+
+
+def _window_args(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    now = datetime.now(UTC)
+    start = parse_since(since, now) if since else None
+    end = parse_since(until, now) if until else None
+    if start is not None and end is not None and start > end:
+        raise UserError("since is after until", hint="swap them, or leave one out")
+    return start, end
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat().replace("+00:00", "Z") if dt is not None else None
+
+
+def _fail(exc: UserError) -> ToolResult:
+    return ToolResult.fail(exc.message, hint=exc.hint)
+
+
+# --- the toolset ------------------------------------------------------------------------------
+
+
+def _journal_present() -> bool:
+    for base in JOURNAL_DIRS:
+        try:
+            if any(base.glob("*.journal")) or any(base.glob("*/*.journal")):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _journal_entry(raw: dict[str, Any]) -> dict[str, Any]:
+    message = raw.get("MESSAGE")
+    if isinstance(message, list):  # journald sends non-UTF-8 messages as a list of bytes
+        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode("utf-8", "replace")
+    stamp = raw.get("__REALTIME_TIMESTAMP")
+    when = (
+        datetime.fromtimestamp(int(stamp) / 1e6, UTC) if isinstance(stamp, str) and stamp.isdigit() else None
+    )
+    return {
+        "time": _iso(when),
+        "unit": raw.get("_SYSTEMD_UNIT") or raw.get("UNIT"),
+        "identifier": raw.get("SYSLOG_IDENTIFIER"),
+        "pid": raw.get("_PID"),
+        "priority": normalize_level(raw.get("PRIORITY")),
+        "message": str(message if message is not None else "")[:MAX_SHOWN_CHARS],
+    }
+
+
+def build(settings: Settings) -> ToolsetBuilder:
+    """The logs toolset; file access is confined to ``settings.files.roots``."""
+    ts = ToolsetBuilder(NAME, DESCRIPTION)
+    max_bytes = settings.files.max_read_bytes
+
+    @ts.tool(category="logs", read_only=True, risk="sensitive")
+    def logs_tail(
+        path: str, lines: int = 200, since: str | None = None, until: str | None = None
+    ) -> ToolResult:
+        """Show the last lines of a log file, or of the newest log files in a directory.
+
+        Plain and .gz files are read; a directory gives its 5 most recently modified log files
+        (*.log, *.log.N, *.gz, syslog, messages …). Lines without a timestamp inherit the
+        previous line's when filtering by time.
+
+        Args:
+            path: a log file or a directory of logs, e.g. /var/log/nginx.
+            lines: how many lines to return per file (1-5000).
+            since: only lines at or after this time: 15m, 2h, 1d, '2 hours ago', an ISO date.
+            until: only lines at or before this time (same forms as since).
+        """
+        try:
+            roots = roots_of(settings)
+            target = _resolve(path, roots)
+            start, end = _window_args(since, until)
+        except UserError as exc:
+            return _fail(exc)
+        count = max(1, min(lines, 5000))
+        if target.is_dir():
+            candidates, _ = _walk(target, roots, MAX_SCAN_FILES, logs_only=True)
+            files = _newest(candidates, MAX_TAIL_FILES)
+        else:
+            files = [target]
+        results: list[dict[str, Any]] = []
+        for file in files:
+            if _looks_binary(file):
+                results.append({"path": str(file), "skipped": "binary or unreadable"})
+                continue
+            read = _Read()
+            try:
+                tail = list(deque(_file_lines(file, start, end, max_bytes, True, read), maxlen=count))
+            except (OSError, EOFError) as exc:
+                results.append({"path": str(file), "skipped": f"cannot read: {exc}"})
+                continue
+            results.append(
+                {"path": str(file), "lines": [x[:MAX_SHOWN_CHARS] for x in tail], "truncated": read.truncated}
+            )
+        if not any(r.get("lines") for r in results):
+            where = "no log files found" if not files else "no lines"
+            return ToolResult.empty(
+                f"{where} in {path}{_window_words(start, end)}", files=[r["path"] for r in results]
+            )
+        return ToolResult.ok({"files": results}, source=str(target), since=_iso(start), until=_iso(end))
+
+    @ts.tool(category="logs", read_only=True, risk="sensitive")
+    def logs_search(
+        path: str,
+        pattern: str,
+        regex: bool = True,
+        ignore_case: bool = True,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 200,
+    ) -> ToolResult:
+        """Find log lines matching a pattern in a file or in the log files under a directory.
+
+        Without since, the most recent part of each file is searched (up to the read limit per
+        file); with since, the search starts at that time even in very large files.
+
+        Args:
+            path: a log file or a directory searched recursively (log files only, newest first).
+            pattern: a regular expression (Python syntax), or plain text with regex=False.
+            regex: treat pattern as a regular expression; False matches it literally.
+            ignore_case: match regardless of case.
+            since: only lines at or after this time: 15m, 2h, 1d, '2 hours ago', an ISO date.
+            until: only lines at or before this time (same forms as since).
+            limit: the most matching lines to return (1-2000); all matches are still counted.
+        """
+        try:
+            roots = roots_of(settings)
+            target = _resolve(path, roots)
+            start, end = _window_args(since, until)
+        except UserError as exc:
+            return _fail(exc)
+        try:
+            rx = re.compile(pattern if regex else re.escape(pattern), re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            return ToolResult.fail(
+                f"invalid regular expression {pattern!r}: {exc}", hint="fix it or pass regex=false"
+            )
+        cap = max(1, min(limit, 2000))
+        candidates, _ = _walk(target, roots, MAX_SCAN_FILES, logs_only=target.is_dir())
+        files = _newest(candidates, MAX_SEARCH_FILES)
+        matches: list[dict[str, str]] = []
+        total, truncated_files = 0, []
+        for file in files:
+            if _looks_binary(file):
+                continue
+            read = _Read()
+            try:
+                for line in _file_lines(file, start, end, max_bytes, since is None, read):
+                    if rx.search(line):
+                        total += 1
+                        if len(matches) < cap:
+                            matches.append({"file": str(file), "line": line[:MAX_SHOWN_CHARS]})
+            except (OSError, EOFError):
+                continue
+            if read.truncated:
+                truncated_files.append(str(file))
+        meta = {"files_searched": len(files), "truncated_files": truncated_files}
+        if not matches:
+            return ToolResult.empty(
+                f"no line matches {pattern!r} in {len(files)} file(s){_window_words(start, end)}"
+                + (" (only part of some files was read; narrow with since/until)" if truncated_files else ""),
+                **meta,
+            )
+        data = {"matches": matches, "total_matches": total, "shown": len(matches)}
+        return ToolResult.ok(data, source=str(target), truncated=bool(truncated_files), **meta)
+
+    @ts.tool(category="logs", read_only=True, risk="sensitive")
+    def logs_errors(
+        paths: list[str], since: str | None = None, until: str | None = None, max_groups: int = 30
+    ) -> ToolResult:
+        """Group the errors in log files by message shape: counts, first/last seen, examples, spikes.
+
+        The main tool for "what is failing?": it reads whole files (plain or .gz, directories
+        recursively, binaries skipped) in one streaming pass, folds Python tracebacks and stack
+        traces into one error, and groups errors that differ only in ids, numbers, IPs or paths.
+        Groups are ranked by count; a spike (a time bucket with an unusual burst) is described
+        in words, e.g. "43 of 51 in the 5 minutes from 14:05 UTC".
+
+        Args:
+            paths: log files or directories, e.g. ["/var/log/app", "/var/log/syslog"].
+            since: only errors at or after this time: 15m, 2h, 1d, '2 hours ago', an ISO date.
+            until: only errors at or before this time (same forms as since).
+            max_groups: how many groups to return in full (1-200); all are counted.
+        """
+        if not paths:
+            return ToolResult.fail("no paths given", hint="pass log files or directories, e.g. ['/var/log']")
+        try:
+            roots = roots_of(settings)
+            targets = [_resolve(p, roots) for p in paths]
+            start, end = _window_args(since, until)
+        except UserError as exc:
+            return _fail(exc)
+        files: list[Path] = []
+        capped = False
+        for target in targets:
+            found, hit = _walk(target, roots, MAX_SCAN_FILES - len(files), logs_only=False)
+            seen = set(files)
+            files.extend(f for f in found if f not in seen)
+            capped = capped or hit
+        skipped: list[str] = []
+        scanned: list[str] = []
+
+        def stream() -> Iterator[tuple[str, str]]:
+            for file in files:
+                if _looks_binary(file):
+                    skipped.append(f"{file} (binary or unreadable)")
+                    continue
+                scanned.append(str(file))
+                try:
+                    with _open_at(file, start) as fh:
+                        for line in _iter_lines(fh):
+                            yield str(file), line
+                except (OSError, EOFError) as exc:
+                    skipped.append(f"{file} (read failed: {exc})")
+
+        summary = group_lines(stream(), errors_only=True, since=start, until=end)
+        data = summary.to_dict(max(1, min(max_groups, 200)))
+        data["files_scanned"] = len(scanned)
+        data["files"] = scanned[:50]
+        data["skipped"] = skipped[:50]
+        if capped:
+            data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
+        if summary.error_lines == 0:
+            counts = {k: data[k] for k in ("total_lines", "matched_lines", "files_scanned", "skipped")}
+            return ToolResult.empty(
+                f"no errors in {summary.matched_lines} lines from {len(scanned)} file(s)"
+                f"{_window_words(start, end)}",
+                **counts,
+            )
+        return ToolResult.ok(data, source=", ".join(paths), since=_iso(start), until=_iso(end))
+
+    @ts.tool(category="logs", read_only=True, risk="sensitive")
+    def logs_journal(
+        unit: str | None = None, since: str | None = "1h", priority: str = "err", lines: int = 200
+    ) -> ToolResult:
+        """Read recent systemd journal entries (journalctl), newest last, with the most common messages.
+
+        Returns an empty result, not an error, on hosts without journald (containers, macOS).
+
+        Args:
+            unit: a systemd unit such as nginx.service; all units when omitted.
+            since: only entries at or after this time: 15m, 2h, 1d, '2 hours ago', an ISO date.
+            priority: the least severe priority to include: emerg, alert, crit, err, warning,
+                notice, info or debug (0-7 also accepted).
+            lines: the most entries to return (1-5000).
+        """
+        prio = priority.strip().lower()
+        if prio not in PRIORITIES and not (prio.isdigit() and int(prio) < len(PRIORITIES)):
+            return ToolResult.fail(
+                f"unknown priority {priority!r}", hint=f"use one of {', '.join(PRIORITIES)}"
+            )
+        if unit is not None and (not unit.strip() or unit.startswith("-")):
+            return ToolResult.fail(f"invalid unit {unit!r}", hint="give a unit name such as nginx.service")
+        try:
+            start = parse_since(since) if since else None
+        except UserError as exc:
+            return _fail(exc)
+        exe = shutil.which("journalctl")
+        unavailable = "journald is not available on this host ({}); read log files with logs_tail/logs_errors"
+        if exe is None:
+            return ToolResult.empty(unavailable.format("journalctl not found"))
+        argv = [exe, "-o", "json", "--no-pager", "-n", str(max(1, min(lines, 5000))), "-p", prio]
+        if start is not None:
+            argv += ["--since", f"@{int(start.timestamp())}"]
+        if unit:
+            argv += ["-u", unit.strip()]
+        try:
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=JOURNAL_TIMEOUT_S, check=False
+            )
+        except subprocess.TimeoutExpired:
+            return ToolResult.fail(
+                f"journalctl did not answer within {JOURNAL_TIMEOUT_S} s", hint="narrow with unit or since"
+            )
+        except OSError as exc:
+            return ToolResult.empty(unavailable.format(f"cannot run journalctl: {exc.strerror}"))
+        entries = []
+        for raw in proc.stdout.splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                entries.append(_journal_entry(obj))
+        if proc.returncode != 0 and not entries:
+            err = (proc.stderr.strip().splitlines() or ["no output"])[0]
+            if "No journal files" in err or not _journal_present():
+                return ToolResult.empty(unavailable.format(err))
+            return ToolResult.fail(
+                f"journalctl failed: {err}",
+                hint="the user may need to be in the systemd-journal or adm group to read the journal",
+            )
+        if not entries:
+            if not _journal_present():
+                return ToolResult.empty(unavailable.format("journalctl found but there are no journal files"))
+            return ToolResult.empty(
+                f"no journal entries at priority {prio} or more severe"
+                f"{' for ' + unit if unit else ''}{_window_words(start, None)}"
+            )
+        shapes = Counter(message_shape(e["message"]) for e in entries)
+        data = {
+            "entries": entries,
+            "count": len(entries),
+            "top_messages": [{"shape": s, "count": c} for s, c in shapes.most_common(10)],
+        }
+        return ToolResult.ok(data, source="journald", command=" ".join(["journalctl", *argv[1:]]))
+
+    return ts
+
+
+def _open_at(path: Path, since: datetime | None) -> IO[str]:
+    """Open a log for reading text; a plain file with ``since`` starts about where that time is."""
+    if since is None or path.suffix == ".gz":
+        return _open_text(path)
+    raw = path.open("rb")
+    try:
+        lo, _ = _bisect(raw, os.fstat(raw.fileno()).st_size, since)
+        if lo:
+            raw.seek(_next_stamped_line(raw, lo))
+    except BaseException:
+        raw.close()
+        raise
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+
+
+def _window_words(start: datetime | None, end: datetime | None) -> str:
+    parts = []
+    if start is not None:
+        parts.append(f"since {_iso(start)}")
+    if end is not None:
+        parts.append(f"until {_iso(end)}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def register(registry: ToolRegistry) -> None:
+    """Entry point ``devops_agent.toolsets: logs``."""
+    registry.add_toolset(NAME, build, DESCRIPTION)
