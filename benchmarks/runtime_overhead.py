@@ -30,6 +30,7 @@ from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.events import RunFinished
 from devops_agent.store import Store
+from devops_agent.telemetry import configure_logging
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
 
@@ -78,6 +79,7 @@ async def bare(steps: int) -> float:
 
 
 def main() -> None:
+    configure_logging("warning")  # as the CLI does: info lines are off by default
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=40, help="tool steps per run")
     parser.add_argument("--repeat", type=int, default=7, help="runs per figure (median reported)")
@@ -89,7 +91,7 @@ def main() -> None:
     ours_step, bare_step, firsts = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
-        settings = Settings(database_url=url, data_dir=Path(tmp))
+        settings = Settings(database_url=url, data_dir=Path(tmp), model={"max_tool_steps": args.steps + 5})
         with Store(url) as store:
             for _ in range(args.repeat + 1):  # first round warms imports and caches
                 service = SessionService(

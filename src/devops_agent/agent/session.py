@@ -44,6 +44,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import UsageLimits
 
+from devops_agent.agent.journal import Journal
 from devops_agent.agent.models import resolve_model
 from devops_agent.agent.report import Report, render_markdown
 from devops_agent.agent.runtime import build_agent, build_toolset
@@ -63,7 +64,14 @@ from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
 from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware
 from devops_agent.policies.modes import Mode, allowed, refusal
 from devops_agent.runbooks import load_runbooks, run_runbooks, select_runbooks
-from devops_agent.store import BreakerRecord, SessionRecord, Store, ToolCallRecord
+from devops_agent.store import (
+    BreakerRecord,
+    EventWrite,
+    MessageWrite,
+    SessionRecord,
+    Store,
+    ToolCallRecord,
+)
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
 
@@ -91,6 +99,7 @@ class RunHandle:
     session_id: str
     run_id: str
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    journal: Journal | None = None
     task: asyncio.Task[None] | None = None
     seq: int = 0
     final: RunFinished | None = None
@@ -152,7 +161,7 @@ class SessionService:
     ) -> AsyncIterator[RunEvent]:
         """Start a run and yield its events until ``run_finished``."""
         session = self.open_session(session_id, title=prompt, mode=mode)
-        handle = RunHandle(session.id, uuid.uuid4().hex)
+        handle = RunHandle(session.id, uuid.uuid4().hex, journal=Journal(self.store))
         self._runs[handle.run_id] = handle
         handle.task = asyncio.create_task(self._run(handle, session, prompt, dict(inputs or {})))
         if on_start is not None:
@@ -168,6 +177,7 @@ class SessionService:
                 handle.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await handle.task
+            self._journal(handle).close()  # a no-op when the run already closed it
             self._runs.pop(handle.run_id, None)
 
     async def run(self, prompt: str, **kwargs: Any) -> tuple[list[RunEvent], RunFinished]:
@@ -185,15 +195,24 @@ class SessionService:
         handle.task.cancel()
         return True
 
-    def _emit(self, handle: RunHandle, event: RunEvent) -> None:
+    @staticmethod
+    def _journal(handle: RunHandle) -> Journal:
+        assert handle.journal is not None
+        return handle.journal
+
+    def _stamp(self, handle: RunHandle, event: RunEvent) -> RunEvent:
+        """Number the event and journal it for the store."""
         handle.seq += 1
         stamped = event.model_copy(
             update={"seq": handle.seq, "session_id": handle.session_id, "run_id": handle.run_id}
         )
-        self.store.append_event(
-            handle.session_id, handle.run_id, handle.seq, stamped.type, stamped.model_dump_json()
+        self._journal(handle).event(
+            EventWrite(handle.session_id, handle.run_id, handle.seq, stamped.type, stamped.model_dump_json())
         )
-        handle.queue.put_nowait(stamped)
+        return stamped
+
+    def _emit(self, handle: RunHandle, event: RunEvent) -> None:
+        handle.queue.put_nowait(self._stamp(handle, event))
 
     async def _run(
         self, handle: RunHandle, session: SessionRecord, prompt: str, inputs: dict[str, Any]
@@ -245,9 +264,27 @@ class SessionService:
             output=output,
             report=report,
         )
-        self._emit(handle, final)
-        handle.final = final
+        stamped = self._stamp(handle, final)
+        try:
+            # Everything the run wrote is committed before anyone is told it finished.
+            self._journal(handle).close()
+        except Exception as exc:
+            log.error("run_not_saved", session_id=handle.session_id, run_id=handle.run_id, error=repr(exc))
+            hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
+            handle.queue.put_nowait(
+                ErrorEvent(
+                    session_id=handle.session_id,
+                    run_id=handle.run_id,
+                    seq=handle.seq,
+                    message=f"could not save the run: {exc}",
+                    hint=hint,
+                    error_type=type(exc).__name__,
+                )
+            )
+        assert isinstance(stamped, RunFinished)
+        handle.final = stamped
         self.store.update_session(session.id, status=status)
+        handle.queue.put_nowait(stamped)
         handle.queue.put_nowait(_DONE)
 
     # -- tools ----------------------------------------------------------------------------
@@ -255,7 +292,7 @@ class SessionService:
     def _middleware(self, handle: RunHandle, *, cap_chars: int | None = None) -> ToolMiddleware:
         def record(info: ToolCallInfo) -> None:
             r = info.result
-            self.store.record_tool_call(
+            self._journal(handle).tool_call(
                 ToolCallRecord(
                     session_id=handle.session_id,
                     run_id=handle.run_id,
@@ -343,13 +380,9 @@ class SessionService:
             chosen, inputs, call_tool, emit, max_parallel=self.settings.runbooks.max_parallel
         )
         markdown = render_markdown(report)
-        self.store.append_messages(
-            handle.session_id,
-            handle.run_id,
-            [
-                dump_message(ModelRequest(parts=[UserPromptPart(prompt)])),
-                dump_message(ModelResponse(parts=[TextPart(markdown)])),
-            ],
+        exchange = (ModelRequest(parts=[UserPromptPart(prompt)]), ModelResponse(parts=[TextPart(markdown)]))
+        self._journal(handle).messages(
+            MessageWrite(handle.session_id, handle.run_id, tuple(dump_message(m) for m in exchange))
         )
         return report
 
@@ -365,8 +398,8 @@ class SessionService:
             # The last message may still grow while the run goes on; it is saved when final.
             upto = len(messages) if final else len(messages) - 1
             if upto > persisted:
-                payloads = [dump_message(m) for m in messages[persisted:upto]]
-                self.store.append_messages(handle.session_id, handle.run_id, payloads)
+                payloads = tuple(dump_message(m) for m in messages[persisted:upto])
+                self._journal(handle).messages(MessageWrite(handle.session_id, handle.run_id, payloads))
                 persisted = upto
 
         async def after_node(ctx: Any, *, node: Any, result: Any) -> Any:

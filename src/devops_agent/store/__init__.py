@@ -13,6 +13,8 @@ from devops_agent.store.records import (
     SESSION_STATUSES,
     BreakerRecord,
     EventRecord,
+    EventWrite,
+    MessageWrite,
     SessionRecord,
     ToolCallRecord,
 )
@@ -24,6 +26,8 @@ __all__ = [
     "SESSION_STATUSES",
     "BreakerRecord",
     "EventRecord",
+    "EventWrite",
+    "MessageWrite",
     "SessionRecord",
     "Store",
     "ToolCallRecord",

@@ -88,3 +88,24 @@ class BreakerRecord:
             raise ValueError(f"breaker state must be one of {BREAKER_STATES}, not {self.state!r}")
         _require_aware("opened_at", self.opened_at)
         _require_aware("updated_at", self.updated_at)
+
+
+@dataclass(frozen=True, slots=True)
+class EventWrite:
+    """One run event to persist (the write-side twin of :class:`EventRecord`)."""
+
+    session_id: str
+    run_id: str
+    seq: int
+    type: str
+    payload: str
+    created_at: datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageWrite:
+    """Serialized model messages to append to a session's history, in order."""
+
+    session_id: str
+    run_id: str
+    payloads: tuple[str, ...]

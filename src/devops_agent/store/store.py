@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session as OrmSession
@@ -29,6 +29,8 @@ from devops_agent.store.records import (
     SESSION_STATUSES,
     BreakerRecord,
     EventRecord,
+    EventWrite,
+    MessageWrite,
     SessionRecord,
     ToolCallRecord,
     utcnow,
@@ -181,19 +183,36 @@ class Store:
         """Append serialized model messages; their ``seq`` continues after the session's last."""
         if not payloads:
             return
-        now = utcnow()
         with self._tx("write to", write=True) as orm:
-            # Updating the session row first also locks it on PostgreSQL, so concurrent appends
-            # to one session take turns and never compute the same next seq.
-            bump = update(SessionRow).where(SessionRow.id == session_id).values(updated_at=now)
-            if orm.connection().execute(bump).rowcount == 0:
-                raise _not_found(session_id)
-            last = orm.scalar(select(func.max(MessageRow.seq)).where(MessageRow.session_id == session_id))
-            start = (last or 0) + 1
-            orm.add_all(
-                MessageRow(session_id=session_id, run_id=run_id, seq=start + i, payload=p, created_at=now)
-                for i, p in enumerate(payloads)
-            )
+            _append_messages(orm, session_id, run_id, payloads)
+
+    def append_batch(
+        self,
+        *,
+        events: Sequence[EventWrite] = (),
+        tool_calls: Sequence[ToolCallRecord] = (),
+        messages: Sequence[MessageWrite] = (),
+    ) -> None:
+        """Write many events, tool calls and message appends in one transaction.
+
+        This is what a busy run uses: one commit for everything that accumulated instead of
+        one per row. Messages are appended first, then events, then tool calls, each group
+        in the order given. An unknown session raises :class:`NotFoundError` and writes nothing.
+        """
+        if not (events or tool_calls or messages):
+            return
+        with self._tx("write to", write=True) as orm:
+            for m in messages:
+                _append_messages(orm, m.session_id, m.run_id, list(m.payloads))
+            try:
+                if events:
+                    orm.execute(insert(EventRow), [_event_row(e) for e in events])
+                if tool_calls:
+                    orm.execute(insert(ToolCallRow), [_tool_call_row(r) for r in tool_calls])
+            except IntegrityError:
+                # Only the foreign key to sessions can fail on these inserts.
+                ids = {e.session_id for e in events} | {r.session_id for r in tool_calls if r.session_id}
+                raise _not_found(", ".join(sorted(ids))) from None
 
     def load_messages(self, session_id: str) -> list[str]:
         """All message payloads of a session in ``seq`` order (empty for an unknown session)."""
@@ -211,9 +230,7 @@ class Store:
 
     def append_event(self, session_id: str, run_id: str, seq: int, type: str, payload: str) -> None:
         """Persist one run event (``payload`` is the whole event as JSON)."""
-        row = EventRow(
-            session_id=session_id, run_id=run_id, seq=seq, type=type, payload=payload, created_at=utcnow()
-        )
+        row = EventRow(**_event_row(EventWrite(session_id, run_id, seq, type, payload)))
         with self._tx("write to", write=True) as orm:
             orm.add(row)
             _flush_or_not_found(orm, session_id)
@@ -235,18 +252,7 @@ class Store:
 
     def record_tool_call(self, rec: ToolCallRecord) -> None:
         """Persist the outcome of one tool call."""
-        row = ToolCallRow(
-            session_id=rec.session_id,
-            run_id=rec.run_id,
-            tool_call_id=rec.tool_call_id,
-            tool=rec.tool,
-            args=dict(rec.args),
-            status=rec.status,
-            duration_ms=rec.duration_ms,
-            error=rec.error,
-            truncated=rec.truncated,
-            created_at=rec.created_at,
-        )
+        row = ToolCallRow(**_tool_call_row(rec))
         with self._tx("write to", write=True) as orm:
             orm.add(row)
             _flush_or_not_found(orm, rec.session_id)
@@ -362,3 +368,45 @@ def _tool_call_record(row: ToolCallRow) -> ToolCallRecord:
         truncated=row.truncated,
         created_at=row.created_at,
     )
+
+
+def _append_messages(orm: OrmSession, session_id: str, run_id: str, payloads: list[str]) -> None:
+    now = utcnow()
+    # Updating the session row first also locks it on PostgreSQL, so concurrent appends to one
+    # session take turns and never compute the same next seq.
+    bump = update(SessionRow).where(SessionRow.id == session_id).values(updated_at=now)
+    if orm.connection().execute(bump).rowcount == 0:
+        raise _not_found(session_id)
+    last = orm.scalar(select(func.max(MessageRow.seq)).where(MessageRow.session_id == session_id))
+    start = (last or 0) + 1
+    orm.add_all(
+        MessageRow(session_id=session_id, run_id=run_id, seq=start + i, payload=p, created_at=now)
+        for i, p in enumerate(payloads)
+    )
+    orm.flush()
+
+
+def _event_row(e: EventWrite) -> dict[str, Any]:
+    return {
+        "session_id": e.session_id,
+        "run_id": e.run_id,
+        "seq": e.seq,
+        "type": e.type,
+        "payload": e.payload,
+        "created_at": e.created_at,
+    }
+
+
+def _tool_call_row(rec: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "session_id": rec.session_id,
+        "run_id": rec.run_id,
+        "tool_call_id": rec.tool_call_id,
+        "tool": rec.tool,
+        "args": dict(rec.args),
+        "status": rec.status,
+        "duration_ms": rec.duration_ms,
+        "error": rec.error,
+        "truncated": rec.truncated,
+        "created_at": rec.created_at,
+    }
