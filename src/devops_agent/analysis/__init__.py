@@ -2,8 +2,10 @@
 
 Log analysis lives here: time parsing (:mod:`.timeparse`), per-line message, level and error
 detection (:mod:`.logline`), message shapes (:mod:`.logshape`) and streaming grouping with spike
-detection (:mod:`.loggroup`). Everything is a pure function over strings and iterables of lines,
-so the same code serves tools, runbooks and tests, and works offline.
+detection (:mod:`.loggroup`), and streaming log template mining in the Drain family
+(:mod:`.templates`, with :mod:`.masking` and the Loghub metrics in :mod:`.evaluation`).
+Everything is a pure function over strings and iterables of lines, so the same code serves
+tools, runbooks and tests, and works offline.
 
 This package must not import from policies, agent, cli or tools, and must not open files or run
 commands: callers read the data and pass it in.
@@ -12,6 +14,7 @@ commands: callers read the data and pass it in.
 from devops_agent.analysis.loggroup import ErrorGroup, LogSummary, choose_bucket, group_lines
 from devops_agent.analysis.logline import ERROR_LEVELS, extract_message, is_error, normalize_level
 from devops_agent.analysis.logshape import message_shape
+from devops_agent.analysis.templates import MinerConfig, Template, TemplateMatch, TemplateMiner
 from devops_agent.analysis.timeparse import SINCE_FORMS, extract_timestamp, parse_since
 
 __all__ = [
@@ -19,6 +22,10 @@ __all__ = [
     "SINCE_FORMS",
     "ErrorGroup",
     "LogSummary",
+    "MinerConfig",
+    "Template",
+    "TemplateMatch",
+    "TemplateMiner",
     "choose_bucket",
     "extract_message",
     "extract_timestamp",
