@@ -1,0 +1,260 @@
+"""Entity recognizers and the anonymizer: types, URL shapes, placeholders, overlaps, round trips."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+
+import pytest
+
+from devops_agent.errors import UserError
+from devops_agent.privacy import (
+    PLACEHOLDER_RX,
+    REDACTED,
+    Anonymizer,
+    Candidate,
+    deanonymize,
+    is_known_host,
+    placeholder_tag,
+    resolve_overlaps,
+)
+
+KEY = b"test-key-0123456789abcdef"
+
+
+@pytest.fixture
+def anon() -> Anonymizer:
+    return Anonymizer(KEY, "session-1", sensitive_namespaces=["payments", "team-billing"])
+
+
+def types_of(anon: Anonymizer, text: str) -> list[tuple[str, str]]:
+    return [(e.type, e.original) for e in anon.anonymize(text).entities]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mail bob.smith@acme.com now", [("EMAIL", "bob.smith@acme.com")]),
+        ("connect to db-1.prod.acme.com:5432", [("HOST", "db-1.prod.acme.com")]),
+        ("svc kafka-0.kafka.svc.cluster.local ok", [("HOST", "kafka-0.kafka.svc.cluster.local")]),
+        ("from 10.12.0.7 port 22", [("IP", "10.12.0.7")]),
+        ("peer fe80::1ff:fe23:4567:890a up", [("IP", "fe80::1ff:fe23:4567:890a")]),
+        ("peer 2001:db8:85a3::8a2e:370:7334", [("IP", "2001:db8:85a3::8a2e:370:7334")]),
+        (
+            "full 6e40:4041:c617:e898:c11:40d2:c669:2eb4 form",
+            [("IP", "6e40:4041:c617:e898:c11:40d2:c669:2eb4")],
+        ),
+        ("irc nick=zerocool joined", [("USERNAME", "zerocool")]),
+        ("call +1 415-555-0134 now", [("PHONE", "+1 415-555-0134")]),
+        ("call (415) 555-0134", [("PHONE", "(415) 555-0134")]),
+        ("tel +442071838750", [("PHONE", "+442071838750")]),
+        ("desk 345-899-3560x4587", [("PHONE", "345-899-3560x4587")]),
+        ("see OPS-1234 and PROJ-7", [("JIRA_KEY", "OPS-1234"), ("JIRA_KEY", "PROJ-7")]),
+        ("arn:aws:iam::123456789012:role/deploy", [("AWS_ACCOUNT", "123456789012")]),
+        ("aws account id: 210987654321", [("AWS_ACCOUNT", "210987654321")]),
+        ("projects/acme-prod-42/locations/eu", [("GCP_PROJECT", "acme-prod-42")]),
+        (
+            "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/rg",
+            [("AZURE_SUBSCRIPTION", "0b1f6471-1bf0-4dda-aec3-cb9272f09590")],
+        ),
+        ("card 4111 1111 1111 1111 used", [("CREDIT_CARD", "4111 1111 1111 1111")]),
+        ("iban GB82WEST12345698765432", [("IBAN", "GB82WEST12345698765432")]),
+        ("ssn 123-45-6789", [("US_SSN", "123-45-6789")]),
+        ('"username": "deploy-bot"', [("USERNAME", "deploy-bot")]),
+        (
+            "ns payments: pod payments-api-7d9c8f6b5-x2kqz",
+            [("K8S_NAMESPACE", "payments"), ("K8S_POD", "payments-api-7d9c8f6b5-x2kqz")],
+        ),
+    ],
+)
+def test_each_entity_type(anon: Anonymizer, text: str, expected: list[tuple[str, str]]) -> None:
+    assert types_of(anon, text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ip-10-0-0-1 utf-8 UTF-8 sha-256 SHA-256 x86-64 ISO-8601 RFC-3339 HTTP-2 CVE-2024-3094 TLS-1",
+        "released 2026-03-12 at 10:11:12, version 1.2.3-rc1 or v1.2.3",
+        "GET /index.html 200 1534 took 0.003s on port 8080 pid 12345",
+        "open main.py and config.yaml, then app.js",
+        "epoch 1710238272 and 1710238272123 ms",
+        "localhost:8080 and 127.0.0.1 and 0.0.0.0",
+        "mac aa:bb:cc:dd:ee:ff, std::string, ::1 and 10:11:12.345",
+        "a Luhn-invalid 4111 1111 1111 1112 number",
+        "namespace kube-system pod coredns-5d78c9869d-abcde",
+    ],
+)
+def test_lookalikes_are_not_entities(text: str) -> None:
+    assert Anonymizer(KEY, "s").anonymize(text).entities == []
+
+
+def test_jira_keys_are_case_sensitive(anon: Anonymizer) -> None:
+    assert types_of(anon, "proj-123 Proj-123") == []
+    assert types_of(anon, "PROJ-123") == [("JIRA_KEY", "PROJ-123")]
+
+
+def test_pods_and_namespaces_only_when_configured() -> None:
+    text = "payments-api-7d9c8f6b5-x2kqz in payments"
+    assert Anonymizer(KEY, "s").anonymize(text).entities == []
+    masked = Anonymizer(KEY, "s", sensitive_namespaces=["payments"]).anonymize(text)
+    assert [e.type for e in masked.entities] == ["K8S_POD", "K8S_NAMESPACE"]
+
+
+def test_url_keeps_its_shape(anon: Anonymizer) -> None:
+    result = anon.anonymize("see https://ci.acme.io/job/foo/123/console?x=1")
+    host = anon.placeholder("HOST", "ci.acme.io")
+    assert result.text == f"see https://{host}/job/foo/123/console?x=1"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/job/team-a/job/service-b/job/main/123/",
+        "/blue/organizations/jenkins/team-a%2Fservice-b/detail/main/123/pipeline",
+        "/job/deploy/lastSuccessfulBuild/artifact/out.tar.gz",
+    ],
+)
+def test_jenkins_urls_keep_nested_folders_and_blue_ocean_paths(anon: Anonymizer, path: str) -> None:
+    result = anon.anonymize(f"build: https://jenkins.corp.acme.com:8443{path}")
+    host = anon.placeholder("HOST", "jenkins.corp.acme.com")
+    assert result.text == f"build: https://{host}:8443{path}"
+    assert [e.type for e in result.entities] == ["HOST"]
+
+
+def test_url_with_ip_and_single_label_host(anon: Anonymizer) -> None:
+    result = anon.anonymize("http://10.0.3.4:9090/metrics and http://jenkins:8080/job/x/1/")
+    assert [(e.type, e.original) for e in result.entities] == [("IP", "10.0.3.4"), ("HOST", "jenkins")]
+    assert "/metrics" in result.text
+    assert ":8080/job/x/1/" in result.text
+
+
+def test_public_endpoints_stay_readable_unless_disabled() -> None:
+    text = "pull ghcr.io/acme/app failed; see https://github.com/acme/app/issues/1"
+    assert Anonymizer(KEY, "s").anonymize(text).entities == []
+    strict = Anonymizer(KEY, "s", keep_public_hosts=False).anonymize(text)
+    assert {e.original for e in strict.entities} == {"ghcr.io", "github.com"}
+
+
+def test_keep_domains_suffix(anon: Anonymizer) -> None:
+    a = Anonymizer(KEY, "s", keep_domains=["example.org"])
+    assert a.anonymize("docs.example.org and api.acme.com").entities[0].original == "api.acme.com"
+
+
+def test_placeholder_format_and_tag() -> None:
+    a = Anonymizer(KEY, "sess")
+    ph = a.placeholder("HOST", "db.acme.com")
+    expected_tag = hmac.new(KEY, b"sess\x1fHOST\x1fdb.acme.com", hashlib.sha256).hexdigest()[:8]
+    assert ph == f"<<HOST_{expected_tag}>>"
+    assert placeholder_tag(KEY, "sess", "HOST", "db.acme.com") == expected_tag
+    assert PLACEHOLDER_RX.fullmatch(ph)
+
+
+def test_placeholders_are_deterministic_per_session_and_type() -> None:
+    text = "db.acme.com then db.acme.com"
+    a1 = Anonymizer(KEY, "s1").anonymize(text)
+    a1_again = Anonymizer(KEY, "s1").anonymize(text)
+    b = Anonymizer(KEY, "s2").anonymize(text)
+    assert a1.text == a1_again.text
+    assert a1.entities[0].placeholder == a1.entities[1].placeholder
+    assert a1.text != b.text
+    other_key = Anonymizer(b"another-key", "s1").anonymize(text)
+    assert other_key.text != a1.text
+    a = Anonymizer(KEY, "s1")
+    assert a.placeholder("HOST", "x.acme.com") != a.placeholder("EMAIL", "x.acme.com")
+
+
+def test_existing_placeholders_and_markers_are_never_remasked(anon: Anonymizer) -> None:
+    first = anon.anonymize(
+        "host db.acme.com mail ops@acme.com token=ghp_Zq8xK2mP9vL4nB7cT1wR5yH3jD6fG0sA8eUq"
+    )
+    second = anon.anonymize(first.text)
+    assert second.text == first.text
+    assert second.entities == []
+    assert second.secrets == []
+    other = Anonymizer(KEY, "other-session").anonymize(
+        "<<HOST_0123abcd>> [REDACTED_SECRET] <<EMAIL_89abcdef>>"
+    )
+    assert other.text == "<<HOST_0123abcd>> [REDACTED_SECRET] <<EMAIL_89abcdef>>"
+
+
+def test_secret_inside_url_wins_and_is_never_an_entity(anon: Anonymizer) -> None:
+    result = anon.anonymize("git clone https://deploy:S3cr3tPassw0rd@git.acme.com/team/repo.git")
+    user = anon.placeholder("USERNAME", "deploy")
+    host = anon.placeholder("HOST", "git.acme.com")
+    assert result.text == f"git clone https://{user}:{REDACTED}@{host}/team/repo.git"
+    assert all("S3cr3t" not in e.original for e in result.entities)
+    assert "S3cr3tPassw0rd" not in str(result.mapping)
+    assert [s.kind for s in result.secrets] == ["url_password"]
+
+
+def test_secret_containing_an_email_is_redacted_not_masked(anon: Anonymizer) -> None:
+    result = anon.anonymize('password = "me@acme.com:x9Zq2"')
+    assert result.entities == []
+    assert REDACTED in result.text
+
+
+def test_email_beats_host_and_url_host_beats_bare_host(anon: Anonymizer) -> None:
+    assert types_of(anon, "to alice@mail.acme.com") == [("EMAIL", "alice@mail.acme.com")]
+    assert types_of(anon, "https://api.acme.com/v1") == [("HOST", "api.acme.com")]
+
+
+def test_resolve_overlaps_rules() -> None:
+    cands = [
+        Candidate("HOST", 5, 15, 55),
+        Candidate("EMAIL", 0, 15, 90),
+        Candidate("JIRA_KEY", 20, 28, 30),
+        Candidate("PHONE", 22, 26, 50),
+        Candidate("IP", 40, 50, 60),
+        Candidate("HOST", 40, 50, 60),
+    ]
+    chosen = resolve_overlaps(cands)
+    assert [(c.type, c.start, c.end) for c in chosen] == [("EMAIL", 0, 15), ("PHONE", 22, 26), ("IP", 40, 50)]
+
+
+def test_round_trip_deanonymize(anon: Anonymizer) -> None:
+    text = "bob@acme.com hit https://ci.acme.io/job/a/job/b/12/ from 10.1.2.3 about OPS-42"
+    result = anon.anonymize(text)
+    assert "acme" not in result.text
+    assert deanonymize(result.text, result.mapping) == text
+
+
+def test_round_trip_keeps_redactions_and_unknown_placeholders(anon: Anonymizer) -> None:
+    text = "db.acme.com password=hunter22x"
+    result = anon.anonymize(text)
+    restored = deanonymize(result.text + " <<HOST_ffffffff>>", result.mapping)
+    assert restored == f"db.acme.com password={REDACTED} <<HOST_ffffffff>>"
+
+
+def test_entities_carry_input_offsets(anon: Anonymizer) -> None:
+    text = "x token=ghp_Zq8xK2mP9vL4nB7cT1wR5yH3jD6fG0sA8eUq then db.acme.com"
+    for e in anon.anonymize(text).entities:
+        assert text[e.start : e.end] == e.original
+
+
+def test_empty_key_is_rejected() -> None:
+    with pytest.raises(UserError):
+        Anonymizer(b"", "s")
+
+
+def test_known_host_heuristic() -> None:
+    assert is_known_host("api.acme.com")
+    assert is_known_host("build.tools.py.acme.dev")
+    assert not is_known_host("main.py")
+    assert not is_known_host("config.yaml")
+    assert not is_known_host("localhost")
+
+
+def test_output_has_no_stray_entities_on_realistic_log(anon: Anonymizer) -> None:
+    log = (
+        '10.2.3.4 - - [12/Mar/2026:10:11:12 +0000] "GET /api/v1/orders HTTP/1.1" 200 1534 "-" "curl/8.5"\n'
+        "Mar 12 10:11:12 web-1 sshd[991]: Accepted publickey for alice from 192.168.7.20 port 50122 ssh2\n"
+        "2026-03-12T10:11:12Z ERROR notify carol@acme.com via https://hooks.acme.com/x failed (OPS-17)\n"
+    )
+    out = anon.anonymize(log).text
+    for leaked in ["10.2.3.4", "192.168.7.20", "carol@acme.com", "hooks.acme.com", "OPS-17"]:
+        assert leaked not in out
+    for kept in ["GET /api/v1/orders HTTP/1.1", "200 1534", "10:11:12", "port 50122", "sshd[991]"]:
+        assert kept in out
+    assert len(re.findall(PLACEHOLDER_RX, out)) == 5
