@@ -186,3 +186,55 @@ def test_unreachable_model_endpoint_is_one_line_and_exit_1(tmp_path: Path) -> No
         },
     )
     assert_one_line_error(proc, 1, "model request failed")
+
+
+def _rm_script(tmp_path: Path, victim: Path) -> Path:
+    script = tmp_path / "rm.yaml"
+    script.write_text(
+        json.dumps(
+            {
+                "turns": [
+                    {"tool_calls": [{"tool": "shell_run", "args": {"command": f"rm -rf {victim}"}}]},
+                    {"text": "done: {results}"},
+                ]
+            }
+        )
+    )
+    return script
+
+
+def test_paused_run_is_approved_later_with_the_approve_command(tmp_path: Path) -> None:
+    victim = tmp_path / "scratch"
+    victim.mkdir()
+    model = f"scripted:{_rm_script(tmp_path, victim)}"
+    paused = cli(
+        "--model", model, "ask", "clean scratch", "--mode", "agent", "--approvals", "pause", cwd=tmp_path
+    )
+    assert paused.returncode == 0, paused.stderr
+    assert "devops-agent approve" in paused.stderr
+    assert victim.exists()
+    session = json.loads(cli("sessions", "list", "--json").stdout)[0]
+    assert session["status"] == "paused"
+    refused = cli("--model", model, "approve", session["id"][:10])
+    assert refused.returncode == 2, "a destructive call needs --yes without a terminal"
+    assert "CONFIRM" in refused.stderr
+    approved = cli("--model", model, "approve", session["id"][:10], "--yes", "--approver", "bob")
+    assert approved.returncode == 0, approved.stderr
+    assert not victim.exists()
+    audit = json.loads(cli("audit", "--session", session["id"][:10], "--json").stdout)
+    assert [(a["outcome"], a["actor"]) for a in audit] == [("executed", "bob"), ("pending", "policy")]
+    table = cli("audit")
+    assert "rm -rf" in table.stdout
+
+
+def test_non_interactive_run_denies_what_needs_approval(tmp_path: Path) -> None:
+    victim = tmp_path / "precious"
+    victim.mkdir()
+    model = f"scripted:{_rm_script(tmp_path, victim)}"
+    proc = cli("--model", model, "ask", "clean up", "--mode", "agent", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "no approver" in proc.stderr
+    assert victim.exists()
+    assert "denied this call" in proc.stdout
+    denied = json.loads(cli("audit", "--outcome", "denied", "--json").stdout)
+    assert len(denied) == 1

@@ -22,6 +22,7 @@ from devops_agent.agent.scripted import Script, ScriptedModel
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.events import (
+    ApprovalRequested,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -174,10 +175,15 @@ def test_ask_mode_cannot_call_a_mutating_tool_even_when_the_model_asks(store_url
         assert isinstance(events[-1], RunFinished)
         assert events[-1].status == "completed"
 
-        # The same script in agent mode does run it: the test above can fail.
+        # In agent mode the tool is offered, and the run pauses for a person's approval instead.
         service = SessionService(settings_for(store_url), store, registry=kit_registry(), model=script(turns))
-        collect(service, "clean up the disk", mode="agent")
-        assert WIPED == ["/dev/sda"]
+        events = collect(service, "clean up the disk", mode="agent")
+        assert WIPED == []
+        request = next(e for e in events if isinstance(e, ApprovalRequested))
+        assert request.tool == "wipe_disk"
+        assert request.decision == "approve_detailed"
+        assert isinstance(events[-1], RunFinished)
+        assert events[-1].status == "paused"
 
 
 def test_cancel_ends_the_run_and_marks_the_session(store_url: str) -> None:

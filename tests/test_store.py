@@ -19,11 +19,11 @@ from sqlalchemy.engine import URL, Engine
 
 from devops_agent.config.settings import Settings
 from devops_agent.errors import ConfigError, NotFoundError, StoreError, UserError
-from devops_agent.store import BreakerRecord, Store, ToolCallRecord
+from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
 from devops_agent.store.engine import create_store_engine, normalize_url
 from devops_agent.store.models import Base
 
-TABLES = {"sessions", "messages", "events", "tool_calls", "tool_breakers", "alembic_version"}
+TABLES = {"sessions", "messages", "events", "tool_calls", "tool_breakers", "audit_log", "alembic_version"}
 
 
 @contextlib.contextmanager
@@ -52,7 +52,7 @@ def test_migrations_create_tables_and_are_idempotent(store_url: str) -> None:
         assert second.get_session(created.id).title == "kept"
     with raw_engine(store_url) as engine, engine.connect() as conn:
         assert set(inspect(conn).get_table_names()) >= TABLES
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0001"]
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0002"]
 
 
 def test_models_match_migrations(store: Store, store_url: str) -> None:
@@ -430,3 +430,40 @@ def test_processes_share_one_database(store_url: str, tmp_path: Path) -> None:
         for tag in TAGS:
             assert [m for m in messages if m.startswith(tag)] == [f"{tag}:{i}" for i in range(25)]
             assert len(store.list_events("shared-session", run_id=tag)) == 25
+
+
+# -- audit log ------------------------------------------------------------------------------
+
+
+def test_audit_log_filters_and_outlives_the_session(store: Store) -> None:
+    s = store.create_session(title="t", mode="agent", model=None)
+    store.record_audit(
+        AuditRecord(
+            tool="shell_run",
+            mode="agent",
+            decision="approve_detailed",
+            outcome="pending",
+            session_id=s.id,
+            command="kubectl delete ns prod",
+            classification="destructive",
+        )
+    )
+    store.record_audit(
+        AuditRecord(
+            tool="shell_run",
+            mode="agent",
+            decision="approve_detailed",
+            outcome="executed",
+            actor="alice",
+            session_id=s.id,
+            command="kubectl delete ns prod",
+            exit_status=0,
+        )
+    )
+    store.record_audit(AuditRecord(tool="git_log", mode="ask", decision="allow", outcome="executed"))
+    assert [a.outcome for a in store.list_audit(session_id=s.id)] == ["executed", "pending"]
+    assert [a.tool for a in store.list_audit(outcome="executed")] == ["git_log", "shell_run"]
+    store.delete_session(s.id)
+    assert len(store.list_audit(session_id=s.id[:8])) == 2
+    with pytest.raises(UserError):
+        store.record_audit(AuditRecord(tool="x", mode="ask", decision="allow", outcome="maybe"))

@@ -18,7 +18,8 @@ programming error and keeps its traceback.
         ├── ModelError               model endpoint unreachable, auth failure, bad response
         ├── ToolError                a tool failed; ``tool`` names it
         │   └── CircuitOpenError     the tool's breaker is open; ``retry_after_s`` says when
-        └── RunCancelledError        a run was cancelled by the user or the service
+        ├── RunCancelledError        a run was cancelled by the user or the service
+        └── RunHaltedError           the safety policy stopped a run (a halt pattern matched)
 
 Third-party exceptions are mapped to these types at the boundary where they are caught (the
 store maps SQLAlchemy errors, the model layer maps pydantic-ai / httpx errors); nothing above
@@ -105,3 +106,7 @@ class CircuitOpenError(ToolError):
 
 class RunCancelledError(RuntimeFailure):
     """A run was cancelled before it finished."""
+
+
+class RunHaltedError(RuntimeFailure):
+    """The safety policy stopped the run: the model proposed something that must not be retried."""

@@ -75,11 +75,21 @@ class ToolResultEvent(_EventBase):
 
 
 class ApprovalRequested(_EventBase):
+    """The run is paused until a person approves or denies this call.
+
+    ``decision`` is ``approve`` or ``approve_detailed`` (destructive: ``impact`` says what changes,
+    what could be lost and how to undo, and the approver must type CONFIRM).
+    """
+
     type: Literal["approval_requested"] = "approval_requested"
     tool_call_id: str
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
     reason: str = ""
+    decision: str = "approve"
+    command: str | None = None
+    classification: str | None = None
+    impact: dict[str, str] | None = None
 
 
 class ApprovalResolved(_EventBase):
@@ -87,6 +97,7 @@ class ApprovalResolved(_EventBase):
     tool_call_id: str
     approved: bool
     reason: str = ""
+    approver: str = "user"
 
 
 class ErrorEvent(_EventBase):

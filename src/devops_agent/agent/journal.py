@@ -17,9 +17,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from devops_agent.store import EventWrite, MessageWrite, Store, ToolCallRecord
+from devops_agent.store import AuditRecord, EventWrite, MessageWrite, Store, ToolCallRecord
 
-_Item = EventWrite | ToolCallRecord | MessageWrite | threading.Event | None
+_Item = EventWrite | ToolCallRecord | MessageWrite | AuditRecord | threading.Event | None
 
 
 @dataclass
@@ -44,6 +44,9 @@ class Journal:
 
     def messages(self, write: MessageWrite) -> None:
         self._queue.put(write)
+
+    def audit(self, record: AuditRecord) -> None:
+        self._queue.put(record)
 
     def flush(self, timeout: float = 30.0) -> None:
         """Block until every write queued so far is committed; raise the writer's error, if any."""
@@ -84,9 +87,10 @@ class Journal:
             events = [i for i in batch if isinstance(i, EventWrite)]
             calls = [i for i in batch if isinstance(i, ToolCallRecord)]
             messages = _coalesce([i for i in batch if isinstance(i, MessageWrite)])
+            audits = [i for i in batch if isinstance(i, AuditRecord)]
             if self._error is None:
                 try:
-                    self.store.append_batch(events=events, tool_calls=calls, messages=messages)
+                    self.store.append_batch(events=events, tool_calls=calls, messages=messages, audits=audits)
                 except BaseException as exc:  # surfaced to the run by flush()
                     self._error = exc
             for item in batch:

@@ -1,7 +1,8 @@
 """The model loop's runtime: a pydantic-ai ``Agent`` over our toolsets, wrapped in our policies.
 
-Wrapper order, outermost first: middleware (telemetry, breaker, normalization, size cap) → mode
-guard → the registered toolsets. Privacy and approval wrappers slot in between as they land.
+Wrapper order, outermost first: middleware (telemetry, breaker, normalization, size cap) → safety
+guard (mode, command classification, approvals, halts, audit) → the registered toolsets. The
+privacy wrapper slots in between as it lands.
 This module builds agents; running them, streaming events and persisting is the session
 service's job.
 """
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai import Agent, CombinedToolset
+from pydantic_ai import Agent, CombinedToolset, DeferredToolRequests
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
+from devops_agent.config.settings import SafetySettings
+from devops_agent.policies.guard import AuditHook, GuardToolset
 from devops_agent.policies.middleware import MiddlewareToolset, ToolMiddleware
-from devops_agent.policies.modes import Mode, ModeGuardToolset
+from devops_agent.policies.modes import Mode
 from devops_agent.tools.registry import ToolCatalog
 
 INSTRUCTIONS = """\
@@ -30,10 +33,18 @@ evidence quoted (tool name and the lines that show it), likely causes, and next 
 Say plainly what you could not check and why."""
 
 
-def build_toolset(catalog: ToolCatalog, mode: Mode, middleware: ToolMiddleware) -> AbstractToolset[Any]:
-    """All registered tools behind the mode guard and the middleware."""
+def build_toolset(
+    catalog: ToolCatalog,
+    mode: Mode,
+    middleware: ToolMiddleware,
+    *,
+    safety: SafetySettings | None = None,
+    audit: AuditHook | None = None,
+) -> AbstractToolset[Any]:
+    """All registered tools behind the safety guard and the middleware."""
     inner = CombinedToolset([builder.to_pydantic_ai() for builder in catalog.toolsets.values()])
-    return MiddlewareToolset(ModeGuardToolset(inner, mode=mode), middleware=middleware)
+    guard = GuardToolset(inner, mode=mode, safety=safety or SafetySettings(), audit=audit)
+    return MiddlewareToolset(guard, middleware=middleware)
 
 
 def build_agent(
@@ -41,11 +52,12 @@ def build_agent(
     toolset: AbstractToolset[Any],
     *,
     capabilities: list[AbstractCapability[Any]] | None = None,
-) -> Agent[None, str]:
+) -> Agent[None, str | DeferredToolRequests]:
+    """The agent; a run ends with text, or with the tool calls that wait for approval."""
     return Agent(
         model,
         instructions=INSTRUCTIONS,
         toolsets=[toolset],
         capabilities=capabilities or [],
-        output_type=str,
+        output_type=[str, DeferredToolRequests],
     )

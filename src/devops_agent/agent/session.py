@@ -17,13 +17,14 @@ import asyncio
 import contextlib
 import inspect
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import structlog
 from pydantic import Discriminator, TypeAdapter
+from pydantic_ai import DeferredToolRequests
 from pydantic_ai.capabilities import Hooks
 from pydantic_ai.exceptions import ModelAPIError, UsageLimitExceeded
 from pydantic_ai.messages import (
@@ -44,13 +45,22 @@ from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import UsageLimits
 
+from devops_agent.agent.approvals import (
+    PENDING_KEY,
+    ApprovalDecision,
+    check_answers,
+    deferred_results,
+    pending_from,
+)
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.models import resolve_model
 from devops_agent.agent.report import Report, render_markdown
 from devops_agent.agent.runtime import build_agent, build_toolset
 from devops_agent.config import Settings
-from devops_agent.errors import DevOpsAgentError, ModelError, NotFoundError
+from devops_agent.errors import DevOpsAgentError, ModelError, NotFoundError, UserError
 from devops_agent.events import (
+    ApprovalRequested,
+    ApprovalResolved,
     ErrorEvent,
     RunEvent,
     RunFinished,
@@ -61,10 +71,12 @@ from devops_agent.events import (
     ToolResultEvent,
 )
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
+from devops_agent.policies.guard import Verdict, evaluate
 from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware
-from devops_agent.policies.modes import Mode, allowed, refusal
+from devops_agent.policies.modes import Mode
 from devops_agent.runbooks import load_runbooks, run_runbooks, select_runbooks
 from devops_agent.store import (
+    AuditRecord,
     BreakerRecord,
     EventWrite,
     MessageWrite,
@@ -152,18 +164,32 @@ class SessionService:
 
     async def stream(
         self,
-        prompt: str,
+        prompt: str | None,
         *,
         session_id: str | None = None,
         mode: Mode | None = None,
         inputs: dict[str, Any] | None = None,
+        approvals: Mapping[str, ApprovalDecision] | None = None,
         on_start: Callable[[RunHandle], None] | None = None,
     ) -> AsyncIterator[RunEvent]:
-        """Start a run and yield its events until ``run_finished``."""
-        session = self.open_session(session_id, title=prompt, mode=mode)
+        """Start a run and yield its events until ``run_finished``.
+
+        With ``approvals`` (and no prompt) the run resumes a paused session: every pending call
+        is answered, approved ones run, denied ones return the denial to the model.
+        """
+        if approvals is not None:
+            if session_id is None:
+                raise UserError("answering approvals needs the session id")
+            session = self.store.get_session(session_id)
+            check_answers(session.context_state.get(PENDING_KEY, {}), approvals)
+        elif prompt is None:
+            raise UserError("a run needs a prompt")
+        else:
+            session = self.open_session(session_id, title=prompt, mode=mode)
         handle = RunHandle(session.id, uuid.uuid4().hex, journal=Journal(self.store))
         self._runs[handle.run_id] = handle
-        handle.task = asyncio.create_task(self._run(handle, session, prompt, dict(inputs or {})))
+        run = self._run(handle, session, prompt, dict(inputs or {}), approvals)
+        handle.task = asyncio.create_task(run)
         if on_start is not None:
             on_start(handle)
         try:
@@ -215,7 +241,12 @@ class SessionService:
         handle.queue.put_nowait(self._stamp(handle, event))
 
     async def _run(
-        self, handle: RunHandle, session: SessionRecord, prompt: str, inputs: dict[str, Any]
+        self,
+        handle: RunHandle,
+        session: SessionRecord,
+        prompt: str | None,
+        inputs: dict[str, Any],
+        approvals: Mapping[str, ApprovalDecision] | None,
     ) -> None:
         mode: Mode = "agent" if session.mode == "agent" else "ask"
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
@@ -225,14 +256,25 @@ class SessionService:
         report: dict[str, Any] | None = None
         try:
             if self.model is not None:
-                self._emit(
-                    handle, RunStarted(**ids, prompt=prompt, mode=mode, path="model", model=self.model_name)
+                started = RunStarted(
+                    **ids,
+                    prompt=prompt or "(approvals answered)",
+                    mode=mode,
+                    path="model",
+                    model=self.model_name,
                 )
-                output = await self._run_model(handle, mode, prompt)
+                self._emit(handle, started)
+                result = await self._run_model(handle, session, mode, prompt, approvals)
+                if isinstance(result, DeferredToolRequests):
+                    self._pause(handle, session, result)
+                    status = "paused"
+                else:
+                    output, status = result, "completed"
             else:
+                assert prompt is not None, "offline runbooks never pause for approval"
                 rb = await self._run_runbooks(handle, mode, prompt, inputs)
                 output, report = render_markdown(rb), rb.model_dump(mode="json")
-            status = "completed"
+                status = "completed"
         except asyncio.CancelledError:
             status = "cancelled"
             self._finish(handle, session, status, None, None)
@@ -286,6 +328,97 @@ class SessionService:
         self.store.update_session(session.id, status=status)
         handle.queue.put_nowait(stamped)
         handle.queue.put_nowait(_DONE)
+
+    # -- approvals --------------------------------------------------------------------------
+
+    def _pause(self, handle: RunHandle, session: SessionRecord, requests: DeferredToolRequests) -> None:
+        """Store what waits for approval (so any process can answer) and announce it."""
+        pending = pending_from(requests)
+        state = dict(session.context_state, **{PENDING_KEY: pending})
+        self.store.update_session(session.id, context_state=state)
+        for call_id, p in pending.items():
+            self._emit(
+                handle,
+                ApprovalRequested(
+                    session_id=handle.session_id,
+                    run_id=handle.run_id,
+                    tool_call_id=call_id,
+                    tool=p["tool"],
+                    args=p["args"],
+                    reason=p.get("reason", ""),
+                    decision=p.get("decision", "approve"),
+                    command=p.get("command"),
+                    classification=p.get("classification"),
+                    impact=p.get("impact"),
+                ),
+            )
+
+    def _answer(
+        self, handle: RunHandle, session: SessionRecord, mode: Mode, answers: Mapping[str, ApprovalDecision]
+    ) -> None:
+        """Record the answers (events; audit for denials) and clear what was pending."""
+        pending = session.context_state.get(PENDING_KEY, {})
+        for call_id, a in answers.items():
+            resolved = ApprovalResolved(
+                session_id=handle.session_id,
+                run_id=handle.run_id,
+                tool_call_id=call_id,
+                approved=a.approved,
+                reason=a.reason,
+                approver=a.approver,
+            )
+            self._emit(handle, resolved)
+            if not a.approved:
+                p = pending[call_id]
+                denied = Verdict(
+                    p.get("decision", "approve"),
+                    a.reason or "denied",
+                    None,
+                    p.get("command"),
+                    p.get("classification"),
+                )
+                self._write_audit(handle, mode, p["tool"], call_id, denied, "denied", a.approver, None)
+        state = {k: v for k, v in session.context_state.items() if k != PENDING_KEY}
+        self.store.update_session(session.id, context_state=state)
+
+    def _write_audit(
+        self,
+        handle: RunHandle,
+        mode: Mode,
+        tool: str,
+        call_id: str | None,
+        v: Verdict,
+        outcome: str,
+        actor: str,
+        exit_status: int | None,
+    ) -> None:
+        self._journal(handle).audit(
+            AuditRecord(
+                tool=tool,
+                mode=mode,
+                decision=v.decision,
+                outcome=outcome,
+                actor=actor,
+                session_id=handle.session_id,
+                run_id=handle.run_id,
+                tool_call_id=call_id,
+                command=v.command,
+                classification=v.classification,
+                exit_status=exit_status,
+                detail=v.reason,
+            )
+        )
+
+    def _audit_hook(
+        self, handle: RunHandle, mode: Mode, approvers: Mapping[str, str]
+    ) -> Callable[[str, str | None, Verdict, str, dict[str, Any]], None]:
+        """The guard's audit callback for one run; approved calls name their approver."""
+
+        def audit(tool: str, call_id: str | None, v: Verdict, outcome: str, extra: dict[str, Any]) -> None:
+            actor = approvers.get(call_id or "", "user") if extra.get("approved") else "policy"
+            self._write_audit(handle, mode, tool, call_id, v, outcome, actor, extra.get("exit_status"))
+
+        return audit
 
     # -- tools ----------------------------------------------------------------------------
 
@@ -349,6 +482,7 @@ class SessionService:
             handle,
             RunStarted(**ids, prompt=prompt, mode=mode, path="runbook", runbooks=[r.name for r in chosen]),
         )
+        audit = self._audit_hook(handle, mode, {})
         # Analyzers summarize what they read, so they get far more than a model's context would.
         middleware = self._middleware(handle, cap_chars=self.settings.tools.analyzer_cap_chars)
 
@@ -357,8 +491,11 @@ class SessionService:
                 entry = self.catalog.get(name)
             except NotFoundError as exc:
                 return ToolResult.fail(exc.message, exc.hint)
-            if not allowed(mode, entry.spec):
-                return refusal(mode, name)
+            verdict = evaluate(name, entry.spec, args, mode, self.settings.safety)
+            if verdict.decision != "allow":
+                # Offline runbooks never wait for a person: anything short of "allow" is refused.
+                audit(name, None, verdict, "rejected", {})
+                return ToolResult.fail(verdict.reason, verdict.hint or "runbooks run only what policy allows")
 
             async def call() -> Any:
                 try:
@@ -388,9 +525,20 @@ class SessionService:
 
     # -- model path -----------------------------------------------------------------------
 
-    async def _run_model(self, handle: RunHandle, mode: Mode, prompt: str) -> str:
+    async def _run_model(
+        self,
+        handle: RunHandle,
+        session: SessionRecord,
+        mode: Mode,
+        prompt: str | None,
+        approvals: Mapping[str, ApprovalDecision] | None,
+    ) -> str | DeferredToolRequests:
         assert self.model is not None
         history = self.history(handle.session_id)
+        deferred = None
+        if approvals is not None:
+            self._answer(handle, session, mode, approvals)
+            deferred = deferred_results(approvals)
         persisted = len(history)
 
         def persist(messages: list[ModelMessage], *, final: bool) -> None:
@@ -406,18 +554,26 @@ class SessionService:
             persist(list(ctx.messages), final=False)
             return result
 
-        toolset = build_toolset(self.catalog, mode, self._middleware(handle))
+        approvers = {cid: a.approver for cid, a in (approvals or {}).items() if a.approved}
+        toolset = build_toolset(
+            self.catalog,
+            mode,
+            self._middleware(handle),
+            safety=self.settings.safety,
+            audit=self._audit_hook(handle, mode, approvers),
+        )
         agent = build_agent(self.model, toolset, capabilities=[Hooks(after_node_run=after_node)])
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
         limits = UsageLimits(request_limit=self.settings.model.max_tool_steps + 1)
-        output = ""
+        output: str | DeferredToolRequests = ""
         try:
             async with agent.run_stream_events(
-                prompt, message_history=history, usage_limits=limits
+                prompt, message_history=history, usage_limits=limits, deferred_tool_results=deferred
             ) as stream:
                 async for ev in stream:
                     if isinstance(ev, AgentRunResultEvent):
-                        output = str(ev.result.output)
+                        result = ev.result.output
+                        output = result if isinstance(result, DeferredToolRequests) else str(result)
                         persist(ev.result.all_messages(), final=True)
                     else:
                         for out in _translate(ev, ids):

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.analysis.timeparse import parse_since
+from devops_agent.cli.approve import OnApproval, answers_for
 from devops_agent.cli.context import AppState, err, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
-from devops_agent.events import RunFinished
+from devops_agent.events import RunEvent, RunFinished
 from devops_agent.policies.modes import MODES, Mode
 
 ModeOpt = Annotated[
@@ -20,6 +23,17 @@ ModeOpt = Annotated[
 ]
 SessionOpt = Annotated[
     str | None, typer.Option("--session", "-s", help="continue this session (id or prefix)")
+]
+if TYPE_CHECKING:
+    from devops_agent.agent.session import SessionService
+
+ApprovalsOpt = Annotated[
+    str,
+    typer.Option(
+        "--approvals",
+        help="when a call needs approval: ask (prompt in a terminal, deny otherwise), deny, or pause "
+        "(answer later with `devops-agent approve`)",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object instead of the rendered report")]
 
@@ -34,30 +48,13 @@ def _check_mode(mode: str | None) -> Mode | None:
     return mode
 
 
-def execute(
-    app: AppState,
-    prompt: str,
-    *,
-    session_id: str | None,
-    mode: Mode | None,
-    inputs: dict[str, Any],
-    json_out: bool,
-    stream_tokens: bool,
-    extra_roots: list[Path] | None = None,
-) -> RunFinished:
-    """Run one prompt through the session service, rendering progress; return the final event."""
-    from devops_agent.agent.session import SessionService  # the runtime is heavy; --help need not load it
-
-    settings = with_roots(app.settings, extra_roots or [])
-    service = SessionService(settings, app.store())
-    renderer = ProgressRenderer(stream_tokens=stream_tokens and not json_out, quiet=json_out)
+def _drive(events: AsyncIterator[RunEvent], renderer: ProgressRenderer) -> RunFinished:
+    """Consume one run's events, rendering them; return its final event."""
     final: RunFinished | None = None
-    if service.model is None and not json_out:
-        err.print("[dim]No model configured: running the offline runbooks (set model.name to use an LLM).[/]")
 
     async def go() -> None:
         nonlocal final
-        async for event in service.stream(prompt, session_id=session_id, mode=mode, inputs=inputs):
+        async for event in events:
             renderer.handle(event)
             if isinstance(event, RunFinished):
                 final = event
@@ -65,6 +62,33 @@ def execute(
     with renderer:
         asyncio.run(go())
     assert final is not None
+    return final
+
+
+def _run_until_answered(
+    app: AppState,
+    service: SessionService,
+    first: Callable[[], AsyncIterator[RunEvent]],
+    *,
+    json_out: bool,
+    stream_tokens: bool,
+    on_approval: OnApproval,
+) -> tuple[RunFinished, ProgressRenderer]:
+    """Run, and while the run pauses for approvals, get answers and resume it."""
+    renderer = ProgressRenderer(stream_tokens=stream_tokens and not json_out, quiet=json_out)
+    final = _drive(first(), renderer)
+    while final.status == "paused":
+        pending = app.store().get_session(final.session_id).context_state.get(PENDING_KEY, {})
+        answers = answers_for(pending, "deny" if json_out and on_approval == "ask" else on_approval)
+        if answers is None:
+            err.print(f"paused; answer with `devops-agent approve {final.session_id[:12]}`")
+            break
+        renderer = ProgressRenderer(stream_tokens=stream_tokens and not json_out, quiet=json_out)
+        final = _drive(service.stream(None, session_id=final.session_id, approvals=answers), renderer)
+    return final, renderer
+
+
+def _report(final: RunFinished, renderer: ProgressRenderer, json_out: bool) -> None:
     if json_out:
         payload = {
             "session_id": final.session_id,
@@ -76,7 +100,61 @@ def execute(
         out.print_json(json.dumps(payload, default=str))
     else:
         print_final(final, renderer)
+
+
+def execute(
+    app: AppState,
+    prompt: str,
+    *,
+    session_id: str | None,
+    mode: Mode | None,
+    inputs: dict[str, Any],
+    json_out: bool,
+    stream_tokens: bool,
+    extra_roots: list[Path] | None = None,
+    on_approval: OnApproval = "ask",
+) -> RunFinished:
+    """Run one prompt through the session service, rendering progress; return the final event."""
+    from devops_agent.agent.session import SessionService  # the runtime is heavy; --help need not load it
+
+    service = SessionService(with_roots(app.settings, extra_roots or []), app.store())
+    if service.model is None and not json_out:
+        err.print("[dim]No model configured: running the offline runbooks (set model.name to use an LLM).[/]")
+    final, renderer = _run_until_answered(
+        app,
+        service,
+        lambda: service.stream(prompt, session_id=session_id, mode=mode, inputs=inputs),
+        json_out=json_out,
+        stream_tokens=stream_tokens,
+        on_approval=on_approval,
+    )
+    _report(final, renderer, json_out)
     return final
+
+
+def execute_resume(
+    app: AppState, session_id: str, answers: dict[str, ApprovalDecision], *, json_out: bool
+) -> RunFinished:
+    """Resume a paused session with ``answers`` (used by ``devops-agent approve``)."""
+    from devops_agent.agent.session import SessionService
+
+    service = SessionService(app.settings, app.store())
+    final, renderer = _run_until_answered(
+        app,
+        service,
+        lambda: service.stream(None, session_id=session_id, approvals=answers),
+        json_out=json_out,
+        stream_tokens=True,
+        on_approval="ask",
+    )
+    _report(final, renderer, json_out)
+    return final
+
+
+def _check_approvals(value: str) -> OnApproval:
+    if value not in ("ask", "deny", "pause"):
+        raise typer.BadParameter(f"{value!r}: use ask, deny or pause", param_hint="--approvals")
+    return value  # type: ignore[return-value]
 
 
 def investigate(
@@ -112,6 +190,7 @@ def investigate(
     ] = None,
     session: SessionOpt = None,
     mode: ModeOpt = None,
+    approvals: ApprovalsOpt = "ask",
     json_out: JsonOpt = False,
 ) -> None:
     """Investigate a problem and print a report (offline runbooks, or the model loop when configured)."""
@@ -145,8 +224,9 @@ def investigate(
         json_out=json_out,
         stream_tokens=False,
         extra_roots=roots,
+        on_approval=_check_approvals(approvals),
     )
-    if final.status != "completed":
+    if final.status not in ("completed", "paused"):
         raise typer.Exit(1)
 
 
@@ -155,6 +235,7 @@ def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     session: SessionOpt = None,
     mode: ModeOpt = None,
+    approvals: ApprovalsOpt = "ask",
     json_out: JsonOpt = False,
 ) -> None:
     """Ask one question and print the answer (streamed when a model is configured)."""
@@ -166,8 +247,9 @@ def ask(
         inputs={},
         json_out=json_out,
         stream_tokens=True,
+        on_approval=_check_approvals(approvals),
     )
-    if final.status != "completed":
+    if final.status not in ("completed", "paused"):
         raise typer.Exit(1)
 
 

@@ -72,6 +72,23 @@ class RunbookSettings(BaseModel):
     extra_dirs: list[Path] = Field(default_factory=list, description="more directories of runbook YAML")
 
 
+class SafetySettings(BaseModel):
+    """Command policy. Patterns are shell-style globs matched against the whole command line."""
+
+    allow_patterns: list[str] = Field(
+        default_factory=list,
+        description="agent mode: run matching mutating/unknown commands without approval (never destructive)",
+    )
+    deny_patterns: list[str] = Field(default_factory=list, description="refuse matching commands in any mode")
+    halt_patterns: list[str] = Field(
+        default_factory=lambda: ["*:(){*", "rm -rf /", "rm -rf /[*]", "rm -rf --no-preserve-root*"],
+        description="stop the whole run when the model proposes a matching command",
+    )
+    shell_timeout_s: float = Field(60.0, gt=0)
+    shell_cwd: Path | None = Field(None, description="working directory of commands (default: current)")
+    shell_output_bytes: int = Field(200_000, ge=1024, description="bytes kept from each of stdout and stderr")
+
+
 class ModelSettings(BaseModel):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
@@ -102,6 +119,7 @@ class Settings(BaseSettings):
     tools: ToolSettings = Field(default_factory=ToolSettings)
     files: FileSettings = Field(default_factory=FileSettings)
     runbooks: RunbookSettings = Field(default_factory=RunbookSettings)
+    safety: SafetySettings = Field(default_factory=SafetySettings)
 
     def resolved_database_url(self) -> str:
         if self.database_url is not None:

@@ -33,7 +33,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import ToolsetTool
 
 from devops_agent.config.settings import ToolSettings
-from devops_agent.errors import CircuitOpenError, DevOpsAgentError
+from devops_agent.errors import CircuitOpenError, DevOpsAgentError, RunHaltedError
 from devops_agent.policies.breaker import BreakerBoard
 from devops_agent.policies.limits import cap_result
 from devops_agent.telemetry import tracer
@@ -41,7 +41,8 @@ from devops_agent.tools.base import ToolResult, ToolSpec, spec_from_metadata
 
 log = structlog.get_logger("devops_agent.tools")
 
-_PASS_THROUGH = (ModelRetry, ApprovalRequired, CallDeferred)
+# Control flow of the run, not tool failures: approvals pause it, a halt stops it.
+_PASS_THROUGH = (ModelRetry, ApprovalRequired, CallDeferred, RunHaltedError)
 
 
 @dataclass(frozen=True)

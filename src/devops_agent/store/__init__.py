@@ -8,9 +8,11 @@ and this package must not import from the policy, agent or interface layers.
 """
 
 from devops_agent.store.records import (
+    AUDIT_OUTCOMES,
     BREAKER_STATES,
     MODES,
     SESSION_STATUSES,
+    AuditRecord,
     BreakerRecord,
     EventRecord,
     EventWrite,
@@ -21,6 +23,8 @@ from devops_agent.store.records import (
 from devops_agent.store.store import Store
 
 __all__ = [
+    "AUDIT_OUTCOMES",
+    "AuditRecord",
     "BREAKER_STATES",
     "MODES",
     "SESSION_STATUSES",

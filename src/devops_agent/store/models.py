@@ -139,3 +139,23 @@ class BreakerRow(Base):
     opened_at: Mapped[datetime | None]
     retry_after_s: Mapped[float | None]
     updated_at: Mapped[datetime]
+
+
+class AuditRow(Base):
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    created_at: Mapped[datetime] = mapped_column(index=True)
+    # No foreign key: the audit trail outlives the sessions it describes.
+    session_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    tool_call_id: Mapped[str | None] = mapped_column(String(200))
+    tool: Mapped[str] = mapped_column(String(200))
+    command: Mapped[str | None] = mapped_column(Text)
+    mode: Mapped[str] = mapped_column(String(16))
+    classification: Mapped[str | None] = mapped_column(String(32))
+    decision: Mapped[str] = mapped_column(String(32))
+    outcome: Mapped[str] = mapped_column(String(32), index=True)
+    actor: Mapped[str] = mapped_column(String(200))
+    exit_status: Mapped[int | None]
+    detail: Mapped[str | None] = mapped_column(Text)

@@ -109,3 +109,30 @@ class MessageWrite:
     session_id: str
     run_id: str
     payloads: tuple[str, ...]
+
+
+AUDIT_OUTCOMES = ("executed", "failed", "denied", "rejected", "pending", "halted")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One entry of the audit log: what was run or refused, in which mode, on whose decision.
+
+    ``decision`` is the policy's verdict (allow, approve, approve_detailed, reject, halt);
+    ``outcome`` is what happened (executed, failed, denied, rejected, pending, halted);
+    ``actor`` is who decided: ``policy`` for automatic decisions, else the approver's name.
+    """
+
+    tool: str
+    mode: str
+    decision: str
+    outcome: str
+    actor: str = "policy"
+    session_id: str | None = None
+    run_id: str | None = None
+    tool_call_id: str | None = None
+    command: str | None = None
+    classification: str | None = None
+    exit_status: int | None = None
+    detail: str | None = None
+    created_at: datetime = field(default_factory=utcnow)

@@ -13,6 +13,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +24,12 @@ from sqlalchemy.orm import Session as OrmSession
 
 from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
 from devops_agent.store import engine as _engine
-from devops_agent.store.models import BreakerRow, EventRow, MessageRow, SessionRow, ToolCallRow
+from devops_agent.store.models import AuditRow, BreakerRow, EventRow, MessageRow, SessionRow, ToolCallRow
 from devops_agent.store.records import (
+    AUDIT_OUTCOMES,
     MODES,
     SESSION_STATUSES,
+    AuditRecord,
     BreakerRecord,
     EventRecord,
     EventWrite,
@@ -192,6 +195,7 @@ class Store:
         events: Sequence[EventWrite] = (),
         tool_calls: Sequence[ToolCallRecord] = (),
         messages: Sequence[MessageWrite] = (),
+        audits: Sequence[AuditRecord] = (),
     ) -> None:
         """Write many events, tool calls and message appends in one transaction.
 
@@ -199,8 +203,10 @@ class Store:
         one per row. Messages are appended first, then events, then tool calls, each group
         in the order given. An unknown session raises :class:`NotFoundError` and writes nothing.
         """
-        if not (events or tool_calls or messages):
+        if not (events or tool_calls or messages or audits):
             return
+        for a in audits:
+            _check_choice("outcome", a.outcome, AUDIT_OUTCOMES)
         with self._tx("write to", write=True) as orm:
             for m in messages:
                 _append_messages(orm, m.session_id, m.run_id, list(m.payloads))
@@ -209,6 +215,8 @@ class Store:
                     orm.execute(insert(EventRow), [_event_row(e) for e in events])
                 if tool_calls:
                     orm.execute(insert(ToolCallRow), [_tool_call_row(r) for r in tool_calls])
+                if audits:
+                    orm.execute(insert(AuditRow), [_audit_row(a) for a in audits])
             except IntegrityError:
                 # Only the foreign key to sessions can fail on these inserts.
                 ids = {e.session_id for e in events} | {r.session_id for r in tool_calls if r.session_id}
@@ -286,6 +294,36 @@ class Store:
         )
         with self._tx("write to", write=True) as orm:
             orm.execute(stmt)
+
+    # -- audit log --------------------------------------------------------------------------
+
+    def record_audit(self, rec: AuditRecord) -> None:
+        """Append one audit entry (never updated or deleted by the agent)."""
+        _check_choice("outcome", rec.outcome, AUDIT_OUTCOMES)
+        with self._tx("write to", write=True) as orm:
+            orm.execute(insert(AuditRow), [_audit_row(rec)])
+
+    def list_audit(
+        self,
+        *,
+        session_id: str | None = None,
+        outcome: str | None = None,
+        tool: str | None = None,
+        since: datetime | None = None,
+        limit: int = 200,
+    ) -> list[AuditRecord]:
+        """Audit entries, newest first, filtered by any of the given fields."""
+        query = select(AuditRow).order_by(AuditRow.id.desc()).limit(limit)
+        if session_id is not None:
+            query = query.where(AuditRow.session_id.startswith(session_id))
+        if outcome is not None:
+            query = query.where(AuditRow.outcome == outcome)
+        if tool is not None:
+            query = query.where(AuditRow.tool == tool)
+        if since is not None:
+            query = query.where(AuditRow.created_at >= since)
+        with self._tx("read from") as orm:
+            return [AuditRecord(**{k: getattr(r, k) for k in _AUDIT_FIELDS}) for r in orm.scalars(query)]
 
     def load_breakers(self) -> list[BreakerRecord]:
         """Every saved breaker state, ordered by tool name."""
@@ -410,3 +448,24 @@ def _tool_call_row(rec: ToolCallRecord) -> dict[str, Any]:
         "truncated": rec.truncated,
         "created_at": rec.created_at,
     }
+
+
+_AUDIT_FIELDS = (
+    "tool",
+    "mode",
+    "decision",
+    "outcome",
+    "actor",
+    "session_id",
+    "run_id",
+    "tool_call_id",
+    "command",
+    "classification",
+    "exit_status",
+    "detail",
+    "created_at",
+)
+
+
+def _audit_row(rec: AuditRecord) -> dict[str, Any]:
+    return {k: getattr(rec, k) for k in _AUDIT_FIELDS}

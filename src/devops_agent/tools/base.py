@@ -33,6 +33,8 @@ class ToolSpec(BaseModel):
     category: str
     read_only: bool
     risk: Risk = "safe"
+    command_arg: str | None = None
+    """Name of the argument holding a shell command: the safety layer classifies it per call."""
 
 
 class ToolResult(BaseModel):
@@ -95,13 +97,21 @@ class ToolsetBuilder:
     entries: dict[str, ToolEntry] = field(default_factory=dict)
 
     def tool(
-        self, *, category: str | None = None, read_only: bool, risk: Risk = "safe", name: str | None = None
+        self,
+        *,
+        category: str | None = None,
+        read_only: bool,
+        risk: Risk = "safe",
+        name: str | None = None,
+        command_arg: str | None = None,
     ) -> Callable[[F], F]:
         def decorator(fn: F) -> F:
             tool_name = name or fn.__name__
             if tool_name in self.entries:
                 raise ValueError(f"tool {tool_name!r} registered twice in toolset {self.name!r}")
-            spec = ToolSpec(category=category or self.name, read_only=read_only, risk=risk)
+            spec = ToolSpec(
+                category=category or self.name, read_only=read_only, risk=risk, command_arg=command_arg
+            )
             doc = inspect.getdoc(fn) or ""
             self.entries[tool_name] = ToolEntry(tool_name, fn, spec, self.name, doc.split("\n\n")[0])
             return fn

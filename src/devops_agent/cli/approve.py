@@ -1,0 +1,163 @@
+"""Answering approvals in the terminal, ``devops-agent approve`` and ``devops-agent audit``.
+
+A paused run can be answered three ways: at the prompt of the run that paused (a terminal),
+later with ``devops-agent approve SESSION`` from any process, or by policy when there is no
+person: a non-interactive run denies what needs approval and says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.table import Table
+
+from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
+from devops_agent.analysis.timeparse import parse_since
+from devops_agent.cli.context import err, out, state
+from devops_agent.errors import UserError
+
+OnApproval = Literal["ask", "deny", "pause"]
+NO_APPROVER = "no approver: this run is not interactive"
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def describe_pending(call_id: str, p: Mapping[str, Any]) -> None:
+    """Print one pending call the way an approver needs to see it."""
+    what = p.get("command") or f"{p.get('tool')}({json.dumps(p.get('args', {}))})"
+    level = p.get("classification") or p.get("decision", "approve")
+    err.print(f"\n[bold yellow]Approval needed[/] ({call_id}) — [bold]{level}[/]")
+    err.print(f"  {what}", markup=False, highlight=False)
+    if p.get("reason"):
+        err.print(f"  why: {p['reason']}", markup=False)
+    impact = p.get("impact") or {}
+    for label, key in (
+        ("changes", "what_changes"),
+        ("could lose", "what_could_be_lost"),
+        ("undo", "how_to_undo"),
+    ):
+        if impact.get(key):
+            err.print(f"  {label}: {impact[key]}", markup=False)
+
+
+def prompt_one(call_id: str, p: Mapping[str, Any], approver: str) -> ApprovalDecision:
+    """Ask at the terminal; destructive calls need CONFIRM typed out."""
+    describe_pending(call_id, p)
+    if p.get("decision") == "approve_detailed":
+        answer = input("  Type CONFIRM to run it, anything else to deny: ").strip()
+        approved = answer == "CONFIRM"
+    else:
+        approved = input("  Run it? [y/N] ").strip().lower() in ("y", "yes")
+    reason = "" if approved else input("  Reason for the model (optional): ").strip()
+    return ApprovalDecision(approved, reason or ("" if approved else "denied at the prompt"), approver)
+
+
+def answers_for(
+    pending: Mapping[str, Mapping[str, Any]], how: OnApproval, approver: str | None = None
+) -> dict[str, ApprovalDecision] | None:
+    """Answers for every pending call, or ``None`` to leave the session paused."""
+    who = approver or getpass.getuser()
+    if how == "pause":
+        return None
+    if how == "ask" and interactive():
+        return {cid: prompt_one(cid, p, who) for cid, p in pending.items()}
+    err.print(
+        f"[yellow]denied {len(pending)} call(s) that need approval: {NO_APPROVER}.[/] "
+        "Run in a terminal to be asked, or use --approvals pause and answer with `devops-agent approve`."
+    )
+    return {cid: ApprovalDecision(False, NO_APPROVER, "policy") for cid in pending}
+
+
+def approve(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Argument(help="the paused session (id or prefix)")],
+    call: Annotated[list[str] | None, typer.Option("--call", help="answer only these call ids")] = None,
+    deny: Annotated[bool, typer.Option("--deny", help="deny instead of approving")] = False,
+    reason: Annotated[str, typer.Option("--reason", help="why; the model sees it on a denial")] = "",
+    yes: Annotated[bool, typer.Option("--yes", help="answer without prompting")] = False,
+    approver: Annotated[str | None, typer.Option("--approver", help="name recorded in the audit log")] = None,
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Answer the approvals a paused session waits for, then let the run continue."""
+    from devops_agent.cli.run import execute_resume
+
+    app = state(ctx)
+    record = app.store().get_session(session)
+    pending: dict[str, Any] = record.context_state.get(PENDING_KEY, {})
+    if not pending:
+        raise UserError(
+            f"session {record.id[:12]} has no pending approvals", hint="`devops-agent sessions list`"
+        )
+    chosen = call or list(pending)
+    unknown = [c for c in chosen if c not in pending]
+    if unknown:
+        raise UserError(f"no pending approval {unknown[0]!r}", hint="pending: " + ", ".join(pending))
+    if len(chosen) != len(pending):
+        raise UserError("answer every pending call of the run at once", hint="pending: " + ", ".join(pending))
+    who = approver or getpass.getuser()
+    if yes or not interactive():
+        answers = {c: ApprovalDecision(not deny, reason, who) for c in chosen}
+        for c in chosen:
+            if not deny and pending[c].get("decision") == "approve_detailed" and not yes:
+                raise UserError("a destructive call needs --yes (or a terminal to type CONFIRM)")
+    else:
+        answers = {c: prompt_one(c, pending[c], who) for c in chosen}
+    final = execute_resume(app, record.id, answers, json_out=json_out)
+    if final.status not in ("completed", "paused"):
+        raise typer.Exit(1)
+
+
+def audit(
+    ctx: typer.Context,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="only this session (id or prefix)")
+    ] = None,
+    outcome: Annotated[
+        str | None, typer.Option("--outcome", help="executed, failed, denied, rejected, pending or halted")
+    ] = None,
+    tool: Annotated[str | None, typer.Option("--tool", help="only this tool")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="2h, 1d, an ISO time")] = None,
+    limit: Annotated[int, typer.Option("--limit")] = 100,
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """What was run or refused, in which mode, on whose decision (newest first)."""
+    rows = (
+        state(ctx)
+        .store()
+        .list_audit(
+            session_id=session,
+            outcome=outcome,
+            tool=tool,
+            since=parse_since(since) if since else None,
+            limit=limit,
+        )
+    )
+    if json_out:
+        out.print_json(json.dumps([dataclasses.asdict(r) for r in rows], default=str))
+        return
+    _print_audit(rows)
+
+
+def _print_audit(rows: Iterable[Any]) -> None:
+    table = Table("when", "session", "tool", "command", "class", "decision", "outcome", "by", "exit")
+    for r in rows:
+        table.add_row(
+            r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            (r.session_id or "")[:8],
+            r.tool,
+            (r.command or "")[:50],
+            r.classification or "",
+            r.decision,
+            r.outcome,
+            r.actor,
+            "" if r.exit_status is None else str(r.exit_status),
+        )
+    out.print(table)
