@@ -149,7 +149,7 @@ def call(tools: dict[str, ToolEntry], name: str, **args: Any) -> ToolResult:
 
 def test_toolset_specs_and_registration(root: Path) -> None:
     ts = logs.build(Settings(files=FileSettings(roots=[root])))
-    assert set(ts.entries) == {"logs_tail", "logs_search", "logs_errors", "logs_journal"}
+    assert set(ts.entries) == {"logs_tail", "logs_search", "logs_errors", "logs_patterns", "logs_journal"}
     for entry in ts.entries.values():
         assert entry.spec.category == "logs"
         assert entry.spec.read_only is True

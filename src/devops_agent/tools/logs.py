@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from devops_agent.analysis import (
+    TemplateMiner,
+    extract_message,
     extract_timestamp,
     group_lines,
     message_shape,
@@ -448,30 +450,11 @@ def build(settings: Settings) -> ToolsetBuilder:
             start, end = _window_args(since, until)
         except UserError as exc:
             return _fail(exc)
-        files: list[Path] = []
-        capped = False
-        for target in targets:
-            found, hit = _walk(target, roots, MAX_SCAN_FILES - len(files), logs_only=False)
-            seen = set(files)
-            files.extend(f for f in found if f not in seen)
-            capped = capped or hit
+        files, capped = _collect(targets, roots)
         skipped: list[str] = []
         scanned: list[str] = []
-
-        def stream() -> Iterator[tuple[str, str]]:
-            for file in files:
-                if _looks_binary(file):
-                    skipped.append(f"{file} (binary or unreadable)")
-                    continue
-                scanned.append(str(file))
-                try:
-                    with _open_at(file, start) as fh:
-                        for line in _iter_lines(fh):
-                            yield str(file), line
-                except (OSError, EOFError) as exc:
-                    skipped.append(f"{file} (read failed: {exc})")
-
-        summary = group_lines(stream(), errors_only=True, since=start, until=end)
+        stream = _stream_files(files, start, scanned, skipped)
+        summary = group_lines(stream, errors_only=True, since=start, until=end)
         data = summary.to_dict(max(1, min(max_groups, 200)))
         data["files_scanned"] = len(scanned)
         data["files"] = scanned[:50]
@@ -486,6 +469,35 @@ def build(settings: Settings) -> ToolsetBuilder:
                 **counts,
             )
         return ToolResult.ok(data, source=", ".join(paths), since=_iso(start), until=_iso(end))
+
+    @ts.tool(category="logs", read_only=True, risk="sensitive")
+    def logs_patterns(
+        paths: list[str], since: str | None = None, until: str | None = None, max_templates: int = 30
+    ) -> ToolResult:
+        """Mine the message templates of log files: what kinds of lines there are and how many of each.
+
+        Use it to see the shape of unfamiliar logs, or what is new or bursting: every line (not
+        only errors) is reduced to a template with its variable parts as <*>, with counts,
+        first/last seen and examples, most frequent first.
+
+        Args:
+            paths: log files or directories.
+            since: only lines at or after this time: 15m, 2h, 1d, an ISO date.
+            until: only lines at or before this time.
+            max_templates: how many templates to return (1-500); all are counted.
+        """
+        try:
+            start, end = _window_args(since, until)
+            lines, scanned, skipped, capped = read_paths(paths, settings, start)
+        except UserError as exc:
+            return _fail(exc)
+        data = mine_templates(lines, TemplateMiner(), start, end, max_templates)
+        data.update(files_scanned=len(scanned), skipped=skipped[:50])
+        if capped:
+            data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
+        if not data["templates"]:
+            return ToolResult.empty(f"no log lines in {len(scanned)} file(s){_window_words(start, end)}")
+        return ToolResult.ok(data, source=", ".join(paths))
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
     def logs_journal(
@@ -588,6 +600,86 @@ def _window_words(start: datetime | None, end: datetime | None) -> str:
     if end is not None:
         parts.append(f"until {_iso(end)}")
     return f" ({', '.join(parts)})" if parts else ""
+
+
+def _collect(targets: list[Path], roots: list[Path]) -> tuple[list[Path], bool]:
+    """Every file under ``targets`` (deduplicated, capped at MAX_SCAN_FILES)."""
+    files: list[Path] = []
+    capped = False
+    for target in targets:
+        found, hit = _walk(target, roots, MAX_SCAN_FILES - len(files), logs_only=False)
+        seen = set(files)
+        files.extend(f for f in found if f not in seen)
+        capped = capped or hit
+    return files, capped
+
+
+def _stream_files(
+    files: list[Path], start: datetime | None, scanned: list[str], skipped: list[str]
+) -> Iterator[tuple[str, str]]:
+    """(file, line) for every line of ``files``, skipping binaries; notes what was read or skipped."""
+    for file in files:
+        if _looks_binary(file):
+            skipped.append(f"{file} (binary or unreadable)")
+            continue
+        scanned.append(str(file))
+        try:
+            with _open_at(file, start) as fh:
+                for line in _iter_lines(fh):
+                    yield str(file), line
+        except (OSError, EOFError) as exc:
+            skipped.append(f"{file} (read failed: {exc})")
+
+
+def read_paths(
+    paths: list[str], settings: Settings, since: datetime | None = None
+) -> tuple[Iterator[tuple[str, str]], list[str], list[str], bool]:
+    """Lines of every log file under ``paths`` (inside the roots): (lines, scanned, skipped, capped).
+
+    ``scanned`` and ``skipped`` fill up as the iterator is consumed.
+    """
+    roots = roots_of(settings)
+    files, capped = _collect([_resolve(p, roots) for p in paths], roots)
+    scanned: list[str] = []
+    skipped: list[str] = []
+    return _stream_files(files, since, scanned, skipped), scanned, skipped, capped
+
+
+def mine_templates(
+    lines: Iterable[tuple[str, str]],
+    miner: TemplateMiner,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    max_templates: int = 30,
+) -> dict[str, Any]:
+    """Feed (source, raw line) pairs to ``miner`` (which keeps learning across calls); summarize."""
+    total = 0
+    last_ts: datetime | None = None
+    for _source, raw in lines:
+        ts = extract_timestamp(raw) or last_ts
+        last_ts = ts
+        if (since and ts and ts < since) or (until and ts and ts > until):
+            continue
+        message, _level = extract_message(raw)
+        if message.strip():
+            miner.add(message, timestamp=ts, raw=raw[:MAX_SHOWN_CHARS])
+            total += 1
+    templates = sorted(miner.templates(), key=lambda t: -t.count)
+    shown = templates[: max(1, min(max_templates, 500))]
+    return {
+        "lines": total,
+        "templates_total": len(templates),
+        "templates": [
+            {
+                "template": t.template,
+                "count": t.count,
+                "first_seen": _iso(t.first_seen),
+                "last_seen": _iso(t.last_seen),
+                "examples": list(t.examples),
+            }
+            for t in shown
+        ],
+    }
 
 
 def register(registry: ToolRegistry) -> None:
