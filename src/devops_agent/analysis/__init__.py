@@ -4,6 +4,8 @@ Log analysis lives here: time parsing (:mod:`.timeparse`), per-line message, lev
 detection (:mod:`.logline`), message shapes (:mod:`.logshape`) and streaming grouping with spike
 detection (:mod:`.loggroup`), and streaming log template mining in the Drain family
 (:mod:`.templates`, with :mod:`.masking` and the Loghub metrics in :mod:`.evaluation`).
+Metric anomalies (:mod:`.anomaly`: causal robust/seasonal detectors with explanations) and SLO
+multi-window burn-rate alerts (:mod:`.slo`).
 Everything is a pure function over strings and iterables of lines, so the same code serves
 tools, runbooks and tests, and works offline.
 
@@ -11,13 +13,23 @@ This package must not import from policies, agent, cli or tools, and must not op
 commands: callers read the data and pass it in.
 """
 
+from devops_agent.analysis.anomaly import Anomaly, AnomalyResult, DetectorConfig, StreamingDetector, detect
 from devops_agent.analysis.loggroup import ErrorGroup, LogSummary, choose_bucket, group_lines
 from devops_agent.analysis.logline import ERROR_LEVELS, extract_message, is_error, normalize_level
 from devops_agent.analysis.logshape import message_shape
+from devops_agent.analysis.slo import BurnAlert, SloReport, evaluate_slo
 from devops_agent.analysis.templates import MinerConfig, Template, TemplateMatch, TemplateMiner
 from devops_agent.analysis.timeparse import SINCE_FORMS, extract_timestamp, parse_since
 
 __all__ = [
+    "Anomaly",
+    "AnomalyResult",
+    "BurnAlert",
+    "DetectorConfig",
+    "SloReport",
+    "StreamingDetector",
+    "detect",
+    "evaluate_slo",
     "ERROR_LEVELS",
     "SINCE_FORMS",
     "ErrorGroup",

@@ -1,0 +1,201 @@
+"""Anomaly detector on synthetic series with known events, and the NAB scorer on hand-computed cases."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from devops_agent.analysis.anomaly import DetectorConfig, StreamingDetector, detect, score_series
+
+T0 = datetime(2024, 1, 1)
+N = 2000  # ~7 days of 5-minute points
+TS = [T0 + timedelta(minutes=5 * i) for i in range(N)]
+EVENT = 1500  # 2024-01-06 05:00
+
+
+def seasonal(seed: int = 7, n: int = N) -> list[float]:
+    rng = random.Random(seed)
+    return [100 + 30 * math.sin(2 * math.pi * i / 288) + rng.gauss(0, 2) for i in range(n)]
+
+
+def flat(seed: int = 3) -> list[float]:
+    rng = random.Random(seed)
+    return [100 + rng.gauss(0, 2) for _ in range(N)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_clean_series_raise_no_alarm(seed: int) -> None:
+    for values in (seasonal(seed), flat(seed)):
+        result = detect(TS, values)
+        assert result.anomalies == []
+        assert len(result.scores) == N
+        assert all(0.0 <= s <= 1.0 for s in result.scores)
+
+
+def test_spike_found_at_its_time_with_ratio() -> None:
+    values = flat()
+    values[EVENT] = 420.0
+    [a] = detect(TS, values, name="p99 latency").anomalies
+    assert (a.start, a.kind) == (TS[EVENT], "spike")
+    assert a.score > 0.9
+    assert a.explanation.startswith("p99 latency spiked to 420, 4.2× its recent median")
+    assert "2024-01-06 05:00" in a.explanation
+
+
+def test_spike_on_seasonal_series_uses_same_hour_median() -> None:
+    values = seasonal()
+    values[EVENT] += 80
+    [a] = detect(TS, values, name="rps").anomalies
+    assert (a.start, a.kind) == (TS[EVENT], "spike")
+    assert "same-hour median" in a.explanation
+
+
+def test_level_shift() -> None:
+    values = [v + (40 if i >= EVENT else 0) for i, v in enumerate(flat())]
+    [a] = detect(TS, values, name="error rate").anomalies
+    assert (a.start, a.kind) == (TS[EVENT], "level_shift")
+    assert a.end > TS[EVENT + 20]
+    assert a.explanation.startswith("error rate shifted to ~140, 1.4× its recent median (")
+    assert a.explanation.endswith("since 2024-01-06 05:00")
+
+
+def test_trend() -> None:
+    values = [v + 0.3 * max(0, i - EVENT) for i, v in enumerate(flat())]
+    [a] = detect(TS, values, name="disk used").anomalies
+    assert a.kind == "trend"
+    assert TS[EVENT] < a.start < TS[EVENT + 60]  # a 0.3/point ramp clears noise (sd 2) in ~20-40 points
+    assert a.explanation.startswith("disk used trending up from ~")
+
+
+def test_seasonal_deviation() -> None:
+    values = seasonal()
+    rng = random.Random(11)
+    for i in range(EVENT, EVENT + 60):  # night-time level at day time: normal overall, wrong for the hour
+        values[i] = 100 - 30 * math.sin(2 * math.pi * i / 288) + rng.gauss(0, 2)
+    [a] = detect(TS, values, name="checkout rps").anomalies
+    assert (a.start, a.kind) == (TS[EVENT], "seasonal_deviation")
+    assert "same-hour median" in a.explanation
+    assert "since 2024-01-06 05:00" in a.explanation
+
+
+def test_scores_are_causal() -> None:
+    values = seasonal()
+    values[EVENT] += 80
+    full = detect(TS, values).scores
+    for k in (100, 700, EVENT, EVENT + 1):
+        assert detect(TS[:k], values[:k]).scores == full[:k]
+    # changing the future leaves the past alone
+    other = values[:EVENT] + [v * 3 for v in values[EVENT:]]
+    assert detect(TS, other).scores[:EVENT] == full[:EVENT]
+
+
+def test_streaming_matches_batch() -> None:
+    values = seasonal()
+    detector = StreamingDetector()
+    online = [detector.update(t, v).score for t, v in zip(TS, values, strict=True)]
+    assert online == [p.score for p in score_series(TS, values)]
+
+
+def test_refractory_damps_repeat_alarms() -> None:
+    values = flat()
+    values[EVENT] = values[EVENT + 10] = 400.0
+    scores = detect(TS, values, config=DetectorConfig()).scores
+    assert scores[EVENT] > 0.9
+    assert scores[EVENT + 10] <= DetectorConfig().refractory_damping
+
+
+# --- NAB scoring (benchmarks/nab_scoring.py) -------------------------------------------------
+
+
+def _nab() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "nab_scoring.py"
+    spec = importlib.util.spec_from_file_location("nab_scoring", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["nab_scoring"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+nab = _nab()
+STANDARD, LOW_FP, LOW_FN = nab.PROFILES
+FILE_TS = [T0 + timedelta(minutes=5 * i) for i in range(100)]  # probation: first 15 rows
+WINDOW = (FILE_TS[40], FILE_TS[49])  # 10 rows
+
+
+def one_file() -> object:
+    return nab.prepare("f.csv", FILE_TS, [WINDOW])
+
+
+def fire_at(*rows: int) -> list[float]:
+    return [1.0 if i in rows else 0.0 for i in range(100)]
+
+
+def test_sigma_shape() -> None:
+    assert nab.sigma(-1.0) == pytest.approx(0.98661, abs=1e-5)
+    assert nab.sigma(0.0) == 0.0
+    assert nab.sigma(3.5) == -1.0
+    assert nab.probation_rows(100) == 15
+    assert nab.probation_rows(100_000) == 750
+
+
+def test_detection_at_window_start_earns_about_a_tp() -> None:
+    raw, tp, fp = nab.file_score(one_file(), fire_at(40), 0.5, STANDARD)
+    assert (tp, fp) == (1, 0)
+    assert raw == pytest.approx(0.98661 * STANDARD.tp, abs=1e-5)
+
+
+def test_only_the_earliest_detection_in_a_window_counts() -> None:
+    raw, _, fp = nab.file_score(one_file(), fire_at(42, 45), 0.5, STANDARD)
+    assert fp == 0
+    assert raw == pytest.approx(nab.sigma(-0.8))  # row 42: -(49 - 42 + 1) / 10
+
+
+def test_false_positive_far_from_windows_costs_a_fp() -> None:
+    raw, tp, fp = nab.file_score(one_file(), fire_at(20, 40), 0.5, LOW_FP)
+    assert (tp, fp) == (1, 1)
+    assert raw == pytest.approx(0.98661 - 0.22, abs=1e-5)
+    raw_late, _, _ = nab.file_score(one_file(), fire_at(40, 95), 0.5, STANDARD)
+    assert raw_late == pytest.approx(0.98661 - 0.11, abs=1e-5)  # (95 - 49) / 9 > 3: full penalty
+
+
+def test_detection_just_after_a_window_costs_little() -> None:
+    raw, _, fp = nab.file_score(one_file(), fire_at(40, 50), 0.5, STANDARD)
+    assert fp == 1
+    penalty = raw - nab.sigma(-1.0)
+    assert penalty == pytest.approx(0.11 * nab.sigma(1 / 9))  # row 50: (50 - 49) / (10 - 1)
+    assert -0.11 < penalty < 0
+
+
+def test_missing_a_window_costs_a_fn_and_probation_is_ignored() -> None:
+    assert nab.file_score(one_file(), fire_at(), 0.5, STANDARD)[0] == -1.0
+    assert nab.file_score(one_file(), fire_at(), 0.5, LOW_FN)[0] == -2.0
+    assert nab.file_score(one_file(), fire_at(5), 0.5, STANDARD)[0] == -1.0  # inside probation
+
+
+def test_sweep_picks_the_best_threshold() -> None:
+    scores = [0.0] * 100
+    scores[30] = 0.9  # a false positive scoring higher than the true one
+    scores[41] = 0.6
+    threshold, raw = nab.sweep([one_file()], [scores], STANDARD)
+    assert threshold == 0.6
+    assert raw == pytest.approx(nab.sigma(-0.9) - 0.11)
+    scores[30] = 0.5  # now the FP can be left out
+    threshold, raw = nab.sweep([one_file()], [scores], STANDARD)
+    assert (threshold, raw) == (0.6, pytest.approx(nab.sigma(-0.9)))
+
+
+def test_normalization_maps_null_to_0_and_perfect_to_100() -> None:
+    files = [one_file(), one_file()]
+    assert nab.score_corpus(files, [fire_at(), fire_at()], STANDARD)["score"] == 0.0
+    assert nab.normalize(2 * STANDARD.tp, 2, STANDARD) == 100.0
+    at_start = nab.score_corpus(files, [fire_at(40), fire_at(40)], LOW_FN)["score"]
+    assert at_start == pytest.approx(100 * (0.98661 + 2) / 3, abs=1e-3)  # ~99.6: sigma(-1) < 1
