@@ -23,7 +23,16 @@ from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
 from devops_agent.store.engine import create_store_engine, normalize_url
 from devops_agent.store.models import Base
 
-TABLES = {"sessions", "messages", "events", "tool_calls", "tool_breakers", "audit_log", "alembic_version"}
+TABLES = {
+    "sessions",
+    "messages",
+    "events",
+    "tool_calls",
+    "tool_breakers",
+    "audit_log",
+    "vault",
+    "alembic_version",
+}
 
 
 @contextlib.contextmanager
@@ -52,7 +61,7 @@ def test_migrations_create_tables_and_are_idempotent(store_url: str) -> None:
         assert second.get_session(created.id).title == "kept"
     with raw_engine(store_url) as engine, engine.connect() as conn:
         assert set(inspect(conn).get_table_names()) >= TABLES
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0002"]
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0003"]
 
 
 def test_models_match_migrations(store: Store, store_url: str) -> None:
@@ -467,3 +476,37 @@ def test_audit_log_filters_and_outlives_the_session(store: Store) -> None:
     assert len(store.list_audit(session_id=s.id[:8])) == 2
     with pytest.raises(UserError):
         store.record_audit(AuditRecord(tool="x", mode="ask", decision="allow", outcome="maybe"))
+
+
+# -- privacy vault --------------------------------------------------------------------------
+
+
+def test_vault_lookup_order_purge_and_cascade(store: Store) -> None:
+    from datetime import timedelta
+
+    from devops_agent.store import VaultEntry
+
+    s = store.create_session(title="t", mode="ask", model=None)
+    other = store.create_session(title="o", mode="ask", model=None)
+    old = datetime.now(UTC) - timedelta(hours=48)
+    store.vault_put(
+        [
+            VaultEntry(s.id, "tool_out", "HOST", "<<HOST_aaaaaaaa>>", "db-7.internal"),
+            VaultEntry(s.id, "user_in", "HOST", "<<HOST_aaaaaaaa>>", "db-7.prod"),
+            VaultEntry(s.id, "user_in", "EMAIL", "<<EMAIL_bbbbbbbb>>", "ann@example.com", created_at=old),
+            VaultEntry(other.id, "user_in", "HOST", "<<HOST_aaaaaaaa>>", "someone-else"),
+        ]
+    )
+    store.vault_put([VaultEntry(s.id, "tool_out", "HOST", "<<HOST_aaaaaaaa>>", "ignored: already known")])
+    order = ["tool_args", "user_in", "tool_out", "final_out"]
+    assert store.vault_lookup(s.id, ["<<HOST_aaaaaaaa>>", "<<EMAIL_bbbbbbbb>>", "<<X_cccccccc>>"], order) == {
+        "<<HOST_aaaaaaaa>>": "db-7.prod",
+        "<<EMAIL_bbbbbbbb>>": "ann@example.com",
+    }
+    assert store.vault_lookup(s.id, ["<<HOST_aaaaaaaa>>"], ["tool_out"]) == {"<<HOST_aaaaaaaa>>": "db-7.internal"}
+    assert store.vault_purge(namespace="user_in", older_than=datetime.now(UTC) - timedelta(hours=24)) == 1
+    assert store.vault_purge(session_id=s.id) == 2
+    store.delete_session(other.id)
+    assert store.vault_lookup(other.id, ["<<HOST_aaaaaaaa>>"], order) == {}
+    with pytest.raises(UserError):
+        store.vault_put([VaultEntry(s.id, "elsewhere", "HOST", "<<HOST_dddddddd>>", "x")])

@@ -1,14 +1,17 @@
 """The model loop's runtime: a pydantic-ai ``Agent`` over our toolsets, wrapped in our policies.
 
-Wrapper order, outermost first: middleware (telemetry, breaker, normalization, size cap) → safety
-guard (mode, command classification, approvals, halts, audit) → the registered toolsets. The
-privacy wrapper slots in between as it lands.
+Wrapper order, outermost first: middleware (telemetry, breaker, normalization, size cap) →
+privacy (real arguments in, masked results out) → safety guard (mode, command classification,
+approvals, halts, audit) → the registered toolsets. Privacy sits *outside* the safety guard on
+purpose: the guard must classify, audit and show approvers the real command, not placeholders
+(which bash would even parse as here-documents).
 This module builds agents; running them, streaming events and persisting is the session
 service's job.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic_ai import Agent, CombinedToolset, DeferredToolRequests
@@ -20,6 +23,7 @@ from devops_agent.config.settings import SafetySettings
 from devops_agent.policies.guard import AuditHook, GuardToolset
 from devops_agent.policies.middleware import MiddlewareToolset, ToolMiddleware
 from devops_agent.policies.modes import Mode
+from devops_agent.privacy.guard import PrivacyGuard, PrivacyToolset
 from devops_agent.tools.registry import ToolCatalog
 
 INSTRUCTIONS = """\
@@ -40,11 +44,17 @@ def build_toolset(
     *,
     safety: SafetySettings | None = None,
     audit: AuditHook | None = None,
+    privacy: PrivacyGuard | None = None,
+    extra: Sequence[AbstractToolset[Any]] = (),
 ) -> AbstractToolset[Any]:
-    """All registered tools behind the safety guard and the middleware."""
-    inner = CombinedToolset([builder.to_pydantic_ai() for builder in catalog.toolsets.values()])
-    guard = GuardToolset(inner, mode=mode, safety=safety or SafetySettings(), audit=audit)
-    return MiddlewareToolset(guard, middleware=middleware)
+    """All registered tools (and ``extra`` ones, e.g. MCP servers) behind the policy wrappers."""
+    inner = CombinedToolset([*(b.to_pydantic_ai() for b in catalog.toolsets.values()), *extra])
+    wrapped: AbstractToolset[Any] = GuardToolset(
+        inner, mode=mode, safety=safety or SafetySettings(), audit=audit
+    )
+    if privacy is not None:
+        wrapped = PrivacyToolset(wrapped, guard=privacy)
+    return MiddlewareToolset(wrapped, middleware=middleware)
 
 
 def build_agent(

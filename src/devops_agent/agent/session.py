@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import inspect
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import structlog
 from pydantic import Discriminator, TypeAdapter
 from pydantic_ai import DeferredToolRequests
-from pydantic_ai.capabilities import Hooks
+from pydantic_ai.capabilities import AbstractCapability, Hooks, ProcessHistory
 from pydantic_ai.exceptions import ModelAPIError, UsageLimitExceeded
 from pydantic_ai.messages import (
     AgentStreamEvent,
@@ -43,6 +43,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from devops_agent.agent.approvals import (
@@ -74,6 +75,8 @@ from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
 from devops_agent.policies.guard import Verdict, evaluate
 from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware
 from devops_agent.policies.modes import Mode
+from devops_agent.privacy.guard import PrivacyGuard, enabled_for, strip_unknown_args
+from devops_agent.privacy.vault import hmac_key, purge_expired
 from devops_agent.runbooks import load_runbooks, run_runbooks, select_runbooks
 from devops_agent.store import (
     AuditRecord,
@@ -128,9 +131,17 @@ class SessionService:
         registry: ToolRegistry | None = None,
         model: Model | None = None,
         use_configured_model: bool = True,
+        extra_toolsets: Sequence[AbstractToolset[Any]] = (),
+        privacy: bool | None = None,
     ) -> None:
+        """``extra_toolsets`` (MCP servers, …) get the same policy wrappers as registered tools;
+        ``privacy`` forces the privacy guard on or off (default: ``privacy.enabled`` in settings)."""
         self.settings = settings
         self.store = store
+        self.extra_toolsets = list(extra_toolsets)
+        self.privacy = enabled_for(settings) if privacy is None else privacy
+        if self.privacy:
+            purge_expired(store, settings.privacy.ttl_hours)
         self.catalog: ToolCatalog = build_catalog(settings, registry)
         self.model = (
             model if model is not None else (resolve_model(settings.model) if use_configured_model else None)
@@ -555,14 +566,26 @@ class SessionService:
             return result
 
         approvers = {cid: a.approver for cid, a in (approvals or {}).items() if a.approved}
+        guard = None
+        capabilities: list[AbstractCapability[Any]] = [Hooks(after_node_run=after_node)]
+        if self.privacy:
+            guard = PrivacyGuard.for_session(
+                self.settings, self.store, handle.session_id, hmac_key(self.settings)
+            )
+            capabilities += [
+                ProcessHistory(guard.process_history),
+                Hooks(before_tool_validate=strip_unknown_args),
+            ]
         toolset = build_toolset(
             self.catalog,
             mode,
             self._middleware(handle),
             safety=self.settings.safety,
             audit=self._audit_hook(handle, mode, approvers),
+            privacy=guard,
+            extra=self.extra_toolsets,
         )
-        agent = build_agent(self.model, toolset, capabilities=[Hooks(after_node_run=after_node)])
+        agent = build_agent(self.model, toolset, capabilities=capabilities)
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
         limits = UsageLimits(request_limit=self.settings.model.max_tool_steps + 1)
         output: str | DeferredToolRequests = ""
@@ -574,6 +597,8 @@ class SessionService:
                     if isinstance(ev, AgentRunResultEvent):
                         result = ev.result.output
                         output = result if isinstance(result, DeferredToolRequests) else str(result)
+                        if guard is not None and isinstance(output, str):
+                            output = guard.final_output(output, restore=self.settings.privacy.restore_output)
                         persist(ev.result.all_messages(), final=True)
                     else:
                         for out in _translate(ev, ids):

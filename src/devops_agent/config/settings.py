@@ -89,6 +89,27 @@ class SafetySettings(BaseModel):
     shell_output_bytes: int = Field(200_000, ge=1024, description="bytes kept from each of stdout and stderr")
 
 
+class PrivacySettings(BaseModel):
+    """What the model may see. ``auto`` masks whenever the model is hosted (not local)."""
+
+    enabled: Literal["auto", "on", "off"] = "auto"
+    hmac_key: SecretStr | None = Field(
+        None, description="key of the placeholder HMAC; default: a random key kept in the data dir"
+    )
+    keep_domains: list[str] = Field(default_factory=list, description="domains never masked (yours, public)")
+    keep_public_hosts: bool = Field(
+        True, description="leave well-known public hosts (github.com, …) readable"
+    )
+    sensitive_namespaces: list[str] = Field(
+        default_factory=list, description="Kubernetes namespaces whose names and pods are masked"
+    )
+    restore_output: bool = Field(True, description="show the user the answer with identifiers restored")
+    ttl_hours: dict[str, float] = Field(
+        default_factory=lambda: {"user_in": 24.0, "tool_args": 24.0, "tool_out": 24.0, "final_out": 168.0},
+        description="how long vault entries of each namespace are kept",
+    )
+
+
 class ModelSettings(BaseModel):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
@@ -120,6 +141,7 @@ class Settings(BaseSettings):
     files: FileSettings = Field(default_factory=FileSettings)
     runbooks: RunbookSettings = Field(default_factory=RunbookSettings)
     safety: SafetySettings = Field(default_factory=SafetySettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
 
     def resolved_database_url(self) -> str:
         if self.database_url is not None:

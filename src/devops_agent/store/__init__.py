@@ -12,6 +12,7 @@ from devops_agent.store.records import (
     BREAKER_STATES,
     MODES,
     SESSION_STATUSES,
+    VAULT_NAMESPACES,
     AuditRecord,
     BreakerRecord,
     EventRecord,
@@ -19,6 +20,7 @@ from devops_agent.store.records import (
     MessageWrite,
     SessionRecord,
     ToolCallRecord,
+    VaultEntry,
 )
 from devops_agent.store.store import Store
 
@@ -35,4 +37,6 @@ __all__ = [
     "SessionRecord",
     "Store",
     "ToolCallRecord",
+    "VAULT_NAMESPACES",
+    "VaultEntry",
 ]

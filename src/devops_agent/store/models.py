@@ -159,3 +159,18 @@ class AuditRow(Base):
     actor: Mapped[str] = mapped_column(String(200))
     exit_status: Mapped[int | None]
     detail: Mapped[str | None] = mapped_column(Text)
+
+
+class VaultRow(Base):
+    __tablename__ = "vault"
+    __table_args__ = (UniqueConstraint("session_id", "namespace", "placeholder"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("sessions.id", ondelete="CASCADE"), index=True
+    )
+    namespace: Mapped[str] = mapped_column(String(16))
+    entity_type: Mapped[str] = mapped_column(String(32))
+    placeholder: Mapped[str] = mapped_column(String(64))
+    original: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(index=True)

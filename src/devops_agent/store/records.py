@@ -136,3 +136,18 @@ class AuditRecord:
     exit_status: int | None = None
     detail: str | None = None
     created_at: datetime = field(default_factory=utcnow)
+
+
+VAULT_NAMESPACES = ("user_in", "tool_args", "tool_out", "final_out")
+
+
+@dataclass(frozen=True, slots=True)
+class VaultEntry:
+    """One placeholder of the privacy vault and the original it stands for (never a secret)."""
+
+    session_id: str
+    namespace: str
+    entity_type: str
+    placeholder: str
+    original: str
+    created_at: datetime = field(default_factory=utcnow)

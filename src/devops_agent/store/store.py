@@ -9,6 +9,7 @@ and event JSON are opaque text here) nor import from layers above foundation.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -24,11 +25,20 @@ from sqlalchemy.orm import Session as OrmSession
 
 from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
 from devops_agent.store import engine as _engine
-from devops_agent.store.models import AuditRow, BreakerRow, EventRow, MessageRow, SessionRow, ToolCallRow
+from devops_agent.store.models import (
+    AuditRow,
+    BreakerRow,
+    EventRow,
+    MessageRow,
+    SessionRow,
+    ToolCallRow,
+    VaultRow,
+)
 from devops_agent.store.records import (
     AUDIT_OUTCOMES,
     MODES,
     SESSION_STATUSES,
+    VAULT_NAMESPACES,
     AuditRecord,
     BreakerRecord,
     EventRecord,
@@ -36,6 +46,7 @@ from devops_agent.store.records import (
     MessageWrite,
     SessionRecord,
     ToolCallRecord,
+    VaultEntry,
     utcnow,
 )
 
@@ -324,6 +335,73 @@ class Store:
             query = query.where(AuditRow.created_at >= since)
         with self._tx("read from") as orm:
             return [AuditRecord(**{k: getattr(r, k) for k in _AUDIT_FIELDS}) for r in orm.scalars(query)]
+
+    # -- privacy vault ----------------------------------------------------------------------
+
+    def vault_put(self, entries: Sequence[VaultEntry]) -> None:
+        """Remember placeholders; an entry already known for (session, namespace, placeholder) is kept."""
+        if not entries:
+            return
+        for e in entries:
+            _check_choice("namespace", e.namespace, VAULT_NAMESPACES)
+        with self._tx("write to", write=True) as orm:
+            keys = {(e.session_id, e.namespace, e.placeholder) for e in entries}
+            sessions = {k[0] for k in keys}
+            known: set[tuple[str, str, str]] = set(
+                orm.execute(
+                    select(VaultRow.session_id, VaultRow.namespace, VaultRow.placeholder).where(
+                        VaultRow.session_id.in_(sessions),
+                        VaultRow.placeholder.in_({k[2] for k in keys}),
+                    )
+                )
+            )
+            fresh: dict[tuple[str, str, str], VaultEntry] = {}
+            for e in entries:
+                key = (e.session_id, e.namespace, e.placeholder)
+                if key not in known:
+                    fresh.setdefault(key, e)
+            if fresh:
+                try:
+                    orm.execute(insert(VaultRow), [dataclasses.asdict(e) for e in fresh.values()])
+                except IntegrityError:
+                    raise _not_found(", ".join(sorted(sessions))) from None
+
+    def vault_lookup(
+        self, session_id: str, placeholders: Sequence[str], namespaces: Sequence[str]
+    ) -> dict[str, str]:
+        """Originals of ``placeholders``, taking each from the first namespace (in order) that has it."""
+        if not placeholders:
+            return {}
+        query = select(VaultRow.namespace, VaultRow.placeholder, VaultRow.original).where(
+            VaultRow.session_id == session_id,
+            VaultRow.placeholder.in_(set(placeholders)),
+            VaultRow.namespace.in_(namespaces),
+        )
+        rank = {ns: i for i, ns in enumerate(namespaces)}
+        found: dict[str, tuple[int, str]] = {}
+        with self._tx("read from") as orm:
+            for ns, ph, original in orm.execute(query):
+                if ph not in found or rank[ns] < found[ph][0]:
+                    found[ph] = (rank[ns], original)
+        return {ph: original for ph, (_rank, original) in found.items()}
+
+    def vault_purge(
+        self,
+        *,
+        session_id: str | None = None,
+        namespace: str | None = None,
+        older_than: datetime | None = None,
+    ) -> int:
+        """Delete vault rows matching every given filter (all rows when none is given); return how many."""
+        query = delete(VaultRow)
+        if session_id is not None:
+            query = query.where(VaultRow.session_id == session_id)
+        if namespace is not None:
+            query = query.where(VaultRow.namespace == namespace)
+        if older_than is not None:
+            query = query.where(VaultRow.created_at < older_than)
+        with self._tx("write to", write=True) as orm:
+            return int(orm.connection().execute(query).rowcount or 0)
 
     def load_breakers(self) -> list[BreakerRecord]:
         """Every saved breaker state, ordered by tool name."""

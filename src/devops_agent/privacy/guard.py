@@ -1,0 +1,187 @@
+"""Wiring of the privacy guard: what enters the model's context is masked, tools get real values.
+
+* :class:`PrivacyGuard` masks text and nested values (anonymize + scrub, entities remembered in
+  the vault under a namespace) and restores placeholders from the vault.
+* :class:`PrivacyToolset` wraps the tools: arguments are de-anonymized deeply just before the
+  call (namespaces ``tool_args → user_in → tool_out → final_out``) and the output is masked
+  (``tool_out``) before it goes back; :func:`strip_unknown_args` drops argument keys the tool's
+  schema does not have, before validation.
+* :meth:`PrivacyGuard.process_history` is a pydantic-ai history processor: before every model
+  request it masks user prompts, tool returns and retry prompts (errors, MCP results) — the net
+  under everything, including what bypasses the wrapper.
+* The final answer is restored for the user with :meth:`PrivacyGuard.restore`; secrets were
+  redacted irreversibly and never come back.
+
+It sits between the tool middleware and the safety guard, so the safety guard classifies,
+audits and shows approvers the real command, and everything on its way to the model is masked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import WrapperToolset
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.tools import RunContext, ToolDefinition
+from pydantic_ai.toolsets import ToolsetTool
+
+from devops_agent.config import Settings
+from devops_agent.privacy.anonymizer import Anonymizer
+from devops_agent.privacy.recognizers import PLACEHOLDER_RX
+from devops_agent.privacy.vault import LOOKUP_ORDER, Vault, VaultUnavailable
+from devops_agent.store import Store
+from devops_agent.tools.base import ToolResult
+
+LOCAL_PROVIDERS = ("scripted", "ollama", "vllm", "llamacpp", "test")
+RESTORE_FAILED_NOTE = "\n\n_(Identifiers are shown masked: the privacy vault could not be read.)_"
+
+
+def enabled_for(settings: Settings) -> bool:
+    """Privacy is on when configured so, or (``auto``) when the model is hosted by someone else."""
+    mode = settings.privacy.enabled
+    if mode != "auto":
+        return mode == "on"
+    name = settings.model.name or ""
+    if not name:
+        return False
+    provider = name.split(":", 1)[0]
+    base = settings.model.base_url or ""
+    local_url = any(h in base for h in ("127.0.0.1", "localhost", "[::1]"))
+    return not (provider in LOCAL_PROVIDERS or (provider in ("openai-compatible",) and local_url))
+
+
+@dataclass
+class PrivacyGuard:
+    anonymizer: Anonymizer
+    vault: Vault
+    restore_failed: bool = False
+    _seen: set[int] = field(default_factory=set)
+
+    @classmethod
+    def for_session(cls, settings: Settings, store: Store, session_id: str, key: bytes) -> PrivacyGuard:
+        p = settings.privacy
+        anonymizer = Anonymizer(
+            key,
+            session_id,
+            sensitive_namespaces=tuple(p.sensitive_namespaces),
+            keep_domains=tuple(p.keep_domains),
+            keep_public_hosts=p.keep_public_hosts,
+        )
+        return cls(anonymizer, Vault(store, session_id))
+
+    # -- masking ------------------------------------------------------------------------------
+
+    def mask(self, text: str, namespace: str) -> str:
+        result = self.anonymizer.anonymize(text)
+        self.vault.remember(namespace, result.entities)
+        return result.text
+
+    def mask_value(self, value: Any, namespace: str) -> Any:
+        """Mask every string inside ``value`` (dicts, lists, tuples); keys are kept."""
+        if isinstance(value, str):
+            return self.mask(value, namespace)
+        if isinstance(value, dict):
+            return {k: self.mask_value(v, namespace) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.mask_value(v, namespace) for v in value]
+        return value
+
+    # -- restoring ------------------------------------------------------------------------------
+
+    def restore(self, text: str, namespaces: tuple[str, ...] = LOOKUP_ORDER) -> str:
+        """Placeholders back to originals; on a vault failure the text stays masked (fail closed)."""
+        found = PLACEHOLDER_RX.findall(text)
+        if not found:
+            return text
+        try:
+            mapping = self.vault.lookup(sorted(set(found)), namespaces)
+        except VaultUnavailable:
+            self.restore_failed = True
+            return text
+        return PLACEHOLDER_RX.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+
+    def restore_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.restore(value)
+        if isinstance(value, dict):
+            return {k: self.restore_value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.restore_value(v) for v in value]
+        return value
+
+    def final_output(self, text: str, *, restore: bool) -> str:
+        """What the user is shown: restored where policy allows, with a note if restoring failed."""
+        if not restore:
+            return text
+        restored = self.restore(text, LOOKUP_ORDER)
+        return restored + RESTORE_FAILED_NOTE if self.restore_failed else restored
+
+    # -- history ----------------------------------------------------------------------------------
+
+    def process_history(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+        """Mask every request part that carries outside text, once per part."""
+        out: list[ModelMessage] = []
+        for message in messages:
+            if isinstance(message, ModelRequest) and id(message) not in self._seen:
+                message = dataclasses.replace(message, parts=[self._mask_part(p) for p in message.parts])
+                self._seen.add(id(message))
+            out.append(message)
+        return out
+
+    def _mask_part(self, part: ModelRequestPart) -> ModelRequestPart:
+        if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+            return dataclasses.replace(part, content=self.mask(part.content, "user_in"))
+        if isinstance(part, ToolReturnPart):
+            return dataclasses.replace(part, content=self.mask_value(part.content, "tool_out"))
+        if isinstance(part, RetryPromptPart):
+            return dataclasses.replace(part, content=self.mask_value(part.content, "tool_out"))
+        return part
+
+
+def strip_unknown_args(
+    ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any
+) -> Any:
+    """``before_tool_validate`` hook: drop argument keys the tool's schema does not declare.
+
+    A model can smuggle data into keys no tool reads; they are removed before validation (which
+    would otherwise bounce the whole call back to the model).
+    """
+    properties = (tool_def.parameters_json_schema or {}).get("properties")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            return args  # malformed: let validation report it to the model
+    if isinstance(args, dict) and isinstance(properties, dict) and properties:
+        return {k: v for k, v in args.items() if k in properties}
+    return args
+
+
+@dataclass
+class PrivacyToolset(WrapperToolset[Any]):
+    """Real values into tools, masked values out of them."""
+
+    guard: PrivacyGuard | None = None
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        assert self.guard is not None
+        real_args = self.guard.restore_value(tool_args)
+        result = await super().call_tool(name, real_args, ctx, tool)
+        if isinstance(result, ToolResult):
+            return ToolResult.model_validate(
+                self.guard.mask_value(result.model_dump(mode="json"), "tool_out")
+            )
+        return self.guard.mask_value(result, "tool_out")

@@ -1,0 +1,201 @@
+"""Canary: nothing sensitive reaches the model; tools still get real values; the user gets them back.
+
+A full scripted-model run with the privacy guard on. The user's question, a tool's output, a
+tool's error and a real MCP server's result (a stdio subprocess) carry secrets and identifiers.
+Every request the model receives is recorded and searched for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp.client.transports.stdio import StdioTransport
+from pydantic_ai import ModelMessagesTypeAdapter
+from pydantic_ai.mcp import MCPToolset
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo
+
+from devops_agent.agent.scripted import Script, ScriptedModel
+from devops_agent.agent.session import SessionService
+from devops_agent.config import Settings
+from devops_agent.errors import StoreError
+from devops_agent.privacy import Anonymizer
+from devops_agent.store import Store
+from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolsetBuilder, ToolSpec
+from devops_agent.tools.registry import ToolRegistry
+
+KEY = "canary-hmac-key"
+DB_HOST = "billing-db-7.prod.canary-corp.example"
+JENKINS = "jenkins.canary-corp.example"
+EMAIL = "ops.lead@canary-corp.example"
+USER_TOKEN = "ghp_R8kq2LmZ7vT1xW9pN4sB6yH3cJ5dF0gA2eUo"
+TOOL_PASSWORD = "Hunter2-canary-Secret"
+AWS_KEY = "AKIAQ4BXR7TZLM2KWN5P"
+ERROR_TOKEN = "glpat-Xk29Qm7vLp3Rt8Wz1Ns4"
+MCP_VALUES = (
+    "mcp.owner@canary-corp.example",
+    "billing-db-7.canary-corp.example",
+    "ghp_Mc7Tq9Lx2Vb8Nw4Zr6Kp1Hs3Jd5Gf0Ya2eQi",
+)
+SECRETS = (USER_TOKEN, TOOL_PASSWORD, AWS_KEY, ERROR_TOKEN, MCP_VALUES[2])
+IDENTIFIERS = (DB_HOST, JENKINS, EMAIL, MCP_VALUES[0], MCP_VALUES[1])
+MCP_SERVER = Path(__file__).parent / "mcp_servers" / "canary_server.py"
+
+RECEIVED: list[dict[str, Any]] = []
+
+
+def canary_registry() -> ToolRegistry:
+    def build(settings: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("canary")
+
+        @ts.tool(read_only=True)
+        def deploy_status(host: str, owner_email: str) -> ToolResult:
+            """Deployment status of a host."""
+            RECEIVED.append({"host": host, "owner_email": owner_email})
+            return ToolResult.ok(
+                f"{host} degraded since 14:05; db password={TOOL_PASSWORD}; "
+                f"aws_access_key_id={AWS_KEY}; paged {owner_email} and oncall@canary-corp.example"
+            )
+
+        @ts.tool(read_only=True)
+        def fetch_build(url: str) -> str:
+            """Fetch a CI build."""
+            RECEIVED.append({"url": url})
+            raise RuntimeError(f"cannot reach {url} with private_token={ERROR_TOKEN}")
+
+        return ts
+
+    registry = ToolRegistry()
+    registry.add_toolset("canary", build)
+    return registry
+
+
+class RecordingModel(ScriptedModel):
+    """The scripted model, keeping a copy of every request it receives."""
+
+    def __init__(self, script: Script) -> None:
+        self.requests: list[str] = []
+        super().__init__(script)
+
+    def _record(self, messages: list[ModelMessage], info: AgentInfo) -> None:
+        self.requests.append(ModelMessagesTypeAdapter.dump_json(messages).decode() + repr(info))
+
+    def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> Any:
+        self._record(messages, info)
+        return super()._respond(messages, info)
+
+    def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> Any:
+        self._record(messages, info)
+        return super()._stream(messages, info)
+
+
+def mcp_toolset() -> MCPToolset[Any]:
+    spec = ToolSpec(category="mcp", read_only=True).model_dump()
+    return MCPToolset(StdioTransport(sys.executable, [str(MCP_SERVER)])).with_metadata(**{SPEC_KEY: spec})  # type: ignore[return-value]
+
+
+def run_canary(store: Store, store_url: str) -> tuple[RecordingModel, Any, str]:
+    settings = Settings(database_url=store_url, privacy={"enabled": "on", "hmac_key": KEY})
+    session = store.create_session(title="canary", mode="ask", model="scripted")
+    placeholder = Anonymizer(KEY.encode(), session.id).placeholder
+    host, email, jenkins = (
+        placeholder("HOST", DB_HOST),
+        placeholder("EMAIL", EMAIL),
+        placeholder("HOST", JENKINS),
+    )
+    script = Script.model_validate(
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {
+                            "tool": "deploy_status",
+                            "args": {"host": host, "owner_email": email, "sneaky": "x"},
+                        },
+                        {"tool": "fetch_build", "args": {"url": f"https://{jenkins}/job/api/42/"}},
+                    ]
+                },
+                {"tool_calls": [{"tool": "customer_lookup", "args": {"customer_id": "42"}}]},
+                {"text": f"{host} is degraded; {email} was paged.\n{{results}}"},
+            ]
+        }
+    )
+    model = RecordingModel(script)
+    prompt = (
+        f"Why is {DB_HOST} slow? Build https://{JENKINS}/job/api/42/ failed. "
+        f"Ask {EMAIL}. My token is {USER_TOKEN}."
+    )
+    service = SessionService(
+        settings, store, registry=canary_registry(), model=model, extra_toolsets=[mcp_toolset()]
+    )
+    _events, final = asyncio.run(service.run(prompt, session_id=session.id))
+    return model, final, host
+
+
+def test_model_sees_no_secret_or_identifier_and_tools_get_real_values(store_url: str) -> None:
+    RECEIVED.clear()
+    with Store(store_url) as store:
+        model, final, host = run_canary(store, store_url)
+    assert final.status == "completed"
+    sent = "\n".join(model.requests)
+    assert len(model.requests) == 3
+    for value in SECRETS + IDENTIFIERS:
+        assert value not in sent, f"{value!r} reached the model"
+    assert "[REDACTED_SECRET]" in sent
+    assert host in sent, "the model works with placeholders"
+
+    # Tools received the real values, and the argument the schema lacks was dropped.
+    assert {"host": DB_HOST, "owner_email": EMAIL} in RECEIVED
+    assert {"url": f"https://{JENKINS}/job/api/42/"} in RECEIVED
+
+    # The user sees identifiers restored, but never a secret.
+    output = final.output or ""
+    assert DB_HOST in output
+    assert EMAIL in output
+    assert "customer_lookup" in output
+    for secret in SECRETS:
+        assert secret not in output
+
+
+def test_vault_failure_fails_closed(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    RECEIVED.clear()
+    with Store(store_url) as store:
+
+        def broken(*args: Any, **kwargs: Any) -> dict[str, str]:
+            raise StoreError("vault table is corrupt", hint="restore it")
+
+        monkeypatch.setattr(store, "vault_lookup", broken)
+        model, final, host = run_canary(store, store_url)
+    sent = "\n".join(model.requests)
+    for value in SECRETS + IDENTIFIERS:
+        assert value not in sent
+    # Nothing was de-anonymized: the tool got the placeholder, the user sees masked text and a note.
+    assert next(r for r in RECEIVED if "host" in r)["host"] == host
+    output = final.output or ""
+    assert DB_HOST not in output
+    assert host in output
+    assert "privacy vault could not be read" in output
+
+
+def test_privacy_purge_command(store_url: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from devops_agent.store import VaultEntry
+
+    with Store(store_url) as store:
+        s = store.create_session(title="t", mode="ask", model=None)
+        store.vault_put([VaultEntry(s.id, "user_in", "HOST", "<<HOST_aaaaaaaa>>", "db-1")])
+    env = dict(os.environ, DEVOPS_AGENT_DATABASE_URL=store_url)
+    cmd = [sys.executable, "-m", "devops_agent", "privacy", "purge"]
+    bad = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert bad.returncode == 2
+    done = subprocess.run(
+        [*cmd, "--session", s.id[:8]], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "purged 1 vault entry" in done.stdout
