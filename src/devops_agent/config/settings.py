@@ -110,6 +110,17 @@ class PrivacySettings(BaseModel):
     )
 
 
+class PrometheusSettings(BaseModel):
+    """Prometheus HTTP API used by the prometheus toolset; Alertmanager for alert intake."""
+
+    url: str = Field("http://127.0.0.1:9090", description="Prometheus base URL (a path prefix is kept)")
+    timeout_s: float = Field(15.0, gt=0)
+    max_points: int = Field(
+        11_000, ge=2, le=11_000, description="most points per series a range query asks for"
+    )
+    alertmanager_url: str | None = None
+
+
 class ModelSettings(BaseModel):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
@@ -142,6 +153,7 @@ class Settings(BaseSettings):
     runbooks: RunbookSettings = Field(default_factory=RunbookSettings)
     safety: SafetySettings = Field(default_factory=SafetySettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
 
     def resolved_database_url(self) -> str:
         if self.database_url is not None:
