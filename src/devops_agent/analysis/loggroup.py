@@ -110,6 +110,7 @@ class ErrorGroup:
             "buckets": {_iso(k): v for k, v in sorted(self.buckets.items())},
             "spike": self.spike,
             "spike_description": self.spike_description,
+            "spike_start": _iso(self.spike_start),
         }
 
 

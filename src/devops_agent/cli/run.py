@@ -15,6 +15,7 @@ from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.approve import OnApproval, answers_for
 from devops_agent.cli.context import AppState, err, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
+from devops_agent.errors import UserError
 from devops_agent.events import RunEvent, RunFinished
 from devops_agent.policies.modes import MODES, Mode
 
@@ -157,9 +158,31 @@ def _check_approvals(value: str) -> OnApproval:
     return value  # type: ignore[return-value]
 
 
+def _from_alert(
+    path: Path, question: str | None, since: str | None, query: str | None
+) -> tuple[str, str | None, str | None]:
+    """Question, window and PromQL from the first firing alert of a webhook payload."""
+    from devops_agent.tools.alertmanager_intake import parse_webhook, to_question
+
+    try:
+        payload = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(
+            f"cannot read the alert payload {path}: {exc}", hint="pass the webhook JSON body"
+        ) from exc
+    alerts = parse_webhook(payload)
+    if not alerts:
+        raise UserError(f"{path} holds no alerts")
+    first = next((a for a in alerts if a.status == "firing"), alerts[0])
+    inputs = first.runbook_inputs()
+    return question or to_question(first), since or inputs.get("since"), query or first.expr
+
+
 def investigate(
     ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="what to investigate, in plain words")],
+    question: Annotated[
+        str | None, typer.Argument(help="what to investigate, in plain words (optional with --alert)")
+    ] = None,
     logs: Annotated[
         list[Path] | None,
         typer.Option(
@@ -185,6 +208,19 @@ def investigate(
     since: Annotated[
         str | None, typer.Option("--since", help="start of the window: 2h, 30m, 1d, an ISO time")
     ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option("--query", "-q", help="PromQL of the metric that looks wrong (metric-alert runbook)"),
+    ] = None,
+    alert: Annotated[
+        Path | None,
+        typer.Option(
+            "--alert",
+            exists=True,
+            dir_okay=False,
+            help="an Alertmanager webhook payload (JSON) to investigate",
+        ),
+    ] = None,
     runbook: Annotated[
         list[str] | None, typer.Option("--runbook", help="run these runbooks instead of choosing")
     ] = None,
@@ -195,9 +231,15 @@ def investigate(
 ) -> None:
     """Investigate a problem and print a report (offline runbooks, or the model loop when configured)."""
     app = state(ctx)
+    if alert is not None:
+        question, since, query = _from_alert(alert, question, since, query)
+    if not question:
+        raise typer.BadParameter("say what to investigate (or give --alert FILE)", param_hint="QUESTION")
     if since is not None:
         parse_since(since)  # fail early with a clear message
     inputs: dict[str, Any] = {"question": question}
+    if query:
+        inputs["query"] = query
     if logs:
         inputs["logs"] = [str(p) for p in logs]
     if repo:

@@ -23,7 +23,7 @@ from devops_agent.runbooks.model import Runbook
 from devops_agent.runbooks.templating import is_empty
 
 DEFAULT_RUNBOOK = "host-health"
-INPUT_RUNBOOKS = {"logs": "log-errors", "repo": "recent-changes"}
+INPUT_RUNBOOKS = {"query": "metric-alert", "logs": "log-errors", "repo": "recent-changes"}
 """A non-empty input of this name selects that runbook whatever the question says."""
 
 _LIST_HINT = "`devops-agent runbooks list`"

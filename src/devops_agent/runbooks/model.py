@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from devops_agent.runbooks.analyzers import ANALYZERS
 from devops_agent.runbooks.templating import TemplateError, is_empty, template_names
 
-STANDARD_INPUTS = ("question", "logs", "repo", "since", "until")
+STANDARD_INPUTS = ("question", "logs", "repo", "since", "until", "query")
 """Inputs every runbook may reference without declaring them (from the question and the CLI)."""
 
 _NAME = r"^[a-z0-9][a-z0-9_-]*$"

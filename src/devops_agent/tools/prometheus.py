@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from devops_agent.analysis.anomaly import detect
 from devops_agent.analysis.timeparse import SINCE_FORMS, parse_since
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
@@ -458,6 +459,86 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         return ToolResult.ok(
             {"query": query, **range_info, **out}, **meta(warnings, points_returned=out["points_returned"])
         )
+
+    @ts.tool(category="metrics", read_only=True)
+    def prom_anomalies(
+        query: str, start: str = "6h", end: str | None = None, step: str | None = None, max_series: int = 10
+    ) -> ToolResult:
+        """Find anomalies in PromQL series: spikes, level shifts, trends and seasonal deviations.
+
+        Runs a causal anomaly detector over every series of the range query and explains each
+        event in words ("p99 … 4.2x its recent median since 14:05"). Use it to tell when a
+        metric went wrong and how; series without anomalies are only counted.
+
+        Args:
+            query: the PromQL expression, e.g. "histogram_quantile(0.99, sum by (le) (rate(x_bucket[5m])))".
+            start: range start: "6h" (ago), an ISO 8601 date-time or unix seconds; give the detector
+                history before the suspected start.
+            end: range end; default now.
+            step: resolution such as "30s" or "1m"; default: about 300 points per series.
+            max_series: most series to analyze (1-50), highest peak first.
+        """
+        try:
+            now = _time.time()
+            start_ts, end_ts = parse_time(start, now), parse_time(end, now)
+            step_s = choose_step(end_ts - start_ts, parse_duration(step) if step else None, config.max_points)
+            params = {
+                "query": query,
+                "start": f"{start_ts:.3f}",
+                "end": f"{end_ts:.3f}",
+                "step": f"{step_s:g}",
+            }
+            data, warnings = prom.get("query_range", params, form=True)
+        except PromError as exc:
+            return exc.result()
+        result = sorted(
+            data.get("result") or [], key=lambda r: -max((_num(v[1]) for v in r["values"]), default=0)
+        )
+        if not result:
+            return ToolResult.empty(f"no series match {query!r} in the range", **meta(warnings))
+        anomalous: list[dict[str, Any]] = []
+        for series in result[: max(1, min(max_series, 50))]:
+            labels = _labels(series.get("metric", {}))
+            name = labels.pop("__name__", None) or query
+            label_text = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+            title = f"{name}{{{label_text}}}" if label_text else name
+            times = [datetime.fromtimestamp(float(t), UTC) for t, _v in series["values"]]
+            values = [_num(v) for _t, v in series["values"]]
+            found = detect(times, values, name=title).anomalies
+            if found:
+                anomalous.append(
+                    {
+                        "series": title,
+                        "labels": labels,
+                        "points": len(values),
+                        "anomalies": [
+                            {
+                                "start": a.start.isoformat(),
+                                "end": a.end.isoformat(),
+                                "kind": a.kind,
+                                "score": round(a.score, 3),
+                                "explanation": a.explanation,
+                            }
+                            for a in found[-5:]
+                        ],
+                    }
+                )
+        out = {
+            "query": query,
+            "start": _iso(start_ts),
+            "end": _iso(end_ts),
+            "step_s": step_s,
+            "series_analyzed": min(len(result), max_series),
+            "series_total": len(result),
+            "anomalous": anomalous,
+        }
+        if not anomalous:
+            return ToolResult.empty(
+                f"no anomalies in {out['series_analyzed']} series of {query!r} "
+                f"between {out['start']} and {out['end']}",
+                **meta(warnings),
+            )
+        return ToolResult.ok(out, **meta(warnings))
 
     @ts.tool(category="metrics", read_only=True)
     def prom_series(

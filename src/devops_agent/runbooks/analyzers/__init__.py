@@ -5,7 +5,7 @@ its own with :func:`register_analyzer` before runbooks that use it are loaded. S
 :mod:`devops_agent.runbooks.analyzers.base` for the contract. Analyzers must not call tools.
 """
 
-from devops_agent.runbooks.analyzers import changes, host, logs, resources
+from devops_agent.runbooks.analyzers import changes, host, logs, metrics, resources
 from devops_agent.runbooks.analyzers.base import (
     ANALYZERS,
     Analyzer,
@@ -22,6 +22,7 @@ __all__ = [
     "changes",
     "host",
     "logs",
+    "metrics",
     "register_analyzer",
     "resources",
 ]
