@@ -38,6 +38,9 @@ _SHAPE_RE = re.compile(
             r"(?P<path>(?<![\w/.:~-])(?:~|\.{1,2})?(?:/[\w.@%+-]+)+/?)",
             r"(?P<dur>(?<![\w.])(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))+(?![\w.]))",
             rf"(?P<hex>\b0x{_HEX}+\b|\b(?={_HEX}*\d)(?={_HEX}*[a-fA-F]){_HEX}{{6,}}\b)",
+            # Identifiers: a letter-initial token with two or more digits (c4821, shard17) or a
+            # numbered name (worker-12, web-3). One-digit words (ssh2, s3, k8s) stay.
+            r"(?P<id>(?<![\w.-])[A-Za-z][A-Za-z_]*(?:\d[\w]*\d[\w]*|[\w]*-\d+)(?![\w.-]))",
             r"(?P<num>(?<![\w.])\d+(?:\.\d+)*(?!\w|\.\d))",
         )
     )
@@ -51,7 +54,32 @@ _TOKENS = {
     "dur": "<DUR>",
     "hex": "<HEX>",
     "num": "<NUM>",
+    "id": "<ID>",
 }
+
+# Technical words that look like identifiers but name the same thing everywhere.
+_KEEP_IDS = frozenset(
+    {
+        "utf-8",
+        "utf-16",
+        "x86-64",
+        "sha256",
+        "sha512",
+        "sha384",
+        "base64",
+        "int32",
+        "int64",
+        "float32",
+        "float64",
+        "ipv4",
+        "ipv6",
+        "http11",
+        "tls12",
+        "tls13",
+        "iso8601",
+        "rfc3339",
+    }
+)
 _QUOTED_RE = re.compile(rf"(?P<key>(?<![\w.-])[A-Za-z_][\w.-]*=)?(?:{_QUOTED})")
 _NEEDS_MASK_RE = re.compile(r"[\d/@=:~]")
 # Tokens repeat ("db-3", "port=5432"); the alternation is slow enough to be worth remembering.
@@ -65,6 +93,8 @@ def _mask(m: re.Match[str]) -> str:
     kind = m.lastgroup  # the outermost branch that matched (``kv`` closes after ``key``)
     if kind == "kv":
         return f"{m.group('key')}=<VAL>"
+    if kind == "id" and m.group(0).lower() in _KEEP_IDS:
+        return m.group(0)
     return _TOKENS[kind] if kind else m.group(0)
 
 
