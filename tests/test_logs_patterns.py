@@ -59,3 +59,27 @@ def test_cli_persists_templates_between_runs(tmp_path: Path) -> None:
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     counts = sorted(t["count"] for t in json.loads(second.stdout)["templates"])
     assert counts == [14, 60, 240], "the second run continues from the saved templates"
+
+
+def test_cli_reads_standard_input() -> None:
+    lines = "".join(f"worker {i} finished job {i * 7} in {i}ms\n" for i in range(50)) + "panic: nil map\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "devops_agent", "logs", "patterns", "-", "--json"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    templates = {t["template"]: t["count"] for t in json.loads(proc.stdout)["templates"]}
+    assert templates.get("worker <*> finished job <*> in <*>") == 50
+    missing = subprocess.run(
+        [sys.executable, "-m", "devops_agent", "logs", "patterns", "/no/such/file"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert missing.returncode == 2
+    assert "does not exist" in missing.stderr

@@ -86,3 +86,39 @@ def test_metric_alert_names_the_series_the_onset_and_what_lines_up(
     assert "cache miss storm" not in evidence, "an older, unrelated error is not correlated"
     assert "lower the billing db pool size" in evidence
     assert "## What could not be gathered" in (final.output or "")
+
+
+def test_metrics_anomalies_command_from_prometheus_and_csv(prometheus_url: str, tmp_path: Path) -> None:
+    import json
+    import math
+    import sys
+
+    onset = datetime.now(UTC) - timedelta(minutes=3)
+    env = dict(os.environ, DEVOPS_AGENT_PROMETHEUS__URL=prometheus_url)
+    query = f"(time() > bool {onset.timestamp():.0f}) * 50 + 5"
+    cmd = [sys.executable, "-m", "devops_agent", "metrics", "anomalies", query, "--since", "15m", "--json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)["anomalies"]
+    assert found
+    assert found[0]["kind"] == "level_shift"
+
+    rows = ["ts,value"] + [
+        f"{1_763_800_000 + 60 * i},{100 + 10 * math.sin(i / 10) + (80 if 150 <= i < 170 else 0)}"
+        for i in range(240)
+    ]
+    (tmp_path / "s.csv").write_text("\n".join(rows) + "\n")
+    csv_cmd = [
+        sys.executable,
+        "-m",
+        "devops_agent",
+        "metrics",
+        "anomalies",
+        "--file",
+        str(tmp_path / "s.csv"),
+        "--json",
+    ]
+    from_csv = json.loads(
+        subprocess.run(csv_cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+    )
+    assert [a["start"][:16] for a in from_csv["anomalies"]][0] == "2025-11-22T10:56"

@@ -47,6 +47,7 @@ from fixtures_prometheus import free_port, start_prometheus, stop_processes
 TOOLS = {
     "prom_query",
     "prom_query_range",
+    "prom_anomalies",
     "prom_series",
     "prom_labels",
     "prom_label_values",

@@ -16,6 +16,7 @@ from devops_agent import __version__
 from devops_agent.cli import admin, approve, run
 from devops_agent.cli.context import AppState, err, out, state
 from devops_agent.cli.logs_cmd import logs_app
+from devops_agent.cli.metrics_cmd import metrics_app
 from devops_agent.cli.privacy_cmd import privacy_app
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.telemetry import configure_logging
@@ -63,6 +64,7 @@ app.command(help="Interactive chat with /mode, /sessions, /new and /exit.")(run.
 app.command(help="Answer the approvals a paused session waits for.")(approve.approve)
 app.command(help="The audit log: what ran or was refused, in which mode, on whose decision.")(approve.audit)
 app.add_typer(logs_app, name="logs")
+app.add_typer(metrics_app, name="metrics")
 app.add_typer(privacy_app, name="privacy")
 app.add_typer(admin.sessions_app, name="sessions")
 app.add_typer(admin.tools_app, name="tools")

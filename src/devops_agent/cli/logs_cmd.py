@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -19,9 +21,7 @@ logs_app = typer.Typer(help="Analyze log files without a model.", no_args_is_hel
 @logs_app.command("patterns")
 def patterns(
     ctx: typer.Context,
-    paths: Annotated[
-        list[Path], typer.Argument(exists=True, readable=True, resolve_path=True, help="files or dirs")
-    ],
+    paths: Annotated[list[str], typer.Argument(help="log files or directories; - reads standard input")],
     since: Annotated[str | None, typer.Option("--since", help="2h, 30m, 1d, an ISO time")] = None,
     until: Annotated[str | None, typer.Option("--until")] = None,
     top: Annotated[int, typer.Option("--top", help="templates to show")] = 30,
@@ -34,9 +34,17 @@ def patterns(
     """Mine message templates: every kind of line with its count, first/last seen and an example."""
     start = parse_since(since) if since else None
     end = parse_since(until) if until else None
-    settings = with_roots(state(ctx).settings, paths)
     miner = TemplateMiner.load(state_file) if state_file and state_file.exists() else TemplateMiner()
-    lines, scanned, skipped, _capped = read_paths([str(p) for p in paths], settings, start)
+    if paths == ["-"]:
+        lines: Iterator[tuple[str, str]] = (("stdin", line.rstrip("\n")) for line in sys.stdin)
+        scanned, skipped = ["stdin"], list[str]()
+    else:
+        files = [Path(p).resolve() for p in paths]
+        missing = [str(p) for p in files if not p.exists()]
+        if missing:
+            raise typer.BadParameter(f"{missing[0]} does not exist", param_hint="PATHS")
+        settings = with_roots(state(ctx).settings, files)
+        lines, scanned, skipped, _capped = read_paths([str(p) for p in files], settings, start)
     with err.status("mining templates…"):
         data = mine_templates(lines, miner, start, end, top)
     if state_file is not None:
