@@ -6,6 +6,7 @@ report is always complete. Interfaces render the list; the API will serve it as 
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -88,5 +89,30 @@ def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None)
     return checks
 
 
+def check_integrations(loaded: LoadedSettings) -> list[Check]:
+    """Reach each configured integration (Jira, Jenkins); unconfigured ones are not checked."""
+    checks: list[Check] = []
+    s = loaded.settings
+    for name, configured, module in (("jira", s.jira.url, "jira"), ("jenkins", s.jenkins.url, "jenkins")):
+        if not configured:
+            continue
+        try:
+            mod = importlib.import_module(f"devops_agent.tools.{module}")
+            ok, message = mod.check(s)
+        except ImportError as exc:
+            checks.append(
+                Check(name, "warn", f"client not installed: {exc}", f"pip install 'devops-agent[{name}]'")
+            )
+            continue
+        checks.append(Check(name, "ok" if ok else "fail", message))
+    return checks
+
+
 def run_checks(loaded: LoadedSettings) -> list[Check]:
-    return [check_config(loaded), check_store(loaded), check_model(loaded), *check_toolsets(loaded)]
+    return [
+        check_config(loaded),
+        check_store(loaded),
+        check_model(loaded),
+        *check_toolsets(loaded),
+        *check_integrations(loaded),
+    ]

@@ -121,6 +121,26 @@ class PrometheusSettings(BaseModel):
     alertmanager_url: str | None = None
 
 
+class JiraSettings(BaseModel):
+    """Jira: HTTP Basic user:token (Cloud API token); with user unset the token is sent as Bearer (DC PAT)."""
+
+    url: str | None = Field(None, description="e.g. https://acme.atlassian.net")
+    user: str | None = Field(None, description="Cloud: account e-mail; unset for a Data Center access token")
+    token: SecretStr | None = None
+    timeout_s: float = Field(20.0, gt=0)
+    deployment: Literal["auto", "cloud", "server"] = Field(
+        "auto", description="auto: *.atlassian.net is Cloud"
+    )
+
+
+class JenkinsSettings(BaseModel):
+    url: str | None = None
+    user: str | None = None
+    token: SecretStr | None = None
+    timeout_s: float = Field(20.0, gt=0)
+    console_max_bytes: int = Field(2_000_000, ge=1024)
+
+
 class ModelSettings(BaseModel):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
@@ -154,6 +174,8 @@ class Settings(BaseSettings):
     safety: SafetySettings = Field(default_factory=SafetySettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
+    jira: JiraSettings = Field(default_factory=JiraSettings)
+    jenkins: JenkinsSettings = Field(default_factory=JenkinsSettings)
 
     def resolved_database_url(self) -> str:
         if self.database_url is not None:

@@ -1,0 +1,504 @@
+"""The ``jenkins`` toolset: builds, console logs, test reports and last builds of Jenkins jobs, and
+triggering a build, through ``python-jenkins``.
+
+Jobs and builds are named by a job name (``team/api``) or any Jenkins URL (classic, nested
+folders, Blue Ocean; parsed by :mod:`devops_agent.tools.ci_urls`). Credentials come from
+``settings.jenkins`` (``url``, ``user``, ``token`` as ``SecretStr``) and are only ever sent to that
+server: a URL on another host is refused rather than followed with our token. Requests go through
+the client's ``jenkins_request`` so its auth, crumb and session handling are used, while the
+status codes stay visible for mapping: 401/403 → auth hint, 404 → "no such job/build", 429 →
+transient with ``retry_after_s``, 5xx and timeouts → transient. Console logs are streamed and
+capped (``console_max_bytes``), never read whole into memory. This module must not change
+anything on the server except in ``jenkins_trigger_build`` (read_only=False, through approval).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from devops_agent.config import Settings
+from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.ci_urls import BuildRef, parse_job_or_url
+from devops_agent.tools.jira import retry_after_seconds
+from devops_agent.tools.registry import ToolRegistry
+
+NAME = "jenkins"
+EXTRA = "jenkins"
+DESCRIPTION = "Read Jenkins builds, console logs and test reports; trigger builds"
+
+MAX_FAILED_CASES = 50
+STACK_MAX_LINES = 30
+STACK_MAX_CHARS = 3000
+CHUNK = 64 * 1024
+_WHICH = {
+    "failed": "lastFailedBuild",
+    "successful": "lastSuccessfulBuild",
+    "completed": "lastCompletedBuild",
+    "any": "lastBuild",
+}
+_NOT_CONFIGURED = (
+    "set jenkins.url/jenkins.user/jenkins.token (DEVOPS_AGENT_JENKINS__URL, DEVOPS_AGENT_JENKINS__USER, "
+    "DEVOPS_AGENT_JENKINS__TOKEN) in devops-agent.toml or the environment"
+)
+_AUTH_HINT = (
+    "check jenkins.user and jenkins.token (an API token from <jenkins>/user/<you>/configure); "
+    "the account may also lack permission on this job"
+)
+_STATUS_IN_MESSAGE = re.compile(r"\[(\d{3})\]")
+
+
+def _import_client() -> Any:
+    try:
+        import jenkins
+    except ImportError as exc:
+        raise ImportError(
+            f"the jenkins toolset needs the `python-jenkins` package: pip install 'devops-agent[{EXTRA}]'"
+        ) from exc
+    return jenkins
+
+
+class _Conf:
+    def __init__(self, url: str, user: str, token: str, timeout_s: float, console_max_bytes: int) -> None:
+        self.url = url.rstrip("/") + "/"
+        self.user, self.token = user, token
+        self.timeout_s, self.console_max_bytes = timeout_s, console_max_bytes
+
+
+def _config(settings: Any) -> _Conf | None:
+    conf = getattr(settings, "jenkins", None)
+    if conf is None:
+        return None
+    url, user, token = getattr(conf, "url", None), getattr(conf, "user", None), getattr(conf, "token", None)
+    if token is not None and hasattr(token, "get_secret_value"):
+        token = token.get_secret_value()
+    if not (url and user and token):
+        return None
+    return _Conf(
+        str(url),
+        str(user),
+        str(token),
+        float(getattr(conf, "timeout_s", 20.0)),
+        int(getattr(conf, "console_max_bytes", 2_000_000)),
+    )
+
+
+class _Failure(Exception):
+    """Carries a ready :class:`ToolResult` out of nested helpers."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.error)
+        self.result = result
+
+
+def map_error(exc: Exception, what: str) -> ToolResult:
+    """Turn a ``python-jenkins``/``requests`` exception into a failed :class:`ToolResult`."""
+    import requests
+
+    jenkins = _import_client()
+    status: int | None = None
+    retry_after: float | None = None
+    if isinstance(exc, jenkins.NotFoundException):
+        status = 404
+    elif isinstance(exc, jenkins.TimeoutException | requests.Timeout):
+        return ToolResult.fail(
+            "Jenkins did not answer in time", "retry later or raise jenkins.timeout_s", transient=True
+        )
+    elif isinstance(exc, requests.HTTPError) and exc.response is not None:
+        status = exc.response.status_code
+        retry_after = retry_after_seconds(exc.response.headers.get("Retry-After"))
+    elif isinstance(exc, requests.ConnectionError):
+        return ToolResult.fail(
+            "cannot connect to Jenkins", "check jenkins.url and the network path to it", transient=True
+        )
+    elif isinstance(exc, jenkins.JenkinsException):
+        # python-jenkins folds 401/403/500 into a message "... failed [401]: Unauthorized".
+        found = _STATUS_IN_MESSAGE.search(str(exc))
+        status = int(found.group(1)) if found else None
+    if status in (401, 403):
+        return ToolResult.fail(f"Jenkins refused the request ({status})", _AUTH_HINT, status=status)
+    if status == 404:
+        return ToolResult.fail(
+            f"no such {what} (404)",
+            "check the job name (folders separated by '/') and the build number; "
+            "jenkins_last_build finds builds",
+            status=404,
+        )
+    if status == 429:
+        wait = f"retry after {retry_after:.0f}s" if retry_after is not None else "retry later"
+        return ToolResult.fail(
+            "Jenkins rate limit hit (429)", wait, status=429, transient=True, retry_after_s=retry_after
+        )
+    if status is not None and status >= 500:
+        return ToolResult.fail(
+            f"Jenkins server error ({status})",
+            "Jenkins is failing; retry later",
+            status=status,
+            transient=True,
+        )
+    first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    return ToolResult.fail(f"Jenkins request failed: {first}", status=status)
+
+
+def _iso(ms: Any) -> str | None:
+    if not isinstance(ms, int | float) or not ms:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat()
+
+
+def _actions(info: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for action in info.get("actions") or []:
+        if isinstance(action, dict):
+            out.extend(action.get(key) or [])
+    return out
+
+
+def _commits(info: dict[str, Any]) -> list[dict[str, Any]]:
+    sets = info.get("changeSets") or ([info["changeSet"]] if info.get("changeSet") else [])
+    commits = []
+    for change_set in sets:
+        for item in change_set.get("items") or []:
+            commits.append(
+                {
+                    "commit": item.get("commitId") or item.get("id"),
+                    "author": (item.get("author") or {}).get("fullName"),
+                    "message": (item.get("msg") or item.get("comment") or "").strip(),
+                    "timestamp": _iso(item.get("timestamp")),
+                    "paths": (item.get("affectedPaths") or [])[:20],
+                }
+            )
+    return commits
+
+
+def build_summary(info: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a build's ``api/json`` that matter for triage."""
+    return {
+        "job": info.get("fullDisplayName"),
+        "number": info.get("number"),
+        "url": info.get("url"),
+        "result": info.get("result") or ("RUNNING" if info.get("building") else None),
+        "building": bool(info.get("building")),
+        "timestamp": _iso(info.get("timestamp")),
+        "duration_s": round((info.get("duration") or 0) / 1000, 1),
+        "estimated_duration_s": round((info.get("estimatedDuration") or 0) / 1000, 1),
+        "built_on": info.get("builtOn") or None,
+        "causes": [c.get("shortDescription") for c in _actions(info, "causes")],
+        # Password parameters come back without a value; keep it that way.
+        "parameters": {p.get("name"): p.get("value") for p in _actions(info, "parameters")},
+        "commits": _commits(info),
+        "culprits": [c.get("fullName") for c in info.get("culprits") or []],
+    }
+
+
+def _stack_excerpt(trace: str | None) -> str | None:
+    if not trace:
+        return None
+    lines = trace.splitlines()
+    text = "\n".join(lines[:STACK_MAX_LINES])[:STACK_MAX_CHARS]
+    return text + ("\n…" if len(lines) > STACK_MAX_LINES or len(text) == STACK_MAX_CHARS else "")
+
+
+def build(settings: Settings) -> ToolsetBuilder:
+    """The Jenkins toolset; raises ImportError naming the extra when ``python-jenkins`` is missing."""
+    _import_client()
+    ts = ToolsetBuilder(NAME, DESCRIPTION)
+
+    @contextmanager
+    def client(conf: _Conf) -> Iterator[Any]:
+        jenkins = _import_client()
+        server = jenkins.Jenkins(conf.url, username=conf.user, password=conf.token, timeout=conf.timeout_s)
+        try:
+            yield server
+        finally:
+            server._session.close()  # python-jenkins has no public close; its pool would leak sockets
+
+    def target(conf: _Conf, url_or_job: str, number: int | str | None) -> BuildRef:
+        ref = parse_job_or_url(url_or_job)
+        if ref is None:
+            raise _Failure(
+                ToolResult.fail(
+                    f"{url_or_job!r} is not a Jenkins job name or URL",
+                    "pass a job name like 'team/api' or a build URL like https://ci/job/team/job/api/42/",
+                )
+            )
+        if ref.base_url and _origin(ref.base_url) != _origin(conf.url):
+            raise _Failure(
+                ToolResult.fail(
+                    f"{ref.base_url} is not the configured Jenkins ({conf.url})",
+                    "only the server in jenkins.url is queried (its token is not sent elsewhere)",
+                )
+            )
+        build_no = number if number is not None else ref.build
+        return BuildRef(conf.url, ref.job, build_no)
+
+    def get(server: Any, path: str, params: dict[str, Any] | None = None, stream: bool = False) -> Any:
+        import requests
+
+        req = requests.Request("GET", server.server + path, params=params or {})
+        return server.jenkins_request(req, add_crumb=False, stream=stream or None)
+
+    def call(what: str, fn: Callable[[_Conf, Any], ToolResult]) -> ToolResult:
+        conf = _config(settings)
+        if conf is None:
+            return ToolResult.fail("Jenkins is not configured", _NOT_CONFIGURED)
+        import requests
+
+        jenkins = _import_client()
+        try:
+            with client(conf) as server:
+                return fn(conf, server)
+        except _Failure as failure:
+            return failure.result
+        except (jenkins.JenkinsException, requests.RequestException) as exc:
+            return map_error(exc, what)
+
+    def build_info(server: Any, ref: BuildRef) -> dict[str, Any]:
+        info: dict[str, Any] = get(server, f"{ref.job_path}{ref.build or 'lastBuild'}/api/json").json()
+        return info
+
+    def read_from(server: Any, path: str, offset: int, cap: int) -> dict[str, Any]:
+        """Up to ``cap`` bytes of the log from byte ``offset`` (progressive: ``next_start`` goes on)."""
+        with closing(get(server, path, {"start": offset}, stream=True)) as resp:
+            buf = bytearray()
+            for chunk in resp.iter_content(CHUNK):
+                buf += chunk
+                if len(buf) > cap:
+                    break
+            building = resp.headers.get("X-More-Data", "").lower() == "true"
+        body = bytes(buf[:cap])
+        return {
+            "text": body.decode("utf-8", errors="replace"),
+            "start": offset,
+            "next_start": offset + len(body),
+            "truncated": len(buf) > cap,
+            "building": building,
+        }
+
+    def read_tail(server: Any, path: str, tail_lines: int, window: int) -> dict[str, Any]:
+        """The last ``tail_lines`` lines, reading at most the last ``window`` bytes of the log.
+
+        Jenkins sends the log size (``X-Text-Size``) before the text, so a long log is closed
+        unread and asked for again from ``size - window``.
+        """
+        resp = get(server, path, {"start": 0}, stream=True)
+        size_header = resp.headers.get("X-Text-Size", "")
+        size = int(size_header) if size_header.isdigit() else None
+        offset = 0
+        if size is not None and size > window:
+            resp.close()
+            offset = size - window
+            resp = get(server, path, {"start": offset}, stream=True)
+        lines: deque[bytes] = deque(maxlen=tail_lines)
+        partial, seen, read = b"", 0, 0
+        with closing(resp):
+            building = resp.headers.get("X-More-Data", "").lower() == "true"
+            for chunk in resp.iter_content(CHUNK):
+                read += len(chunk)
+                parts = (partial + chunk).split(b"\n")
+                partial = parts.pop()[-window:]  # a log without newlines must not grow unbounded
+                lines.extend(parts)
+                seen += len(parts)
+        if partial:
+            lines.append(partial)
+            seen += 1
+        if offset and seen and len(lines) == seen:
+            lines.popleft()  # the window starts inside a line
+            seen -= 1
+        total = size if size is not None else read
+        return {
+            "text": "\n".join(ln.decode("utf-8", errors="replace").rstrip("\r") for ln in lines),
+            "lines": len(lines),
+            "total_lines": None if offset else seen,
+            "total_bytes": total,
+            "truncated": bool(offset) or seen > len(lines),
+            "building": building,
+            "next_start": offset + read,
+        }
+
+    @ts.tool(category="ci", read_only=True)
+    def jenkins_build(url_or_job: str, number: int | None = None) -> ToolResult:
+        """Show one Jenkins build: result, duration, start time, causes, parameters, commits, URL.
+
+        Args:
+            url_or_job: a build or job URL (classic, folder or Blue Ocean) or a job name such as "team/api".
+            number: the build number; default: the number in the URL, else the last build.
+        """
+
+        def run(conf: _Conf, server: Any) -> ToolResult:
+            info = build_info(server, target(conf, url_or_job, number))
+            return ToolResult.ok(build_summary(info), source="jenkins build")
+
+        return call("job or build", run)
+
+    @ts.tool(category="ci", read_only=True)
+    def jenkins_console(
+        url_or_job: str, number: int | None = None, tail_lines: int = 200, full: bool = False, start: int = 0
+    ) -> ToolResult:
+        """Read a build's console log: by default its last lines (where failures usually are).
+
+        With full=True it returns the log from byte offset `start`, capped at the configured size;
+        `next_start` continues from where it stopped (also for a build that is still running).
+
+        Args:
+            url_or_job: a build URL (classic, folder or Blue Ocean, /console pages too) or a job name.
+            number: the build number; default: the number in the URL, else the last build.
+            tail_lines: how many of the last lines to return when full is false (1-5000).
+            full: return the log from `start` instead of the tail (capped; `truncated` says so).
+            start: byte offset to read from when full is true (the previous call's next_start).
+        """
+        tail_lines = max(1, min(tail_lines, 5000))
+
+        def run(conf: _Conf, server: Any) -> ToolResult:
+            ref = target(conf, url_or_job, number)
+            path = f"{ref.job_path}{ref.build or 'lastBuild'}/logText/progressiveText"
+            if full:
+                data = read_from(server, path, max(0, start), conf.console_max_bytes)
+            else:
+                data = read_tail(server, path, tail_lines, conf.console_max_bytes)
+            if not data["text"] and not (full and start > 0):
+                return ToolResult.empty("the console log is empty (the build may not have started yet)")
+            return ToolResult.ok({"url": ref.url, **data}, source="jenkins console")
+
+        return call("job or build", run)
+
+    @ts.tool(category="ci", read_only=True)
+    def jenkins_test_report(url_or_job: str, number: int | None = None, max_failures: int = 20) -> ToolResult:
+        """Summarize a build's test report: counts, and each failed test with its error and stack trace start.
+
+        Args:
+            url_or_job: a build URL (classic, folder or Blue Ocean, /testReport pages too) or a job name.
+            number: the build number; default: the number in the URL, else the last build.
+            max_failures: most failed test cases to list (1-50).
+        """
+        max_failures = max(1, min(max_failures, MAX_FAILED_CASES))
+
+        def run(conf: _Conf, server: Any) -> ToolResult:
+            jenkins = _import_client()
+            ref = target(conf, url_or_job, number)
+            try:
+                report: dict[str, Any] = get(
+                    server, f"{ref.job_path}{ref.build or 'lastBuild'}/testReport/api/json"
+                ).json()
+            except jenkins.NotFoundException:
+                build_info(server, ref)  # 404 here too means the build itself does not exist
+                return ToolResult.empty(f"{ref.url} has no test report (no tests were recorded)")
+            failed = []
+            for suite in report.get("suites") or []:
+                for case in suite.get("cases") or []:
+                    if case.get("status") in ("FAILED", "REGRESSION"):
+                        failed.append(
+                            {
+                                "class": case.get("className"),
+                                "name": case.get("name"),
+                                "status": case.get("status"),
+                                "age": case.get("age"),
+                                "duration_s": case.get("duration"),
+                                "error": case.get("errorDetails"),
+                                "stack_trace": _stack_excerpt(case.get("errorStackTrace")),
+                            }
+                        )
+            data = {
+                "url": ref.url,
+                "failed": report.get("failCount", len(failed)),
+                "passed": report.get("passCount"),
+                "skipped": report.get("skipCount"),
+                "duration_s": report.get("duration"),
+                "failed_cases": failed[:max_failures],
+                "failed_cases_truncated": len(failed) > max_failures,
+            }
+            return ToolResult.ok(data, source="jenkins testReport")
+
+        return call("job or build", run)
+
+    @ts.tool(category="ci", read_only=True)
+    def jenkins_last_build(
+        job: str, which: Literal["failed", "successful", "completed", "any"] = "failed"
+    ) -> ToolResult:
+        """Find a job's last failed, successful, completed or latest build and summarize it.
+
+        Use it to compare the last failure with the last success (what changed in between).
+
+        Args:
+            job: a job name such as "team/api" or the job's URL.
+            which: "failed", "successful", "completed" or "any" (the latest build, maybe still running).
+        """
+        selector = _WHICH.get(which)
+        if selector is None:
+            return ToolResult.fail(f"unknown which={which!r}", "use failed, successful, completed or any")
+
+        def run(conf: _Conf, server: Any) -> ToolResult:
+            ref = target(conf, job, None)
+            info = get(server, f"{ref.job_path}api/json", {"tree": f"fullName,{selector}[number,url]"}).json()
+            last = info.get(selector)
+            if not last:
+                return ToolResult.empty(f"{ref.job} has no {which} build")
+            summary = build_summary(build_info(server, BuildRef(ref.base_url, ref.job, last["number"])))
+            return ToolResult.ok(summary, source=f"jenkins {selector}")
+
+        return call("job", run)
+
+    @ts.tool(category="ci", read_only=False, risk="sensitive")
+    def jenkins_trigger_build(job: str, parameters: dict[str, str] | None = None) -> ToolResult:
+        """Start a build of a Jenkins job (with parameters for a parameterized job); returns the queue item.
+
+        Args:
+            job: a job name such as "team/api" or the job's URL.
+            parameters: build parameters by name, e.g. {"BRANCH": "main"}; omit for a job without parameters.
+        """
+
+        def run(conf: _Conf, server: Any) -> ToolResult:
+            ref = target(conf, job, None)
+            queue_id = server.build_job(ref.job, dict(parameters) if parameters else None)
+            return ToolResult.ok(
+                {
+                    "job": ref.job,
+                    "queue_item": queue_id,
+                    "queue_url": f"{conf.url}queue/item/{queue_id}/",
+                    "parameters": parameters or {},
+                },
+                source="jenkins build trigger",
+            )
+
+        return call("job", run)
+
+    return ts
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+def check(settings: Any) -> tuple[bool, str]:
+    """Health check for ``devops-agent doctor``: can we read Jenkins' ``/api/json`` with our credentials?"""
+    try:
+        jenkins = _import_client()
+    except ImportError as exc:
+        return False, str(exc)
+    conf = _config(settings)
+    if conf is None:
+        return False, f"jenkins: not configured ({_NOT_CONFIGURED})"
+    import requests
+
+    server = jenkins.Jenkins(conf.url, username=conf.user, password=conf.token, timeout=conf.timeout_s)
+    try:
+        resp = server.jenkins_request(requests.Request("GET", conf.url + "api/json"), add_crumb=False)
+        version = resp.headers.get("X-Jenkins")
+        mode = resp.json().get("mode")
+    except (jenkins.JenkinsException, requests.RequestException) as exc:
+        failed = map_error(exc, "server")
+        return False, f"jenkins: {failed.error}" + (f" ({failed.hint})" if failed.hint else "")
+    finally:
+        server._session.close()
+    return True, f"jenkins: {conf.url} (version {version or 'unknown'}, mode {mode})"
+
+
+def register(registry: ToolRegistry) -> None:
+    """Entry point of the ``devops_agent.toolsets`` group."""
+    registry.add_toolset(NAME, build, DESCRIPTION, extra=EXTRA)

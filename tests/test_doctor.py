@@ -1,0 +1,21 @@
+"""doctor's integration checks reach what is configured and skip what is not."""
+
+from __future__ import annotations
+
+from devops_agent.agent.doctor import check_integrations
+from devops_agent.config import LoadedSettings, Settings
+
+
+def test_unconfigured_integrations_are_not_checked() -> None:
+    assert check_integrations(LoadedSettings(Settings())) == []
+
+
+def test_unreachable_jira_and_jenkins_fail_with_a_message() -> None:
+    settings = Settings(
+        jira={"url": "http://127.0.0.1:9", "user": "u", "token": "t"},
+        jenkins={"url": "http://127.0.0.1:9", "user": "u", "token": "t"},
+    )
+    checks = {c.name: c for c in check_integrations(LoadedSettings(settings))}
+    assert checks["jira"].level == "fail"
+    assert checks["jenkins"].level == "fail"
+    assert checks["jira"].detail
