@@ -83,3 +83,23 @@ def test_cli_reads_standard_input() -> None:
     )
     assert missing.returncode == 2
     assert "does not exist" in missing.stderr
+
+
+def test_error_signatures_rank_new_and_bursting_errors_first(tmp_path: Path) -> None:
+    from devops_agent.analysis import TemplateMiner
+
+    old = [("a", f"2026-11-22T09:{i:02d}:00Z ERROR disk quota warning for volume {i}") for i in range(40)]
+    miner = TemplateMiner()
+    logs.mine_templates(old, miner)
+    steady = [("a", f"2026-11-22T10:{i:02d}:00Z ERROR disk quota warning for volume {i}") for i in range(40)]
+    burst = [
+        ("a", f"2026-11-22T10:30:{i:02d}Z ERROR payment gateway returned 502 for order {i}")
+        for i in range(20)
+    ]
+    info = [("a", f"2026-11-22T10:{i:02d}:30Z INFO served request {i}") for i in range(40)]
+    data = logs.mine_templates(sorted(steady + burst + info, key=lambda x: x[1]), miner)
+    signatures = data["error_signatures"]
+    assert [s["new"] for s in signatures] == [True, False]
+    assert "payment gateway returned" in signatures[0]["template"]
+    assert signatures[0]["burst"] > signatures[1]["burst"]
+    assert all("served request" not in s["template"] for s in signatures)

@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from devops_agent.analysis import (
+    Template,
     TemplateMiner,
     extract_message,
     extract_timestamp,
     group_lines,
+    is_error,
     message_shape,
     normalize_level,
     parse_since,
@@ -645,6 +647,19 @@ def read_paths(
     return _stream_files(files, since, scanned, skipped), scanned, skipped, capped
 
 
+def _span_buckets(templates: list[Template], bucket_s: int) -> int:
+    """How many time buckets the whole input spans (at least 1)."""
+    keys = [datetime.fromisoformat(k) for t in templates for k in t.buckets]
+    return int((max(keys) - min(keys)).total_seconds() // bucket_s) + 1 if keys else 1
+
+
+def _burst(t: Template, span: int) -> float:
+    """Peak bucket over the template's average per bucket across the whole input (1.0 = steady)."""
+    if not t.buckets or t.count == 0:
+        return 1.0
+    return round(max(t.buckets.values()) / (t.count / span), 2)
+
+
 def mine_templates(
     lines: Iterable[tuple[str, str]],
     miner: TemplateMiner,
@@ -652,7 +667,14 @@ def mine_templates(
     until: datetime | None = None,
     max_templates: int = 30,
 ) -> dict[str, Any]:
-    """Feed (source, raw line) pairs to ``miner`` (which keeps learning across calls); summarize."""
+    """Feed (source, raw line) pairs to ``miner`` (which keeps learning across calls); summarize.
+
+    Besides every template by count, ``error_signatures`` ranks the templates of error lines by
+    novelty (not known to the miner before this call, e.g. from a saved state) and then burst
+    (peak time bucket over the mean), so a new or bursting failure comes first.
+    """
+    known_before = {t.id for t in miner.templates()}
+    error_ids: set[int] = set()
     total = 0
     last_ts: datetime | None = None
     for _source, raw in lines:
@@ -660,25 +682,34 @@ def mine_templates(
         last_ts = ts
         if (since and ts and ts < since) or (until and ts and ts > until):
             continue
-        message, _level = extract_message(raw)
+        message, level = extract_message(raw)
         if message.strip():
-            miner.add(message, timestamp=ts, raw=raw[:MAX_SHOWN_CHARS])
+            match = miner.add(message, timestamp=ts, raw=raw[:MAX_SHOWN_CHARS])
+            if is_error(message, level):
+                error_ids.add(match.template_id)
             total += 1
     templates = sorted(miner.templates(), key=lambda t: -t.count)
-    shown = templates[: max(1, min(max_templates, 500))]
+    span = _span_buckets(templates, miner.config.bucket_seconds)
+
+    def view(t: Template) -> dict[str, Any]:
+        return {
+            "template": t.template,
+            "count": t.count,
+            "first_seen": _iso(t.first_seen),
+            "last_seen": _iso(t.last_seen),
+            "examples": list(t.examples),
+            "burst": _burst(t, span),
+            "buckets": dict(sorted(t.buckets.items())[-60:]),
+        }
+
+    current = {miner.resolve(i) for i in error_ids}  # templates may have merged since
+    errors = [t for t in templates if t.id in current]
+    errors.sort(key=lambda t: (t.id in known_before, -_burst(t, span), -t.count))
     return {
         "lines": total,
         "templates_total": len(templates),
-        "templates": [
-            {
-                "template": t.template,
-                "count": t.count,
-                "first_seen": _iso(t.first_seen),
-                "last_seen": _iso(t.last_seen),
-                "examples": list(t.examples),
-            }
-            for t in shown
-        ],
+        "templates": [view(t) for t in templates[: max(1, min(max_templates, 500))]],
+        "error_signatures": [view(t) | {"new": t.id not in known_before} for t in errors[:10]],
     }
 
 
