@@ -503,7 +503,9 @@ def test_vault_lookup_order_purge_and_cascade(store: Store) -> None:
         "<<HOST_aaaaaaaa>>": "db-7.prod",
         "<<EMAIL_bbbbbbbb>>": "ann@example.com",
     }
-    assert store.vault_lookup(s.id, ["<<HOST_aaaaaaaa>>"], ["tool_out"]) == {"<<HOST_aaaaaaaa>>": "db-7.internal"}
+    assert store.vault_lookup(s.id, ["<<HOST_aaaaaaaa>>"], ["tool_out"]) == {
+        "<<HOST_aaaaaaaa>>": "db-7.internal"
+    }
     assert store.vault_purge(namespace="user_in", older_than=datetime.now(UTC) - timedelta(hours=24)) == 1
     assert store.vault_purge(session_id=s.id) == 2
     store.delete_session(other.id)
