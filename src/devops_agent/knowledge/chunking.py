@@ -1,0 +1,252 @@
+"""Split files into retrievable chunks along their structure, each with exact 1-based line ranges.
+
+* Python: the stdlib :mod:`ast` gives functions, classes and methods (``Class.method``) with their
+  decorators; module-level code between them becomes ``module`` chunks.
+* Other code (Go, JS/TS, Java, Rust, shell, YAML, Terraform, Dockerfile, ...): a heuristic that
+  cuts at top-level (unindented) block starts, the sound fallback when no parser is available.
+* Prose (Markdown, AsciiDoc, reStructuredText): one chunk per heading section, titled by the
+  heading path.
+
+Long pieces are cut into windows of ``MAX_LINES``. This module is pure: text in, chunks out; it
+must not read files or know about the index.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+MAX_LINES = 120
+MIN_LINES = 3
+
+LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".go": "go",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".rs": "rust",
+    ".rb": "ruby",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".cs": "csharp",
+    ".php": "php",
+    ".scala": "scala",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".tf": "terraform",
+    ".hcl": "terraform",
+    ".json": "json",
+    ".toml": "toml",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".sql": "sql",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
+    ".rst": "rst",
+    ".txt": "text",
+}
+PROSE = frozenset({"markdown", "asciidoc", "rst", "text"})
+
+# Lines that open a top-level block in the fallback chunker (matched at column 0).
+_BLOCK_START = re.compile(
+    r"^(?:func|type|package|import|const|var|class|interface|enum|struct|impl|fn|pub|mod|trait|def|"
+    r"module|export|function|async|public|private|protected|static|abstract|final|resource|data|"
+    r"variable|output|provider|locals|terraform|FROM|RUN|CMD|ENTRYPOINT|COPY|ADD|ENV|ARG|"
+    r"[A-Za-z_][\w.-]*\s*\(\)\s*\{|[A-Za-z_][\w.-]*:|- )"
+)
+_SYMBOL = re.compile(
+    r"(?:func\s+(?:\([^)]*\)\s*)?|class\s+|interface\s+|type\s+|struct\s+|enum\s+|trait\s+|fn\s+|"
+    r"function\s+|def\s+|resource\s+\"[^\"]+\"\s+|module\s+|variable\s+|output\s+)\"?([A-Za-z_][\w.-]*)"
+)
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_ADOC_HEADING = re.compile(r"^(={1,6})\s+(.+?)\s*$")
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable piece of one file. ``start_line``/``end_line`` are 1-based and inclusive."""
+
+    path: str
+    start_line: int
+    end_line: int
+    kind: str  # function | class | method | module | block | section | window
+    symbol: str
+    text: str
+    language: str
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+def language_of(path: str) -> str:
+    p = PurePosixPath(path)
+    if p.name == "Dockerfile" or p.name.startswith("Dockerfile.") or p.suffix == ".dockerfile":
+        return "dockerfile"
+    if p.name in {"Makefile", "GNUmakefile"}:
+        return "make"
+    return LANGUAGES.get(p.suffix.lower(), "text")
+
+
+def chunk_text(path: str, text: str, language: str | None = None) -> list[Chunk]:
+    """Chunks of one file's ``text``; ``path`` is stored as given (relative, ``/``-separated)."""
+    lang = language or language_of(path)
+    lines = text.splitlines()
+    if not lines:
+        return []
+    if lang == "python":
+        try:
+            return _python(path, text, lines)
+        except (SyntaxError, ValueError, RecursionError):
+            pass  # not valid for this interpreter: fall back to the heuristic
+    if lang in {"markdown", "asciidoc", "rst"}:
+        return _prose(path, lines, lang)
+    if lang == "text":
+        return _windows(path, lines, 1, len(lines), "window", PurePosixPath(path).name, lang)
+    return _blocks(path, lines, lang)
+
+
+def _make(path: str, lines: list[str], start: int, end: int, kind: str, symbol: str, lang: str) -> Chunk:
+    return Chunk(path, start, end, kind, symbol, "\n".join(lines[start - 1 : end]), lang)
+
+
+def _windows(
+    path: str, lines: list[str], start: int, end: int, kind: str, symbol: str, lang: str
+) -> list[Chunk]:
+    """``start..end`` as one chunk, or as consecutive windows of ``MAX_LINES`` when longer."""
+    if end - start + 1 <= MAX_LINES:
+        return [_make(path, lines, start, end, kind, symbol, lang)]
+    out = []
+    for s in range(start, end + 1, MAX_LINES):
+        out.append(_make(path, lines, s, min(end, s + MAX_LINES - 1), kind, symbol, lang))
+    return out
+
+
+def _python(path: str, text: str, lines: list[str]) -> list[Chunk]:
+    tree = ast.parse(text)
+    out: list[Chunk] = []
+    covered_to = 0  # last line already inside a chunk
+
+    def flush_module(upto: int) -> None:
+        nonlocal covered_to
+        start = covered_to + 1
+        end = upto
+        while start <= end and not lines[start - 1].strip():
+            start += 1
+        while end >= start and not lines[end - 1].strip():
+            end -= 1
+        if start <= end:
+            out.extend(_windows(path, lines, start, end, "module", PurePosixPath(path).stem, "python"))
+        covered_to = max(covered_to, upto)
+
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        end = node.end_lineno or node.lineno
+        flush_module(start - 1)
+        if isinstance(node, ast.ClassDef):
+            out.extend(_python_class(path, lines, node, start, end))
+        else:
+            out.extend(_windows(path, lines, start, end, "function", node.name, "python"))
+        covered_to = end
+    flush_module(len(lines))
+    return out
+
+
+def _python_class(path: str, lines: list[str], node: ast.ClassDef, start: int, end: int) -> list[Chunk]:
+    """A small class is one chunk; a large one is its header plus one chunk per method."""
+    if end - start + 1 <= MAX_LINES:
+        return [_make(path, lines, start, end, "class", node.name, "python")]
+    methods = [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    out: list[Chunk] = []
+    cursor = start
+    for m in methods:
+        m_start = min([m.lineno, *(d.lineno for d in m.decorator_list)])
+        m_end = m.end_lineno or m.lineno
+        if m_start > cursor:
+            kind = "class" if cursor == start else "module"
+            out.extend(_windows(path, lines, cursor, m_start - 1, kind, node.name, "python"))
+        out.extend(_windows(path, lines, m_start, m_end, "method", f"{node.name}.{m.name}", "python"))
+        cursor = m_end + 1
+    if cursor <= end:
+        out.extend(_windows(path, lines, cursor, end, "class", node.name, "python"))
+    return [c for c in out if c.text.strip()]
+
+
+def _blocks(path: str, lines: list[str], lang: str) -> list[Chunk]:
+    """Cut at unindented block starts; merge tiny blocks into the previous one."""
+    starts = [1]
+    for i, line in enumerate(lines, start=1):
+        if i > 1 and _BLOCK_START.match(line) and not lines[i - 2].rstrip().endswith(("\\", ",")):
+            starts.append(i)
+    bounds: list[tuple[int, int]] = []
+    for n, s in enumerate(starts):
+        e = (starts[n + 1] - 1) if n + 1 < len(starts) else len(lines)
+        if bounds and (e - s + 1 < MIN_LINES or bounds[-1][1] - bounds[-1][0] + 1 < MIN_LINES):
+            bounds[-1] = (bounds[-1][0], e)
+        else:
+            bounds.append((s, e))
+    out: list[Chunk] = []
+    for s, e in bounds:
+        m = _SYMBOL.search(lines[s - 1])
+        symbol = m.group(1) if m else lines[s - 1].strip()[:60]
+        out.extend(_windows(path, lines, s, e, "block", symbol, lang))
+    return [c for c in out if c.text.strip()]
+
+
+def _heading(lines: list[str], i: int, lang: str) -> tuple[int, str] | None:
+    """(level, title) when line ``i`` (0-based) opens a section."""
+    line = lines[i]
+    if lang == "markdown":
+        m = _MD_HEADING.match(line)
+        return (len(m.group(1)), m.group(2)) if m else None
+    if lang == "asciidoc":
+        m = _ADOC_HEADING.match(line)
+        return (len(m.group(1)), m.group(2)) if m else None
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    if line.strip() and _RST_UNDERLINE.match(nxt) and len(nxt.strip()) >= len(line.strip()):
+        return ("=-~^\"'`#*+".index(nxt[0]) + 1, line.strip())
+    return None
+
+
+def _prose(path: str, lines: list[str], lang: str) -> list[Chunk]:
+    """One chunk per heading section; the symbol is the heading path (``Deploy > Rollback``)."""
+    sections: list[tuple[int, str]] = []  # (start line, heading path)
+    trail: list[tuple[int, str]] = []
+    in_fence = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~", "----")):
+            in_fence = not in_fence
+        if in_fence:
+            continue
+        h = _heading(lines, i, lang)
+        if h is None:
+            continue
+        level, title = h
+        trail = [t for t in trail if t[0] < level] + [(level, title)]
+        sections.append((i + 1, " > ".join(t for _, t in trail)))
+    if not sections or sections[0][0] != 1:
+        sections.insert(0, (1, PurePosixPath(path).name))
+    out: list[Chunk] = []
+    for n, (s, title) in enumerate(sections):
+        e = sections[n + 1][0] - 1 if n + 1 < len(sections) else len(lines)
+        if any(line.strip() for line in lines[s - 1 : e]):
+            out.extend(_windows(path, lines, s, e, "section", title, lang))
+    return out

@@ -1,0 +1,295 @@
+"""A persistent, incremental chunk index for one collection (``code``, ``runbooks``, ``postmortems``).
+
+Storage is one SQLite file per collection (``<dir>/<collection>.sqlite``): stdlib, a single file
+to back up or delete, transactional updates, and fast enough (see docs/knowledge.md for the
+measurements). Each file row keeps the SHA-256 of its content; :meth:`KnowledgeIndex.update`
+re-chunks only files whose size/mtime changed *and* whose hash differs, and drops files that
+disappeared from the indexed root. Chunk term counts are stored so the in-memory BM25 index is
+rebuilt from the database without re-reading sources; vectors (optional) are float32 blobs.
+
+Each file also gets an ``outline`` chunk (its path and the symbols it defines), which lets a query
+naming a module or a class find the file, and is what the dense embedder reads when only one
+vector per file is affordable. This module must not import policies, agent or interface code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from devops_agent.knowledge.chunking import Chunk, chunk_text, language_of
+from devops_agent.knowledge.lexical import Bm25
+from devops_agent.knowledge.tokenize import term_counts
+from devops_agent.knowledge.walker import walk
+
+COLLECTIONS = ("code", "runbooks", "postmortems")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, root TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, UNIQUE (root, path));
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, kind TEXT NOT NULL, symbol TEXT NOT NULL,
+    language TEXT NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE TABLE IF NOT EXISTS vectors (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, model TEXT NOT NULL,
+    vec BLOB NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk with its score and the root it was indexed from."""
+
+    chunk: Chunk
+    score: float
+    root: str
+
+    @property
+    def citation(self) -> str:
+        return self.chunk.citation
+
+
+@dataclass
+class IndexStats:
+    """What one :meth:`KnowledgeIndex.update` did."""
+
+    files_seen: int = 0
+    files_indexed: int = 0  # new or changed files that were (re-)chunked
+    files_removed: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    seconds: float = 0.0
+
+
+def outline_chunk(path: str, chunks: Sequence[Chunk], n_lines: int) -> Chunk:
+    """A synthetic chunk naming the file and the symbols it defines (spans the whole file)."""
+    symbols = list(dict.fromkeys(c.symbol for c in chunks if c.kind not in {"window", "module"}))
+    text = path + "\n" + "\n".join(symbols)
+    return Chunk(path, 1, max(1, n_lines), "outline", path, text, language_of(path))
+
+
+class KnowledgeIndex:
+    """One collection's chunks in a SQLite file, with cached in-memory BM25 and vectors."""
+
+    def __init__(self, db_path: Path) -> None:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = db_path
+        self._db = sqlite3.connect(db_path)
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._bm25: tuple[int, Bm25] | None = None
+        self._vectors: tuple[int, str, Any] | None = None
+
+    @classmethod
+    def for_collection(cls, directory: Path, collection: str) -> KnowledgeIndex:
+        if not collection.isidentifier():
+            raise ValueError(f"collection name {collection!r} must be an identifier")
+        return cls(directory / f"{collection}.sqlite")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> KnowledgeIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------------------------
+    def _generation(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _bump(self) -> None:
+        self._db.execute(
+            "INSERT INTO meta(key, value) VALUES ('generation', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (str(self._generation() + 1),),
+        )
+
+    def update(self, root: Path, files: Iterable[Path] | None = None) -> IndexStats:
+        """Bring the index in line with ``root``: (re-)chunk new/changed files, drop vanished ones.
+
+        ``files`` (paths relative to ``root``) replaces :func:`walk` as the complete list of what
+        should be indexed; indexed files of this root that are not in it leave the index.
+        """
+        started = time.perf_counter()
+        root = root.resolve()
+        key = str(root)
+        stats = IndexStats()
+        known = {
+            path: (fid, sha, size, mtime)
+            for fid, path, sha, size, mtime in self._db.execute(
+                "SELECT id, path, sha256, size, mtime_ns FROM files WHERE root = ?", (key,)
+            )
+        }
+        seen: set[str] = set()
+        with self._db:
+            for rel in files if files is not None else walk(root):
+                rel_s = rel.as_posix()
+                seen.add(rel_s)
+                stats.files_seen += 1
+                full = root / rel
+                try:
+                    st = full.stat()
+                    old = known.get(rel_s)
+                    if old and old[2] == st.st_size and old[3] == st.st_mtime_ns:
+                        continue
+                    data = full.read_bytes()
+                except OSError:
+                    continue
+                sha = hashlib.sha256(data).hexdigest()
+                if old and old[1] == sha:  # touched but unchanged: remember the new mtime only
+                    self._db.execute("UPDATE files SET mtime_ns = ? WHERE id = ?", (st.st_mtime_ns, old[0]))
+                    continue
+                if old:
+                    stats.chunks_removed += self._delete_file(old[0])
+                stats.chunks_added += self._add_file(key, rel_s, data, sha, st.st_size, st.st_mtime_ns)
+                stats.files_indexed += 1
+            for rel_s, (fid, *_rest) in known.items():
+                if rel_s not in seen:
+                    stats.chunks_removed += self._delete_file(fid)
+                    stats.files_removed += 1
+            if stats.files_indexed or stats.files_removed:
+                self._bump()
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _delete_file(self, file_id: int) -> int:
+        n = self._db.execute("SELECT COUNT(*) FROM chunks WHERE file_id = ?", (file_id,)).fetchone()[0]
+        self._db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        return int(n)
+
+    def _add_file(self, root: str, rel: str, data: bytes, sha: str, size: int, mtime_ns: int) -> int:
+        text = data.decode("utf-8", errors="replace")
+        chunks = chunk_text(rel, text)
+        chunks.append(outline_chunk(rel, chunks, text.count("\n") + 1))
+        cur = self._db.execute(
+            "INSERT INTO files(root, path, sha256, size, mtime_ns) VALUES (?, ?, ?, ?, ?)",
+            (root, rel, sha, size, mtime_ns),
+        )
+        fid = cur.lastrowid
+        rows = []
+        for c in chunks:
+            # The path and symbol are part of every chunk's terms: they are what people search by.
+            terms = term_counts(f"{c.path} {c.symbol}\n{c.text}" if c.kind != "outline" else c.text)
+            rows.append(
+                (fid, c.start_line, c.end_line, c.kind, c.symbol, c.language, c.text, json.dumps(terms))
+            )
+        self._db.executemany(
+            "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, language, text, terms) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        return len(rows)
+
+    # -- reading -----------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        files = self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        vectors = self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        return {"files": int(files), "chunks": int(chunks), "vectors": int(vectors)}
+
+    def paths(self) -> list[str]:
+        """Relative paths of every indexed file."""
+        return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
+
+    def bm25(self) -> Bm25:
+        """The BM25 index of all chunks, rebuilt only when the collection changed."""
+        gen = self._generation()
+        if self._bm25 is None or self._bm25[0] != gen:
+            rows = self._db.execute("SELECT id, terms FROM chunks")
+            self._bm25 = (gen, Bm25((cid, json.loads(terms)) for cid, terms in rows))
+        return self._bm25[1]
+
+    def get_hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
+        """Hits for ``(chunk_id, score)`` pairs, in the given order."""
+        if not scored:
+            return []
+        ids = [cid for cid, _ in scored]
+        marks = ",".join("?" * len(ids))
+        rows = self._db.execute(
+            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.language "
+            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            ids,
+        ).fetchall()
+        by_id = {r[0]: r for r in rows}
+        hits = []
+        for cid, score in scored:
+            r = by_id.get(cid)
+            if r is not None:
+                hits.append(Hit(Chunk(r[2], r[3], r[4], r[5], r[6], r[7], r[8]), score, r[1]))
+        return hits
+
+    def lexical(self, query: str, limit: int = 10) -> list[Hit]:
+        """The best chunks for ``query`` by BM25."""
+        return self.get_hits(self.bm25().search(query, limit))
+
+    # -- vectors (optional extra) -------------------------------------------------------------
+    def embed_missing(
+        self,
+        embedder: Any,
+        kinds: Sequence[str] | None = None,
+        suffixes: Sequence[str] | None = None,
+        batch: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Embed chunks that have no vector yet; returns how many.
+
+        ``kinds`` (chunk kinds) and ``suffixes`` (file name endings) limit what is embedded, for
+        when embedding every chunk on a CPU would take too long (e.g. outlines of ``.py`` files).
+        """
+        from devops_agent.knowledge.dense import to_blob
+
+        where = "" if not kinds else f" AND c.kind IN ({','.join('?' * len(kinds))})"
+        todo = [
+            row
+            for row in self._db.execute(
+                "SELECT c.id, f.path, c.symbol, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.id NOT IN (SELECT chunk_id FROM vectors){where}",
+                tuple(kinds or ()),
+            )
+            if not suffixes or row[1].endswith(tuple(suffixes))
+        ]
+        done = 0
+        for start in range(0, len(todo), batch):
+            part = todo[start : start + batch]
+            vecs = embedder.embed([f"{p} {s}\n{t}" for _, p, s, t in part])
+            with self._db:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors(chunk_id, model, vec) VALUES (?, ?, ?)",
+                    [(row[0], embedder.name, to_blob(v)) for row, v in zip(part, vecs, strict=True)],
+                )
+            done += len(part)
+            if progress:
+                progress(done)
+        if done:
+            with self._db:
+                self._bump()
+        return done
+
+    def dense(self, embedder: Any, query: str, limit: int = 10) -> list[Hit]:
+        """The nearest embedded chunks to ``query`` (only chunks that have vectors take part)."""
+        from devops_agent.knowledge.dense import VectorMatrix, from_blobs
+
+        gen = self._generation()
+        if self._vectors is None or self._vectors[:2] != (gen, embedder.name):
+            rows = self._db.execute("SELECT chunk_id, vec FROM vectors WHERE model = ?", (embedder.name,))
+            ids, blobs = [], []
+            for cid, blob in rows:
+                ids.append(cid)
+                blobs.append(blob)
+            self._vectors = (gen, embedder.name, VectorMatrix(ids, from_blobs(blobs)))
+        matrix = self._vectors[2]
+        return self.get_hits(matrix.search(embedder.embed([query])[0], limit))
