@@ -217,7 +217,7 @@ class SessionService:
             self._journal(handle).close()  # a no-op when the run already closed it
             self._runs.pop(handle.run_id, None)
 
-    async def run(self, prompt: str, **kwargs: Any) -> tuple[list[RunEvent], RunFinished]:
+    async def run(self, prompt: str | None, **kwargs: Any) -> tuple[list[RunEvent], RunFinished]:
         """Run to completion; return every event and the final one."""
         events = [e async for e in self.stream(prompt, **kwargs)]
         final = events[-1]
