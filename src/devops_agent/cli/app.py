@@ -15,6 +15,8 @@ import typer
 from devops_agent import __version__
 from devops_agent.cli import admin, approve, run
 from devops_agent.cli.context import AppState, err, out, state
+from devops_agent.cli.knowledge_cmd import index as index_cmd
+from devops_agent.cli.knowledge_cmd import search as search_cmd
 from devops_agent.cli.logs_cmd import logs_app
 from devops_agent.cli.metrics_cmd import metrics_app
 from devops_agent.cli.privacy_cmd import privacy_app
@@ -63,6 +65,8 @@ app.command(help="Ask one question; the answer streams when a model is configure
 app.command(help="Interactive chat with /mode, /sessions, /new and /exit.")(run.chat)
 app.command(help="Answer the approvals a paused session waits for.")(approve.approve)
 app.command(help="The audit log: what ran or was refused, in which mode, on whose decision.")(approve.audit)
+app.command(name="index", help="Index directories (code, runbooks, postmortems) for retrieval.")(index_cmd)
+app.command(name="search", help="Search an index; hits carry path:line citations.")(search_cmd)
 app.add_typer(logs_app, name="logs")
 app.add_typer(metrics_app, name="metrics")
 app.add_typer(privacy_app, name="privacy")

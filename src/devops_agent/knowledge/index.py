@@ -118,11 +118,17 @@ class KnowledgeIndex:
             (str(self._generation() + 1),),
         )
 
-    def update(self, root: Path, files: Iterable[Path] | None = None) -> IndexStats:
+    def update(
+        self,
+        root: Path,
+        files: Iterable[Path] | None = None,
+        on_file: Callable[[IndexStats], None] | None = None,
+    ) -> IndexStats:
         """Bring the index in line with ``root``: (re-)chunk new/changed files, drop vanished ones.
 
         ``files`` (paths relative to ``root``) replaces :func:`walk` as the complete list of what
         should be indexed; indexed files of this root that are not in it leave the index.
+        ``on_file`` is called with the running stats after each file (for progress display).
         """
         started = time.perf_counter()
         root = root.resolve()
@@ -140,6 +146,8 @@ class KnowledgeIndex:
                 rel_s = rel.as_posix()
                 seen.add(rel_s)
                 stats.files_seen += 1
+                if on_file is not None:
+                    on_file(stats)
                 full = root / rel
                 try:
                     st = full.stat()

@@ -52,7 +52,7 @@ def _hit_data(hit: Hit) -> dict[str, Any]:
     }
 
 
-def _search(settings: Settings, query: str, collection: str, limit: int) -> ToolResult:
+def search_collection(settings: Settings, query: str, collection: str, limit: int) -> ToolResult:
     if collection not in COLLECTIONS:
         return ToolResult.fail(
             f"unknown collection {collection!r}", hint=f"use one of {', '.join(COLLECTIONS)}"
@@ -133,12 +133,12 @@ def build(settings: Settings) -> ToolsetBuilder:
 
         Each result has a ``path:start-end`` citation, the symbol and the chunk text.
         """
-        return _search(settings, query, "code", limit)
+        return search_collection(settings, query, "code", limit)
 
     @ts.tool(read_only=True, risk="safe")
     def search_kb(query: str, collection: str = "runbooks", limit: int = 5) -> ToolResult:
         """Search runbooks or postmortems for passages relevant to the query, with citations."""
-        return _search(settings, query, collection, limit)
+        return search_collection(settings, query, collection, limit)
 
     return ts
 

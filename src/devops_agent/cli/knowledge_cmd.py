@@ -1,0 +1,111 @@
+"""``devops-agent index`` and ``devops-agent search``: the knowledge index from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from devops_agent.cli.context import err, out, state, with_roots
+from devops_agent.errors import UserError
+from devops_agent.knowledge.index import COLLECTIONS, IndexStats, KnowledgeIndex
+from devops_agent.tools.knowledge import index_dir, search_collection
+
+CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help=f"one of: {', '.join(COLLECTIONS)}")]
+
+
+def _check(collection: str) -> None:
+    if collection not in COLLECTIONS:
+        raise typer.BadParameter(
+            f"{collection!r}: use one of {', '.join(COLLECTIONS)}", param_hint="--collection"
+        )
+
+
+def index(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path], typer.Argument(exists=True, file_okay=False, resolve_path=True, help="directories")
+    ],
+    collection: CollectionOpt = "code",
+    json_out: Annotated[bool, typer.Option("--json", help="print a JSON summary")] = False,
+) -> None:
+    """Index directories for retrieval: only new or changed files are re-chunked; deleted files leave."""
+    _check(collection)
+    settings = with_roots(state(ctx).settings, paths)
+    results: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    with (
+        KnowledgeIndex.for_collection(index_dir(settings), collection) as idx,
+        Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=json_out,
+        ) as progress,
+    ):
+        for path in paths:
+            task = progress.add_task(f"indexing {path}", total=None)
+            t0 = time.perf_counter()
+
+            def tick(stats: IndexStats, task: Any = task, t0: float = t0, path: Path = path) -> None:
+                if stats.files_seen % 50 == 0:
+                    rate = stats.files_seen / max(time.perf_counter() - t0, 1e-6)
+                    progress.update(
+                        task, description=f"{path}: {stats.files_seen} files ({rate:.0f} files/s)"
+                    )
+
+            stats = idx.update(path, on_file=tick)
+            progress.update(
+                task, description=f"{path}: {stats.files_seen} files, {stats.files_indexed} (re)indexed"
+            )
+            results.append({"path": str(path), **dataclasses.asdict(stats)})
+        counts = idx.counts()
+    elapsed = time.perf_counter() - started
+    seen = sum(r["files_seen"] for r in results)
+    summary = {
+        "collection": collection,
+        "paths": results,
+        "files_per_s": round(seen / elapsed, 1) if elapsed else None,
+        "chunks_per_s": round(sum(r["chunks_added"] for r in results) / elapsed, 1) if elapsed else None,
+        "index": counts,
+    }
+    if json_out:
+        out.print_json(json.dumps(summary))
+        return
+    for r in results:
+        out.print(
+            f"{r['path']}: {r['files_seen']} files seen, {r['files_indexed']} indexed, "
+            f"{r['files_removed']} removed, +{r['chunks_added']}/-{r['chunks_removed']} chunks "
+            f"in {r['seconds']:.1f}s"
+        )
+    out.print(f"index {collection}: {counts}")
+
+
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="what to look for, in words or identifiers")],
+    collection: CollectionOpt = "code",
+    limit: Annotated[int, typer.Option("--limit", "-n")] = 8,
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Search an index; each hit comes with a path:line citation."""
+    _check(collection)
+    result = search_collection(state(ctx).settings, query, collection, limit)
+    if result.status == "error":
+        raise UserError(result.error or "search failed", hint=result.hint)
+    hits: list[dict[str, Any]] = result.data if isinstance(result.data, list) else []
+    if json_out:
+        out.print_json(json.dumps({"query": query, "collection": collection, "hits": hits}, default=str))
+        return
+    if not hits:
+        err.print(result.hint or "no matches")
+    for h in hits:
+        out.print(f"[bold]{h.get('citation')}[/]  {h.get('symbol') or ''}", highlight=False)
+        out.print(str(h.get("text") or h.get("snippet") or "")[:400], markup=False, highlight=False)
+        out.print()
