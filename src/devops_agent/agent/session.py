@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,10 +54,11 @@ from devops_agent.agent.approvals import (
 )
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.models import resolve_model
-from devops_agent.agent.report import Report, render_markdown
+from devops_agent.agent.offline import make_call_tool, run_offline
+from devops_agent.agent.report import Report
 from devops_agent.agent.runtime import build_agent, build_toolset
 from devops_agent.config import Settings
-from devops_agent.errors import DevOpsAgentError, ModelError, NotFoundError, UserError
+from devops_agent.errors import DevOpsAgentError, ModelError, UserError
 from devops_agent.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -72,12 +72,12 @@ from devops_agent.events import (
     ToolResultEvent,
 )
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
-from devops_agent.policies.guard import Verdict, evaluate
+from devops_agent.policies.guard import Verdict
 from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware
 from devops_agent.policies.modes import Mode
 from devops_agent.privacy.guard import PrivacyGuard, enabled_for, strip_unknown_args
 from devops_agent.privacy.vault import hmac_key, purge_expired
-from devops_agent.runbooks import load_runbooks, run_runbooks, select_runbooks
+from devops_agent.runbooks.triage import TriageCache
 from devops_agent.store import (
     AuditRecord,
     BreakerRecord,
@@ -87,7 +87,6 @@ from devops_agent.store import (
     Store,
     ToolCallRecord,
 )
-from devops_agent.tools.base import ToolResult
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
 
 log = structlog.get_logger(__name__)
@@ -148,6 +147,7 @@ class SessionService:
         )
         self.breakers = BreakerBoard(settings.tools.breaker, listener=self._save_breaker)
         self._runs: dict[str, RunHandle] = {}
+        self._triage_caches: dict[str, TriageCache] = {}
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -283,8 +283,8 @@ class SessionService:
                     output, status = result, "completed"
             else:
                 assert prompt is not None, "offline runbooks never pause for approval"
-                rb = await self._run_runbooks(handle, mode, prompt, inputs)
-                output, report = render_markdown(rb), rb.model_dump(mode="json")
+                rb, output = await self._run_runbooks(handle, mode, prompt, inputs)
+                report = rb.model_dump(mode="json")
                 status = "completed"
         except asyncio.CancelledError:
             status = "cancelled"
@@ -476,63 +476,37 @@ class SessionService:
 
     async def _run_runbooks(
         self, handle: RunHandle, mode: Mode, prompt: str, inputs: dict[str, Any]
-    ) -> Report:
-        available = load_runbooks(self.settings.runbooks.extra_dirs)
-        names = inputs.pop("runbooks", None)
-        if names:
-            by_name = {rb.name: rb for rb in available}
-            missing = [n for n in names if n not in by_name]
-            if missing:
-                raise NotFoundError(f"unknown runbook {missing[0]!r}", hint="`devops-agent runbooks list`")
-            chosen = [by_name[n] for n in names]
-        else:
-            chosen = select_runbooks(prompt, inputs, available)
-        inputs.setdefault("question", prompt)
+    ) -> tuple[Report, str]:
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
-        self._emit(
-            handle,
-            RunStarted(**ids, prompt=prompt, mode=mode, path="runbook", runbooks=[r.name for r in chosen]),
-        )
-        audit = self._audit_hook(handle, mode, {})
-        # Analyzers summarize what they read, so they get far more than a model's context would.
-        middleware = self._middleware(handle, cap_chars=self.settings.tools.analyzer_cap_chars)
 
-        async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
-            try:
-                entry = self.catalog.get(name)
-            except NotFoundError as exc:
-                return ToolResult.fail(exc.message, exc.hint)
-            verdict = evaluate(name, entry.spec, args, mode, self.settings.safety)
-            if verdict.decision != "allow":
-                # Offline runbooks never wait for a person: anything short of "allow" is refused.
-                audit(name, None, verdict, "rejected", {})
-                return ToolResult.fail(verdict.reason, verdict.hint or "runbooks run only what policy allows")
-
-            async def call() -> Any:
-                try:
-                    bound = entry.bind_args(args)
-                except TypeError as exc:
-                    return ToolResult.fail(
-                        f"invalid arguments for {name}: {exc}", "check the runbook step's args"
-                    )
-                if inspect.iscoroutinefunction(entry.function):
-                    return await entry.function(*bound.args, **bound.kwargs)
-                return await asyncio.to_thread(entry.function, *bound.args, **bound.kwargs)
-
-            return await middleware.invoke(name, args, call, spec=entry.spec)
+        def announce(runbooks: list[str]) -> None:
+            self._emit(handle, RunStarted(**ids, prompt=prompt, mode=mode, path="runbook", runbooks=runbooks))
 
         def emit(event: RunEvent) -> None:
             self._emit(handle, event)
 
-        report = await run_runbooks(
-            chosen, inputs, call_tool, emit, max_parallel=self.settings.runbooks.max_parallel
+        # Analyzers summarize what they read, so they get far more than a model's context would.
+        middleware = self._middleware(handle, cap_chars=self.settings.tools.analyzer_cap_chars)
+        call_tool = make_call_tool(
+            self.catalog, self.settings, mode, middleware, self._audit_hook(handle, mode, {})
         )
-        markdown = render_markdown(report)
+        report, markdown = await run_offline(
+            prompt,
+            inputs,
+            settings=self.settings,
+            catalog=self.catalog,
+            call_tool=call_tool,
+            emit=emit,
+            announce=announce,
+            triage_cache=self._triage_caches.setdefault(handle.session_id, TriageCache()),
+            session_id=handle.session_id,
+            run_id=handle.run_id,
+        )
         exchange = (ModelRequest(parts=[UserPromptPart(prompt)]), ModelResponse(parts=[TextPart(markdown)]))
         self._journal(handle).messages(
             MessageWrite(handle.session_id, handle.run_id, tuple(dump_message(m) for m in exchange))
         )
-        return report
+        return report, markdown
 
     # -- model path -----------------------------------------------------------------------
 

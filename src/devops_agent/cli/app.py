@@ -62,6 +62,7 @@ def root(
 
 app.command(help="Investigate a problem and print a report.")(run.investigate)
 app.command(help="Ask one question; the answer streams when a model is configured.")(run.ask)
+app.command(help="Triage a Jira incident ticket and its Jenkins builds.")(run.triage)
 app.command(help="Interactive chat with /mode, /sessions, /new and /exit.")(run.chat)
 app.command(help="Answer the approvals a paused session waits for.")(approve.approve)
 app.command(help="The audit log: what ran or was refused, in which mode, on whose decision.")(approve.audit)

@@ -295,6 +295,26 @@ def ask(
         raise typer.Exit(1)
 
 
+def triage(
+    ctx: typer.Context,
+    ticket: Annotated[str, typer.Argument(help="Jira key (OPS-123), issue URL, or text containing one")],
+    session: SessionOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Triage a Jira incident: linked Jenkins builds, error signatures, failing tests, owners."""
+    final = execute(
+        state(ctx),
+        f"Triage {ticket}",
+        session_id=session,
+        mode="ask",
+        inputs={"ticket": ticket, "runbooks": ["triage"]},
+        json_out=json_out,
+        stream_tokens=False,
+    )
+    if final.status not in ("completed", "paused"):
+        raise typer.Exit(1)
+
+
 CHAT_HELP = """Commands: /mode [ask|agent]  /sessions  /new  /help  /exit"""
 
 

@@ -1,0 +1,374 @@
+"""Offline incident triage: the real Jira and Jenkins tools, through the tool middleware, against a
+replay server serving documented responses (``replay/fixtures/triage``, sources in SOURCES.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from devops_agent.agent.report import Report
+from devops_agent.config import Settings
+from devops_agent.config.settings import JenkinsSettings, JiraSettings
+from devops_agent.events import PlanProposed, RunEvent, ToolCall, ToolResultEvent
+from devops_agent.policies.breaker import BreakerBoard
+from devops_agent.policies.middleware import ToolMiddleware
+from devops_agent.runbooks.triage import (
+    SECTIONS,
+    TriageCache,
+    error_signature,
+    find_ticket_ref,
+    render_triage_markdown,
+    run_triage,
+)
+from devops_agent.tools import jenkins as jenkins_tools
+from devops_agent.tools import jira as jira_tools
+from devops_agent.tools.base import ToolResult
+from replay.server import FIXTURES, Recorded, ReplayServer, Reply
+
+pytest.importorskip("jira")
+pytest.importorskip("jenkins")
+
+USER, TOKEN = "mia@example.com", "11e5f0d1c2b3a4958677f0e1d2c3b4a5a6"
+API = "/rest/api/2"
+DEPLOY, BUILD, NIGHTLY = (
+    "/job/payments/job/deploy/412",
+    "/job/payments/job/build/1207",
+    "/job/checkout/job/nightly/57",
+)
+TRIAGE = FIXTURES / "triage"
+
+
+class SlowReplay(ReplayServer):
+    """The replay server with a per-response delay and a gauge of requests in flight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delay_s = 0.0
+        self.in_flight = 0
+        self.peak = 0
+        self._gauge = threading.Lock()
+
+    def _reply_for(self, rec: Recorded) -> Reply:
+        with self._gauge:
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        try:
+            time.sleep(self.delay_s)
+            return super()._reply_for(rec)
+        finally:
+            with self._gauge:
+                self.in_flight -= 1
+
+    def count(self, path: str) -> int:
+        return len([r for r in self.requests if r.path == path])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SlowReplay]:
+    with SlowReplay() as srv:
+        yield srv
+
+
+def add_ticket(srv: ReplayServer, key: str, description: str | None = None) -> None:
+    issue = json.loads((TRIAGE / "issue_OPS-200.json").read_text())
+    issue["key"] = key
+    if description is not None:
+        issue["fields"]["description"] = description
+        issue["fields"]["comment"] = {"comments": [], "total": 0, "maxResults": 0, "startAt": 0}
+    body = json.dumps(issue).replace("https://ci.example.com", srv.url)
+    srv.add("GET", f"{API}/issue/{key}", body=body.encode(), headers={"Content-Type": "application/json"})
+    srv.add("GET", f"{API}/issue/{key}/remotelink", body=[])
+
+
+def add_build(srv: ReplayServer, path: str, console: str, report: str | None, info: str) -> None:
+    log = (FIXTURES / console).read_bytes()
+    srv.add("GET", f"{path}/logText/progressiveText", fixture=console, headers={"X-Text-Size": str(len(log))})
+    if report is not None:
+        srv.add("GET", f"{path}/testReport/api/json", fixture=report)
+    srv.add("GET", f"{path}/api/json", fixture=info)
+
+
+@pytest.fixture
+def srv(server: SlowReplay) -> SlowReplay:
+    server.reset()
+    server.delay_s, server.peak = 0.0, 0
+    server.require_basic(USER, TOKEN)
+    add_ticket(server, "OPS-200")
+    server.add("GET", f"{API}/field", fixture="jira/fields.json")
+    server.add("GET", f"{API}/search", fixture="jira/search_page1.json", query={"startAt": "0"})
+    server.add("GET", f"{API}/search", fixture="jira/search_page2.json", query={"startAt": "2"})
+    add_build(
+        server,
+        DEPLOY,
+        "jenkins/console_maven_failure.txt",
+        "triage/testreport_deploy_412.json",
+        "jenkins/build_deploy_412.json",
+    )
+    add_build(
+        server,
+        BUILD,
+        "triage/console_build_1207.txt",
+        "triage/testreport_build_1207.json",
+        "jenkins/build_freestyle_87.json",
+    )
+    # nightly #57 recorded no test report: Jenkins answers 404 there.
+    add_build(server, NIGHTLY, "triage/console_nightly_57.txt", None, "triage/build_nightly_57.json")
+    return server
+
+
+class Harness:
+    """The session's offline ``call_tool`` in miniature: catalog → middleware → tool in a thread."""
+
+    def __init__(self, url: str) -> None:
+        self.settings = Settings(
+            jira=JiraSettings(url=url, user=USER, token=SecretStr(TOKEN), deployment="server"),
+            jenkins=JenkinsSettings(url=url, user=USER, token=SecretStr(TOKEN)),
+        )
+        self.entries = {
+            **jira_tools.build(self.settings).entries,
+            **jenkins_tools.build(self.settings).entries,
+        }
+        self.middleware = ToolMiddleware(
+            self.settings.tools,
+            BreakerBoard(self.settings.tools.breaker),
+            cap_chars=self.settings.tools.analyzer_cap_chars,
+        )
+        self.events: list[RunEvent] = []
+        # The default executor has min(32, cpu + 4) threads: too few to see a cap of 8 on 2 cores.
+        self.pool = ThreadPoolExecutor(max_workers=16)
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
+        entry = self.entries.get(name)
+        if entry is None:
+            return ToolResult.fail(f"unknown tool {name!r}", "`devops-agent tools list` shows the tools")
+        loop = asyncio.get_running_loop()
+
+        async def call() -> Any:
+            return await loop.run_in_executor(self.pool, functools.partial(entry.function, **args))
+
+        return await self.middleware.invoke(name, args, call, spec=entry.spec)
+
+    def run(self, ref: str, **kwargs: Any) -> Report:
+        try:
+            return asyncio.run(run_triage(ref, self.call_tool, self.events.append, **kwargs))
+        finally:
+            self.pool.shutdown(wait=True)
+
+
+def test_finds_the_ticket_in_free_text() -> None:
+    assert find_ticket_ref("please triage https://acme.atlassian.net/browse/OPS-200?x=1 asap") == "OPS-200"
+    assert find_ticket_ref("https://acme.atlassian.net/jira/boards/1?selectedIssue=OPS-9") == "OPS-9"
+    assert find_ticket_ref("the build https://ci/job/APP-2/3/ broke, see ops-17") == "OPS-17"
+    assert find_ticket_ref("nothing here") is None
+
+
+def test_signature_skips_jenkins_boilerplate() -> None:
+    maven = error_signature((FIXTURES / "jenkins/console_maven_failure.txt").read_text())
+    assert maven is not None
+    assert maven.shape == "java.net.SocketTimeoutException: Read timed out after <NUM> ms"
+    assert "java.net.SocketTimeoutException: Read timed out after 2000 ms" in maven.lines
+    assert not any(line.startswith(("Finished:", "ERROR: script returned")) for line in maven.lines)
+    assert error_signature("Started by timer\n[Pipeline] End of Pipeline\nFinished: FAILURE\n") is None
+
+
+def test_offline_triage_end_to_end(srv: SlowReplay) -> None:
+    harness = Harness(srv.url)
+    report = harness.run(f"Checkout is down, see {srv.url}/browse/OPS-200 please", backoff_s=0.01)
+    md = render_triage_markdown(report)
+
+    for heading in SECTIONS:
+        assert f"\n## {heading}\n" in md
+    assert report.title == "Triage of OPS-200"
+    # The failing Maven build: the failing test, the error signature, and the quoted lines.
+    assert "com.example.payments.GatewayClientTest.refundsWithinTimeout" in md
+    assert "`java.net.SocketTimeoutException: Read timed out after <NUM> ms`" in md
+    assert "\njava.net.SocketTimeoutException: Read timed out after 2000 ms\n" in md
+    assert "GatewayClientTest.refundsWithinTimeout:54 » SocketTimeout Read timed out after 2000 ms" in md
+    # The green build is not reported as failing.
+    failing = md.split("## Failing builds")[1].split("## Root-cause hypotheses")[0]
+    assert "payments/deploy #412 FAILURE" in failing
+    assert "payments/build #1207" not in failing
+    assert [b["result"] for b in report.stats["builds"]] == ["FAILURE", "SUCCESS", "FAILURE"]
+    # The hypothesis ties the timeout to the commit that lowered it.
+    hypotheses = md.split("## Root-cause hypotheses")[1].split("## Related tickets")[0]
+    assert "A timeout talking to a dependency" in hypotheses
+    assert "Confidence: high" in hypotheses
+    assert "Lower payment gateway timeout to 2s" in hypotheses
+    # Related tickets (linked, and found by the signature), owners, and the missing KB as a gap.
+    related = md.split("## Related tickets and KB articles")[1].split("## Next steps")[0]
+    assert "PR-2" in related
+    assert "PR-3" in related
+    assert "OPS-101" in related
+    owners = md.split("## Next steps and owners")[1]
+    assert "Mia Krystof (assignee of OPS-200)" in owners
+    assert "Bob Lee" in owners
+    assert "Ana Gomez" in owners
+    assert "knowledge base not configured" in md.split("## What could not be gathered")[1]
+    # Events: the plan first, and each tool_call answered by its tool_result.
+    assert isinstance(harness.events[0], PlanProposed)
+    calls = {e.tool_call_id: e for e in harness.events if isinstance(e, ToolCall)}
+    results = [e for e in harness.events if isinstance(e, ToolResultEvent)]
+    assert sorted(calls) == sorted(r.tool_call_id for r in results)
+    assert all(harness.events.index(calls[r.tool_call_id]) < harness.events.index(r) for r in results)
+
+
+def test_a_failing_build_endpoint_still_gives_a_report(srv: SlowReplay) -> None:
+    for page in ("logText/progressiveText", "testReport/api/json", "api/json"):
+        srv.fail_next("GET", f"{DEPLOY}/{page}", 500, times=100)
+    harness = Harness(srv.url)
+    report = harness.run("OPS-200", backoff_s=0.01, retry_budget=2)
+    md = render_triage_markdown(report)
+
+    for heading in SECTIONS:
+        assert f"\n## {heading}\n" in md
+    gaps = md.split("## What could not be gathered")[1]
+    assert "triage/build payments/deploy #412** (`jenkins_console`): Jenkins server error (500)" in gaps
+    assert "(`jenkins_test_report`): Jenkins server error (500)" in gaps
+    assert "retries used up" in gaps
+    assert report.stats["retries"] == 2
+    # What could be gathered is still there: the nightly failure found by the critic.
+    assert "FAILED tests/test_checkout.py::TestCheckout::test_checkout_ok - assert 502 == 200" in md
+    assert "GatewayClientTest" not in md.split("## Failing builds")[1].split("## Root-cause")[0]
+
+
+def test_a_transient_failure_is_retried_with_backoff(srv: SlowReplay) -> None:
+    srv.fail_next("GET", f"{DEPLOY}/testReport/api/json", 503, times=1)
+    harness = Harness(srv.url)
+    report = harness.run("OPS-200", backoff_s=0.05)
+
+    assert srv.count(f"{DEPLOY}/testReport/api/json") == 2
+    assert report.stats["retries"] == 1
+    assert not [g for g in report.gaps if g.tool == "jenkins_test_report"]
+    assert "com.example.payments.GatewayClientTest.refundsWithinTimeout" in render_triage_markdown(report)
+    retried = [
+        e for e in harness.events if isinstance(e, ToolResultEvent) and e.tool == "jenkins_test_report"
+    ]
+    # deploy #412 failed once then answered; build #1207 answered; nightly #57 recorded no tests.
+    assert sorted(e.status for e in retried) == ["error", "no_data", "success", "success"]
+
+
+def _fan_out_ticket(srv: ReplayServer, key: str, n: int) -> None:
+    links = "\n".join(f"* {srv.url}/job/perf/job/api/{i}/" for i in range(1, n + 1))
+    add_ticket(srv, key, description=f"Builds of the api job:\n{links}")
+    for i in range(1, n + 1):
+        add_build(
+            srv,
+            f"/job/perf/job/api/{i}",
+            "jenkins/console_maven_failure.txt",
+            "triage/testreport_deploy_412.json",
+            "jenkins/build_deploy_412.json",
+        )
+
+
+def test_fan_out_is_parallel_and_bounded(srv: SlowReplay) -> None:
+    _fan_out_ticket(srv, "OPS-301", 1)
+    _fan_out_ticket(srv, "OPS-310", 10)
+    srv.delay_s = 0.2
+
+    started = time.perf_counter()
+    one = Harness(srv.url).run("OPS-301", max_parallel=8, step_budget=40)
+    one_build_s = time.perf_counter() - started
+    srv.peak = 0
+    started = time.perf_counter()
+    ten = Harness(srv.url).run("OPS-310", max_parallel=8, step_budget=40)
+    ten_builds_s = time.perf_counter() - started
+
+    assert len(one.stats["builds"]) == 1
+    assert len(ten.stats["builds"]) == 10
+    assert all(b["failing"] for b in ten.stats["builds"])
+    assert ten.stats["tool_calls"] == 3 * 10 + 3  # console, tests, build info each; ticket, search, kb
+    # 30 Jenkins calls of 200 ms each would take 6 s one by one; 8 at a time, under 2x one build.
+    assert ten_builds_s < 2 * one_build_s, (ten_builds_s, one_build_s)
+    assert srv.peak <= 8
+    assert srv.peak >= 6  # really in parallel
+
+
+def test_identical_calls_run_once_per_session(srv: SlowReplay) -> None:
+    # OPS-100 links the same deploy build as OPS-200 (and one more); the session's cache is shared.
+    add_ticket(srv, "OPS-100", description=f"Deploy again: {srv.url}/job/payments/job/deploy/412/console")
+    cache = TriageCache()
+    first = Harness(srv.url).run("OPS-200", cache=cache)
+    second = Harness(srv.url).run("OPS-100", cache=cache)
+
+    for path in (f"{DEPLOY}/logText/progressiveText", f"{DEPLOY}/testReport/api/json", f"{DEPLOY}/api/json"):
+        assert srv.count(path) == 1, path
+    assert second.stats["memoized"] >= 3
+    assert first.stats["memoized"] == 0
+    # Memoized evidence is still evidence: the second report names the same failure.
+    assert "refundsWithinTimeout" in render_triage_markdown(second)
+    assert srv.count(f"{API}/issue/OPS-200") == 1
+
+
+def test_critic_reads_the_full_console_when_the_tail_has_no_signature(srv: SlowReplay) -> None:
+    harness = Harness(srv.url)
+    report = harness.run("OPS-200")
+
+    full = [e for e in harness.events if isinstance(e, ToolCall) and e.args.get("full")]
+    assert [e.args["url_or_job"] for e in full] == [f"{srv.url}/job/checkout/job/nightly/57/"]
+    assert srv.count(f"{NIGHTLY}/logText/progressiveText") == 2  # the tail, then the whole log
+    assert srv.count(f"{DEPLOY}/logText/progressiveText") == 1  # its tail was enough
+    replans = [e for e in harness.events if isinstance(e, PlanProposed)]
+    assert len(replans) == 2
+    assert "critic" in replans[1].steps[0]
+    nightly = next(f for f in report.findings if f.title.startswith("checkout/nightly #57"))
+    assert (
+        "FAILED tests/test_checkout.py::TestCheckout::test_checkout_ok - assert 502 == 200"
+        in nightly.evidence
+    )
+    assert "(from the full console)" in nightly.detail
+    assert not [g for g in report.gaps if "no error signature" in g.reason]
+
+
+def test_step_budget_bounds_the_run_and_says_so(srv: SlowReplay) -> None:
+    report = Harness(srv.url).run("OPS-200", step_budget=4)
+    md = render_triage_markdown(report)
+
+    assert report.stats["tool_calls"] == 4
+    assert "step budget of 4 tool calls used up" in md.split("## What could not be gathered")[1]
+    for heading in SECTIONS:
+        assert f"\n## {heading}\n" in md
+
+
+def test_no_ticket_key_is_a_gap_not_a_crash() -> None:
+    events: list[RunEvent] = []
+
+    async def never(name: str, args: dict[str, Any]) -> ToolResult:
+        raise AssertionError("no tool should run")
+
+    report = asyncio.run(run_triage("the checkout is slow", never, events.append))
+    md = render_triage_markdown(report)
+    assert "no Jira issue key or URL" in md
+    assert all(f"## {h}" in md for h in SECTIONS)
+
+
+def test_the_session_service_runs_triage_for_a_ticket(srv: SlowReplay, tmp_path: Any) -> None:
+    """Wired end to end: the default registry's Jira/Jenkins toolsets, the guard, the store."""
+    from devops_agent.agent.session import SessionService
+    from devops_agent.store import Store
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    settings = Settings(
+        database_url=url,
+        jira=JiraSettings(url=srv.url, user=USER, token=SecretStr(TOKEN), deployment="server"),
+        jenkins=JenkinsSettings(url=srv.url, user=USER, token=SecretStr(TOKEN)),
+    )
+    with Store(url) as store:
+        service = SessionService(settings, store)
+        events, final = asyncio.run(service.run("Why is OPS-200 failing?"))  # the key alone selects triage
+    assert final.status == "completed"
+    started = events[0]
+    assert getattr(started, "runbooks", None) == ["triage"]
+    output = final.output or ""
+    for section in SECTIONS:
+        assert f"## {section}" in output
+    assert "GatewayClientTest" in output
+    assert "SocketTimeoutException" in output
