@@ -97,7 +97,7 @@ def write(tmp_path: Path, text: str, name: str = "rb.yaml") -> Path:
 
 def test_shipped_runbooks_load_and_validate() -> None:
     books = {r.name: r for r in load_runbooks()}
-    assert set(books) == {"host-health", "log-errors", "recent-changes", "metric-alert"}
+    assert set(books) == {"host-health", "log-errors", "recent-changes", "metric-alert", "pod-crashloop"}
     for book in books.values():
         assert book.keywords
         assert book.next_steps

@@ -199,7 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(reply.body)
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass

@@ -90,10 +90,15 @@ def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None)
 
 
 def check_integrations(loaded: LoadedSettings) -> list[Check]:
-    """Reach each configured integration (Jira, Jenkins); unconfigured ones are not checked."""
+    """Reach each configured integration (Jira, Jenkins, Kubernetes); unconfigured ones are not checked."""
     checks: list[Check] = []
     s = loaded.settings
-    for name, configured, module in (("jira", s.jira.url, "jira"), ("jenkins", s.jenkins.url, "jenkins")):
+    k8s = s.kubernetes.kubeconfig or s.kubernetes.context
+    for name, configured, module in (
+        ("jira", s.jira.url, "jira"),
+        ("jenkins", s.jenkins.url, "jenkins"),
+        ("kubernetes", k8s, "kubernetes"),
+    ):
         if not configured:
             continue
         try:

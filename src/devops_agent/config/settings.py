@@ -141,6 +141,13 @@ class JenkinsSettings(BaseModel):
     console_max_bytes: int = Field(2_000_000, ge=1024)
 
 
+class KubernetesSettings(BaseModel):
+    kubeconfig: Path | None = Field(None, description="default: $KUBECONFIG or ~/.kube/config")
+    context: str | None = Field(None, description="kubeconfig context; default: the current one")
+    namespace: str = "default"
+    timeout_s: float = Field(15.0, gt=0)
+
+
 class ModelSettings(BaseModel):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
@@ -176,6 +183,7 @@ class Settings(BaseSettings):
     prometheus: PrometheusSettings = Field(default_factory=PrometheusSettings)
     jira: JiraSettings = Field(default_factory=JiraSettings)
     jenkins: JenkinsSettings = Field(default_factory=JenkinsSettings)
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
 
     def resolved_database_url(self) -> str:
         if self.database_url is not None:

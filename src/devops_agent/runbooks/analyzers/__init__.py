@@ -5,7 +5,7 @@ its own with :func:`register_analyzer` before runbooks that use it are loaded. S
 :mod:`devops_agent.runbooks.analyzers.base` for the contract. Analyzers must not call tools.
 """
 
-from devops_agent.runbooks.analyzers import changes, host, logs, metrics, resources
+from devops_agent.runbooks.analyzers import changes, host, kubernetes, logs, metrics, resources
 from devops_agent.runbooks.analyzers.base import (
     ANALYZERS,
     Analyzer,
@@ -21,6 +21,7 @@ __all__ = [
     "Evidence",
     "changes",
     "host",
+    "kubernetes",
     "logs",
     "metrics",
     "register_analyzer",

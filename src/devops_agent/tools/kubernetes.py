@@ -1,0 +1,780 @@
+"""The ``kubernetes`` toolset: pods, events, logs, describe-like summaries and rollout history, plus
+three changes (rollout restart, scale, delete a pod), through the official ``kubernetes`` client.
+
+The cluster comes from a kubeconfig (``settings.kubernetes.kubeconfig`` or the client's default:
+``$KUBECONFIG`` / ``~/.kube/config``) and context (``settings.kubernetes.context``); one
+``ApiClient`` is made per call and always closed, and requests are never ``async_req`` so the
+client never starts its thread pool. Responses are read raw (``_preload_content=False``) and kept
+in the API's own camelCase field names, so what a tool returns is what the Kubernetes API
+reference documents. Errors become :class:`ToolResult` data: 401/403 → credentials/RBAC hint,
+404 → not found, 429/5xx/timeouts/unreachable → ``transient``. Only ``k8s_rollout_restart``,
+``k8s_scale`` and ``k8s_delete_pod`` change the cluster (read_only=False, through approval).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from devops_agent.config import Settings
+from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.registry import ToolRegistry
+
+NAME = "kubernetes"
+EXTRA = "kubernetes"
+DESCRIPTION = "Inspect Kubernetes pods, events, logs, workloads and rollouts; restart, scale, delete pods"
+
+LOG_MAX_BYTES = 1_000_000
+EVENTS_FETCH = 500
+_NOT_CONFIGURED = (
+    "point kubernetes.kubeconfig (DEVOPS_AGENT_KUBERNETES__KUBECONFIG) at a kubeconfig file, or set "
+    "$KUBECONFIG / create ~/.kube/config; kubernetes.context picks a context"
+)
+_AUTH_HINT = "the kubeconfig's credentials were rejected (expired token or certificate?); refresh them"
+# Waiting reasons that say why a container cannot run, worst first; ContainerCreating is normal.
+_WAITING_BAD = (
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "InvalidImageName",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "CrashLoopBackOff",
+    "RunContainerError",
+)
+DescribeKind = Literal["deployment", "statefulset", "node", "pod"]
+
+
+def _import_client() -> Any:
+    try:
+        import kubernetes
+        import kubernetes.client
+        import kubernetes.config
+    except ImportError as exc:
+        raise ImportError(
+            f"the kubernetes toolset needs the `kubernetes` package: pip install 'devops-agent[{EXTRA}]'"
+        ) from exc
+    return kubernetes
+
+
+class _Conf:
+    def __init__(self, kubeconfig: str | None, context: str | None, namespace: str, timeout_s: float) -> None:
+        self.kubeconfig, self.context = kubeconfig, context
+        self.namespace, self.timeout_s = namespace, timeout_s
+
+
+def _config(settings: Any) -> _Conf:
+    conf = getattr(settings, "kubernetes", None)
+    kubeconfig = getattr(conf, "kubeconfig", None)
+    return _Conf(
+        str(Path(kubeconfig).expanduser()) if kubeconfig else None,
+        getattr(conf, "context", None) or None,
+        str(getattr(conf, "namespace", None) or "default"),
+        float(getattr(conf, "timeout_s", 15.0)),
+    )
+
+
+class _Failure(Exception):
+    """Carries a ready :class:`ToolResult` out of nested helpers."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.error)
+        self.result = result
+
+
+def _api_message(body: Any) -> str:
+    """The ``message`` of a Kubernetes ``Status`` error body, else the body's first line."""
+    if not body:
+        return ""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text.strip().splitlines()[0][:300] if text.strip() else ""
+    return str(parsed.get("message") or "")[:300] if isinstance(parsed, dict) else ""
+
+
+def map_error(exc: Exception, what: str, verb: str = "get") -> ToolResult:
+    """Turn a client exception into a failed :class:`ToolResult` the model can act on.
+
+    ``what`` names the object (``deployment payments/api``); ``verb`` and the resource in it name
+    the RBAC permission a 403 means is missing.
+    """
+    k8s = _import_client()
+    import urllib3
+
+    if isinstance(exc, k8s.config.ConfigException):
+        return ToolResult.fail(f"cannot load the kubeconfig: {exc}", _NOT_CONFIGURED)
+    cause = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
+    if isinstance(cause, urllib3.exceptions.TimeoutError):
+        return ToolResult.fail(
+            "the Kubernetes API did not answer in time",
+            "retry later or raise kubernetes.timeout_s",
+            transient=True,
+        )
+    if isinstance(exc, urllib3.exceptions.HTTPError):
+        return ToolResult.fail(
+            "cannot connect to the Kubernetes API server",
+            "check the kubeconfig's server address, the context, and the network path (VPN?)",
+            transient=True,
+        )
+    if not isinstance(exc, k8s.client.ApiException):
+        raise exc
+    status: int | None = exc.status
+    if not status:  # the client's own wrapper for TLS failures
+        first = str(exc.reason or "").splitlines()[0] if exc.reason else "TLS error"
+        return ToolResult.fail(
+            f"cannot connect to the Kubernetes API server: {first}",
+            "check the kubeconfig's certificate-authority data and the server address",
+            transient=True,
+        )
+    message = _api_message(exc.body)
+    said = f": {message}" if message else ""
+    if status == 401:
+        return ToolResult.fail(
+            f"the Kubernetes API refused the credentials (401){said}", _AUTH_HINT, status=401
+        )
+    if status == 403:
+        resource = what.split(" ")[0]
+        return ToolResult.fail(
+            f"forbidden (403){said}",
+            f"RBAC: the account lacks the `{verb}` verb on {resource}s here; check with "
+            f"`kubectl auth can-i {verb} {resource}` and ask for a Role granting it",
+            status=403,
+        )
+    if status == 404:
+        return ToolResult.fail(
+            f"no such {what} (404){said}",
+            "check the name and the namespace; k8s_pods and k8s_namespaces list what exists",
+            status=404,
+        )
+    if status == 429 or (status is not None and status >= 500):
+        retry = (exc.headers or {}).get("Retry-After") if hasattr(exc, "headers") else None
+        meta: dict[str, Any] = {"status": status, "transient": True}
+        if retry and str(retry).isdigit():
+            meta["retry_after_s"] = float(retry)
+        kind = "rate limit hit" if status == 429 else "server error"
+        return ToolResult.fail(f"Kubernetes API {kind} ({status}){said}", "retry later", **meta)
+    return ToolResult.fail(f"Kubernetes API error ({status}){said}", status=status)
+
+
+# --- summaries: the API's own field names, trimmed to what matters for triage ---------------------
+
+
+def _age(stamp: Any) -> str | None:
+    return str(stamp) if stamp else None
+
+
+def _container_state(state: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``{"state": "waiting", "reason": ..., ...}`` from a ContainerState object."""
+    for name in ("waiting", "terminated", "running"):
+        inner = (state or {}).get(name)
+        if isinstance(inner, dict):
+            keep = ("reason", "message", "exitCode", "signal", "startedAt", "finishedAt")
+            return {"state": name, **{k: inner[k] for k in keep if inner.get(k) not in (None, "")}}
+    return None
+
+
+def _resources(container: dict[str, Any]) -> dict[str, Any]:
+    res = container.get("resources") or {}
+    return {k: res[k] for k in ("limits", "requests") if res.get(k)}
+
+
+def _condition(conditions: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def pod_summary(pod: dict[str, Any]) -> dict[str, Any]:
+    """Phase, ready x/y, restarts, the reason it is unhealthy, and each container's state."""
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    specs = {c.get("name"): c for c in spec.get("containers") or []}
+    statuses = list(status.get("containerStatuses") or [])
+    containers = []
+    for cs in statuses:
+        containers.append(
+            {
+                "name": cs.get("name"),
+                "image": cs.get("image"),
+                "ready": bool(cs.get("ready")),
+                "restartCount": int(cs.get("restartCount") or 0),
+                "state": _container_state(cs.get("state")),
+                "lastState": _container_state(cs.get("lastState")),
+                **_resources(specs.get(cs.get("name")) or {}),
+            }
+        )
+    seen = {c["name"] for c in containers}
+    containers += [
+        {"name": n, "image": c.get("image"), "ready": False, "restartCount": 0, **_resources(c)}
+        for n, c in specs.items()
+        if n not in seen
+    ]
+    owner = next(iter(meta.get("ownerReferences") or []), None)
+    last = [c for c in containers if (c.get("lastState") or {}).get("state") == "terminated"]
+    return {
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "phase": status.get("phase"),
+        "ready": f"{sum(c['ready'] for c in containers)}/{len(specs) or len(containers)}",
+        "restarts": sum(c["restartCount"] for c in containers),
+        "reason": pod_reason(pod),
+        "lastTermination": ({"container": last[0]["name"], **last[0]["lastState"]} if last else None),
+        "node": spec.get("nodeName"),
+        "owner": f"{owner.get('kind')}/{owner.get('name')}" if owner else None,
+        "created": meta.get("creationTimestamp"),
+        "labels": meta.get("labels") or {},
+        "containers": containers,
+    }
+
+
+def pod_reason(pod: dict[str, Any]) -> str | None:
+    """Why the pod is not healthy, as ``kubectl get pods`` would say, or ``None`` when it is."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    if meta.get("deletionTimestamp"):
+        return "Terminating"
+    if status.get("reason"):  # Evicted, NodeLost, ...
+        return str(status["reason"])
+    init = status.get("initContainerStatuses") or []
+    waiting = [
+        (cs.get("state") or {}).get("waiting") or {}
+        for cs in [*init, *(status.get("containerStatuses") or [])]
+    ]
+    reasons = [w.get("reason") for w in waiting if w.get("reason")]
+    for bad in _WAITING_BAD:
+        if bad in reasons:
+            return bad
+    for cs in status.get("containerStatuses") or []:
+        terminated = (cs.get("state") or {}).get("terminated") or {}
+        if terminated.get("reason") and terminated.get("reason") != "Completed":
+            return str(terminated["reason"])
+    if status.get("phase") == "Pending":
+        scheduled = _condition(status.get("conditions") or [], "PodScheduled")
+        if scheduled and scheduled.get("status") == "False":
+            why = scheduled.get("reason") or "Unschedulable"
+            return f"{why}: {scheduled.get('message')}" if scheduled.get("message") else str(why)
+        return reasons[0] if reasons else "Pending"
+    if status.get("phase") in ("Failed", "Unknown"):
+        return str(status["phase"])
+    return None
+
+
+def event_summary(event: dict[str, Any]) -> dict[str, Any]:
+    obj = event.get("involvedObject") or {}
+    source = event.get("source") or {}
+    return {
+        "type": event.get("type"),
+        "reason": event.get("reason"),
+        "object": f"{obj.get('kind')}/{obj.get('name')}",
+        "message": (event.get("message") or "").strip(),
+        "count": event.get("count") or 1,
+        "firstSeen": event.get("firstTimestamp") or event.get("eventTime"),
+        "lastSeen": event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp"),
+        "source": source.get("component") or event.get("reportingComponent"),
+    }
+
+
+def sort_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Warnings first, then newest first within each type."""
+    newest = sorted(events, key=lambda e: str(e.get("lastSeen") or ""), reverse=True)
+    return sorted(newest, key=lambda e: e.get("type") != "Warning")
+
+
+def _conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    keep = ("type", "status", "reason", "message", "lastTransitionTime")
+    conds = (obj.get("status") or {}).get("conditions") or []
+    return [{k: c[k] for k in keep if c.get(k) not in (None, "")} for c in conds]
+
+
+def _template_containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    pod_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return [
+        {"name": c.get("name"), "image": c.get("image"), **_resources(c)}
+        for c in pod_spec.get("containers") or []
+    ]
+
+
+def workload_summary(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment's or StatefulSet's replicas, conditions, images and resources."""
+    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+    annotations = meta.get("annotations") or {}
+    return {
+        "kind": obj.get("kind"),
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "revision": annotations.get("deployment.kubernetes.io/revision"),
+        "replicas": {
+            "desired": spec.get("replicas"),
+            "current": status.get("replicas", 0),
+            "ready": status.get("readyReplicas", 0),
+            "updated": status.get("updatedReplicas", 0),
+            "available": status.get("availableReplicas", 0),
+            "unavailable": status.get("unavailableReplicas", 0),
+        },
+        "selector": (spec.get("selector") or {}).get("matchLabels") or {},
+        "strategy": (spec.get("strategy") or spec.get("updateStrategy") or {}).get("type"),
+        "conditions": _conditions(obj),
+        "containers": _template_containers(obj),
+        "created": meta.get("creationTimestamp"),
+    }
+
+
+def node_summary(node: dict[str, Any]) -> dict[str, Any]:
+    meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+    conditions = _conditions(node)
+    pressure = [
+        c["type"] for c in conditions if c.get("type", "").endswith("Pressure") and c.get("status") == "True"
+    ]
+    ready = _condition(conditions, "Ready")
+    info = status.get("nodeInfo") or {}
+    return {
+        "kind": "Node",
+        "name": meta.get("name"),
+        "ready": (ready or {}).get("status") == "True",
+        "pressure": pressure,
+        "unschedulable": bool(spec.get("unschedulable")),
+        "taints": [
+            f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in spec.get("taints") or []
+        ],
+        "conditions": conditions,
+        "capacity": status.get("capacity") or {},
+        "allocatable": status.get("allocatable") or {},
+        "kubeletVersion": info.get("kubeletVersion"),
+        "osImage": info.get("osImage"),
+        "created": meta.get("creationTimestamp"),
+    }
+
+
+def _selector(labels: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _crashing_container(pod: dict[str, Any]) -> str | None:
+    """The container to read logs from: a failing one (waiting/terminated, most restarts) or the only one."""
+    summary = pod_summary(pod)
+    ranked = sorted(
+        summary["containers"],
+        key=lambda c: (
+            (c.get("state") or {}).get("state") not in ("waiting", "terminated") or c.get("ready"),
+            -c.get("restartCount", 0),
+        ),
+    )
+    return str(ranked[0]["name"]) if ranked else None
+
+
+def build(settings: Settings) -> ToolsetBuilder:
+    """The Kubernetes toolset; raises ImportError naming the extra when ``kubernetes`` is missing."""
+    _import_client()
+    ts = ToolsetBuilder(NAME, DESCRIPTION)
+
+    @contextmanager
+    def api(conf: _Conf) -> Iterator[Any]:
+        k8s = _import_client()
+        client = k8s.config.new_client_from_config(
+            config_file=conf.kubeconfig, context=conf.context, persist_config=False
+        )
+        try:
+            yield client
+        finally:
+            client.close()
+
+    def raw(conf: _Conf, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Call an API method unparsed; JSON bodies come back as dicts, logs as text."""
+        resp = method(*args, _preload_content=False, _request_timeout=conf.timeout_s, **kwargs)
+        try:
+            data: bytes = resp.data
+        finally:
+            resp.release_conn()
+        if "json" in (resp.headers.get("Content-Type") or ""):
+            return json.loads(data)
+        return data.decode("utf-8", errors="replace")
+
+    def call(what: str, verb: str, fn: Callable[[_Conf, Any, Any], ToolResult]) -> ToolResult:
+        k8s = _import_client()
+        import urllib3
+
+        conf = _config(settings)
+        try:
+            with api(conf) as client:
+                core, apps = k8s.client.CoreV1Api(client), k8s.client.AppsV1Api(client)
+                return fn(conf, core, apps)
+        except _Failure as failure:
+            return failure.result
+        except (k8s.client.ApiException, k8s.config.ConfigException, urllib3.exceptions.HTTPError) as exc:
+            return map_error(exc, what, verb)
+
+    def events_for(
+        conf: _Conf, core: Any, namespace: str, name: str | None = None, kind: str | None = None
+    ) -> list[dict[str, Any]]:
+        selector = ",".join(f"involvedObject.{k}={v}" for k, v in (("kind", kind), ("name", name)) if v)
+        body = raw(
+            conf, core.list_namespaced_event, namespace, field_selector=selector or None, limit=EVENTS_FETCH
+        )
+        events = [event_summary(e) for e in body.get("items") or []]
+        if name:  # the server filters already; a proxy or old server might not
+            events = [e for e in events if e["object"].split("/", 1)[1] == name]
+        return sort_events(events)
+
+    @ts.tool(category="kubernetes", read_only=True)
+    def k8s_namespaces() -> ToolResult:
+        """List the cluster's namespaces with their phase (Active/Terminating) and age."""
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            body = raw(conf, core.list_namespace)
+            items = [
+                {
+                    "name": (n.get("metadata") or {}).get("name"),
+                    "phase": (n.get("status") or {}).get("phase"),
+                    "created": (n.get("metadata") or {}).get("creationTimestamp"),
+                }
+                for n in body.get("items") or []
+            ]
+            return ToolResult.ok({"namespaces": items}, source="kubernetes namespaces")
+
+        return call("namespace list", "list", run)
+
+    @ts.tool(category="kubernetes", read_only=True)
+    def k8s_pods(namespace: str | None = None, selector: str | None = None, limit: int = 100) -> ToolResult:
+        """List pods with phase, ready x/y, restarts and why each unhealthy one is failing.
+
+        The reason is what `kubectl get pods` shows (CrashLoopBackOff, ImagePullBackOff,
+        CreateContainerConfigError, the scheduler's message for Pending pods), and
+        lastTermination holds the previous crash (e.g. OOMKilled, exit code 137).
+
+        Args:
+            namespace: the namespace (default: the configured one); "all" lists every namespace.
+            selector: a label selector such as "app=api,tier!=cache".
+            limit: most pods to return (1-1000); unhealthy pods come first.
+        """
+        limit = max(1, min(limit, 1000))
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            ns = namespace or conf.namespace
+            if ns == "all":
+                body = raw(conf, core.list_pod_for_all_namespaces, label_selector=selector or None)
+            else:
+                body = raw(conf, core.list_namespaced_pod, ns, label_selector=selector or None)
+            pods = [pod_summary(p) for p in body.get("items") or []]
+            if not pods:
+                where = "any namespace" if ns == "all" else f"namespace {ns}"
+                return ToolResult.empty(f"no pods in {where}" + (f" match {selector!r}" if selector else ""))
+            pods.sort(key=lambda p: (p["reason"] is None, -p["restarts"]))
+            unhealthy = sum(p["reason"] is not None for p in pods)
+            data = {
+                "namespace": ns,
+                "selector": selector,
+                "total": len(pods),
+                "unhealthy": unhealthy,
+                "pods": pods[:limit],
+                "truncated": len(pods) > limit,
+            }
+            return ToolResult.ok(data, source="kubernetes pods")
+
+        return call("pod list", "list", run)
+
+    @ts.tool(category="kubernetes", read_only=True)
+    def k8s_events(
+        namespace: str | None = None, involved_object: str | None = None, limit: int = 50
+    ) -> ToolResult:
+        """List a namespace's events, warnings first, then newest first.
+
+        Args:
+            namespace: the namespace (default: the configured one).
+            involved_object: only events about this object: a name ("api-7d9f8c6b5-x2kqp") or
+                "Kind/name" ("Deployment/api").
+            limit: most events to return (1-500).
+        """
+        limit = max(1, min(limit, EVENTS_FETCH))
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            ns = namespace or conf.namespace
+            kind, _, name = (involved_object or "").rpartition("/")
+            events = events_for(conf, core, ns, name or None, kind or None)
+            if not events:
+                about = f" about {involved_object}" if involved_object else ""
+                return ToolResult.empty(
+                    f"no events{about} in namespace {ns} (events expire after about an hour)"
+                )
+            warnings = sum(e["type"] == "Warning" for e in events)
+            data = {"namespace": ns, "total": len(events), "warnings": warnings, "events": events[:limit]}
+            return ToolResult.ok(data, source="kubernetes events")
+
+        return call("event list", "list", run)
+
+    @ts.tool(category="kubernetes", read_only=True)
+    def k8s_logs(
+        pod: str,
+        namespace: str | None = None,
+        container: str | None = None,
+        previous: bool = False,
+        tail_lines: int = 200,
+        selector: str | None = None,
+    ) -> ToolResult:
+        """Read the last lines of a pod container's log; previous=True reads the crashed instance's log.
+
+        Without a container the failing one is picked (waiting/terminated, most restarts). With
+        an empty pod and a selector, the matching pod with the most restarts is read.
+
+        Args:
+            pod: the pod name ("" to pick one by selector).
+            namespace: the namespace (default: the configured one).
+            container: the container name (default: the failing or only container).
+            previous: read the log of the previous, terminated instance (after a crash).
+            tail_lines: how many of the last lines to return (1-5000).
+            selector: a label selector used when pod is empty.
+        """
+        tail_lines = max(1, min(tail_lines, 5000))
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            ns = namespace or conf.namespace
+            name, chosen = pod, container
+            if not name:
+                if not selector:
+                    return ToolResult.fail("no pod named", "pass pod, or a selector to pick one")
+                body = raw(conf, core.list_namespaced_pod, ns, label_selector=selector)
+                items = sorted(body.get("items") or [], key=lambda p: -pod_summary(p)["restarts"])
+                if not items:
+                    return ToolResult.empty(f"no pods in namespace {ns} match {selector!r}")
+                name = items[0]["metadata"]["name"]
+                chosen = chosen or _crashing_container(items[0])
+            elif not chosen:
+                chosen = _crashing_container(raw(conf, core.read_namespaced_pod, name, ns))
+            text = raw(
+                conf,
+                core.read_namespaced_pod_log,
+                name,
+                ns,
+                container=chosen,
+                previous=previous,
+                tail_lines=tail_lines,
+                limit_bytes=LOG_MAX_BYTES,
+            )
+            lines = text.splitlines()
+            data = {
+                "pod": name,
+                "namespace": ns,
+                "container": chosen,
+                "previous": previous,
+                "lines": len(lines),
+                "text": text,
+            }
+            if not text.strip():
+                return ToolResult.empty(
+                    f"the log of {name}/{chosen} is empty", **{k: data[k] for k in ("pod", "container")}
+                )
+            return ToolResult.ok(data, source="kubernetes logs")
+
+        return call(f"pod {pod or selector}", "get", run)
+
+    @ts.tool(category="kubernetes", read_only=True)
+    def k8s_describe(kind: DescribeKind, name: str, namespace: str | None = None) -> ToolResult:
+        """A `kubectl describe`-like summary of a deployment, statefulset, node or pod, with recent events.
+
+        Deployments/statefulsets: replicas (desired/ready/updated/available), conditions, images,
+        resources. Nodes: conditions, pressure, taints, capacity and allocatable. Pods: the
+        status summary of k8s_pods plus conditions and the owning Deployment (through its ReplicaSet).
+
+        Args:
+            kind: deployment, statefulset, node or pod.
+            name: the object's name.
+            namespace: the namespace (default: the configured one; ignored for nodes).
+        """
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            ns = namespace or conf.namespace
+            if kind == "node":
+                data = node_summary(raw(conf, core.read_node, name))
+                return ToolResult.ok({**data, "events": events_for(conf, core, "default", name, "Node")[:20]})
+            if kind == "deployment":
+                data = workload_summary(raw(conf, apps.read_namespaced_deployment, name, ns))
+            elif kind == "statefulset":
+                data = workload_summary(raw(conf, apps.read_namespaced_stateful_set, name, ns))
+            elif kind == "pod":
+                obj = raw(conf, core.read_namespaced_pod, name, ns)
+                data = {"kind": "Pod", **pod_summary(obj), "conditions": _conditions(obj)}
+                data["deployment"] = owning_deployment(conf, apps, obj)
+            else:
+                return ToolResult.fail(
+                    f"cannot describe kind {kind!r}", "use deployment, statefulset, node or pod"
+                )
+            data["events"] = events_for(conf, core, ns, name)[:20]
+            return ToolResult.ok(data, source=f"kubernetes describe {kind}")
+
+        return call(f"{kind} {name}", "get", run)
+
+    def owning_deployment(conf: _Conf, apps: Any, pod: dict[str, Any]) -> dict[str, Any] | None:
+        """The pod's Deployment (pod → ReplicaSet → Deployment) summarized, or ``None``."""
+        ns = (pod.get("metadata") or {}).get("namespace")
+        owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+        rs_ref = next((o for o in owners if o.get("kind") == "ReplicaSet"), None)
+        if rs_ref is None:
+            return None
+        rs = raw(conf, apps.read_namespaced_replica_set, rs_ref["name"], ns)
+        dep_ref = next(
+            (
+                o
+                for o in (rs.get("metadata") or {}).get("ownerReferences") or []
+                if o.get("kind") == "Deployment"
+            ),
+            None,
+        )
+        if dep_ref is None:
+            return None
+        return workload_summary(raw(conf, apps.read_namespaced_deployment, dep_ref["name"], ns))
+
+    @ts.tool(category="kubernetes", read_only=True)
+    def k8s_rollout_history(deployment: str, namespace: str | None = None) -> ToolResult:
+        """A deployment's revisions (its ReplicaSets), newest first: revision, images, replicas, created.
+
+        Args:
+            deployment: the deployment name.
+            namespace: the namespace (default: the configured one).
+        """
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            ns = namespace or conf.namespace
+            dep = raw(conf, apps.read_namespaced_deployment, deployment, ns)
+            labels = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+            body = raw(conf, apps.list_namespaced_replica_set, ns, label_selector=_selector(labels) or None)
+            uid = (dep.get("metadata") or {}).get("uid")
+            revisions = []
+            for rs in body.get("items") or []:
+                meta = rs.get("metadata") or {}
+                if uid and not any(o.get("uid") == uid for o in meta.get("ownerReferences") or []):
+                    continue
+                annotations = meta.get("annotations") or {}
+                revisions.append(
+                    {
+                        "revision": int(annotations.get("deployment.kubernetes.io/revision") or 0),
+                        "replicaset": meta.get("name"),
+                        "images": [c["image"] for c in _template_containers(rs)],
+                        "replicas": (rs.get("spec") or {}).get("replicas", 0),
+                        "ready": (rs.get("status") or {}).get("readyReplicas", 0),
+                        "created": meta.get("creationTimestamp"),
+                        "changeCause": annotations.get("kubernetes.io/change-cause"),
+                    }
+                )
+            revisions.sort(key=lambda r: -r["revision"])
+            current = (
+                (dep.get("metadata") or {}).get("annotations", {}).get("deployment.kubernetes.io/revision")
+            )
+            data = {"deployment": deployment, "namespace": ns, "current": current, "revisions": revisions}
+            return ToolResult.ok(data, source="kubernetes replicasets")
+
+        return call(f"deployment {deployment}", "list", run)
+
+    @ts.tool(category="kubernetes", read_only=False, risk="sensitive")
+    def k8s_rollout_restart(deployment: str, namespace: str) -> ToolResult:
+        """Restart a deployment's pods with a rolling update, like `kubectl rollout restart`.
+
+        Args:
+            deployment: the deployment name.
+            namespace: the namespace (required: changes are never aimed at a default).
+        """
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            patch = {
+                "spec": {
+                    "template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": now}}}
+                }
+            }
+            dep = raw(
+                conf,
+                apps.patch_namespaced_deployment,
+                deployment,
+                namespace,
+                patch,
+                _content_type="application/strategic-merge-patch+json",
+            )
+            return ToolResult.ok({"restartedAt": now, **workload_summary(dep)}, source="kubernetes patch")
+
+        return call(f"deployment {deployment}", "patch", run)
+
+    @ts.tool(category="kubernetes", read_only=False, risk="sensitive")
+    def k8s_scale(deployment: str, replicas: int, namespace: str) -> ToolResult:
+        """Set a deployment's replica count (its scale subresource), like `kubectl scale`.
+
+        Args:
+            deployment: the deployment name.
+            replicas: the new number of replicas (0-1000; 0 stops every pod).
+            namespace: the namespace (required: changes are never aimed at a default).
+        """
+        if not 0 <= replicas <= 1000:
+            return ToolResult.fail(f"replicas must be between 0 and 1000, got {replicas}")
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            scale = raw(
+                conf,
+                apps.patch_namespaced_deployment_scale,
+                deployment,
+                namespace,
+                {"spec": {"replicas": replicas}},
+                _content_type="application/merge-patch+json",
+            )
+            data = {
+                "deployment": deployment,
+                "namespace": namespace,
+                "replicas": (scale.get("spec") or {}).get("replicas"),
+                "current": (scale.get("status") or {}).get("replicas"),
+            }
+            return ToolResult.ok(data, source="kubernetes scale")
+
+        return call(f"deployment {deployment}", "patch", run)
+
+    @ts.tool(category="kubernetes", read_only=False, risk="destructive")
+    def k8s_delete_pod(pod: str, namespace: str) -> ToolResult:
+        """Delete one pod (its controller, if any, creates a replacement), like `kubectl delete pod`.
+
+        Args:
+            pod: the pod name.
+            namespace: the namespace (required: changes are never aimed at a default).
+        """
+
+        def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
+            body = raw(conf, core.delete_namespaced_pod, pod, namespace)
+            owner = next(iter((body.get("metadata") or {}).get("ownerReferences") or []), None)
+            data = {
+                "pod": pod,
+                "namespace": namespace,
+                "deleted": True,
+                "owner": f"{owner.get('kind')}/{owner.get('name')}" if owner else None,
+            }
+            return ToolResult.ok(data, source="kubernetes delete")
+
+        return call(f"pod {pod}", "delete", run)
+
+    return ts
+
+
+def check(settings: Any) -> tuple[bool, str]:
+    """Health check for ``devops-agent doctor``: can we reach the API server and read its version?"""
+    try:
+        k8s = _import_client()
+    except ImportError as exc:
+        return False, str(exc)
+    import urllib3
+
+    conf = _config(settings)
+    try:
+        client = k8s.config.new_client_from_config(
+            config_file=conf.kubeconfig, context=conf.context, persist_config=False
+        )
+    except k8s.config.ConfigException as exc:
+        return False, f"kubernetes: {map_error(exc, 'kubeconfig').error} ({_NOT_CONFIGURED})"
+    try:
+        resp = k8s.client.VersionApi(client).get_code(_preload_content=False, _request_timeout=conf.timeout_s)
+        version = json.loads(resp.data).get("gitVersion")
+        resp.release_conn()
+    except (k8s.client.ApiException, urllib3.exceptions.HTTPError) as exc:
+        failed = map_error(exc, "version")
+        return False, f"kubernetes: {failed.error}" + (f" ({failed.hint})" if failed.hint else "")
+    finally:
+        client.close()
+    return True, f"kubernetes: {client.configuration.host} (server {version})"
+
+
+def register(registry: ToolRegistry) -> None:
+    """Entry point of the ``devops_agent.toolsets`` group."""
+    registry.add_toolset(NAME, build, DESCRIPTION, extra=EXTRA)
