@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.ci_urls import BuildRef, parse_job_or_url
-from devops_agent.tools.jira import retry_after_seconds
+from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "jenkins"
@@ -130,17 +130,9 @@ def map_error(exc: Exception, what: str) -> ToolResult:
             status=404,
         )
     if status == 429:
-        wait = f"retry after {retry_after:.0f}s" if retry_after is not None else "retry later"
-        return ToolResult.fail(
-            "Jenkins rate limit hit (429)", wait, status=429, transient=True, retry_after_s=retry_after
-        )
+        return rate_limited("Jenkins", retry_after)
     if status is not None and status >= 500:
-        return ToolResult.fail(
-            f"Jenkins server error ({status})",
-            "Jenkins is failing; retry later",
-            status=status,
-            transient=True,
-        )
+        return server_error("Jenkins", status)
     first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
     return ToolResult.fail(f"Jenkins request failed: {first}", status=status)
 

@@ -18,14 +18,13 @@ import re
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
-from datetime import UTC
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.ci_urls import find_build_links
+from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "jira"
@@ -144,22 +143,6 @@ def parse_issue_key(key_or_url: str) -> str | None:
     return None
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date); ``None`` if absent."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        from datetime import datetime
-
-        when = parsedate_to_datetime(value)
-        return max(0.0, (when - datetime.now(UTC)).total_seconds())
-    except (TypeError, ValueError):
-        return None
-
-
 def map_error(exc: Exception, what: str) -> ToolResult:
     """Turn a ``jira``/``requests`` exception into a failed :class:`ToolResult` with a hint."""
     import requests
@@ -180,18 +163,9 @@ def map_error(exc: Exception, what: str) -> ToolResult:
             )
         if status == 429:
             headers = response.headers if response is not None else {}
-            after = retry_after_seconds(headers.get("Retry-After"))
-            wait = f"retry after {after:.0f}s" if after is not None else "retry later"
-            return ToolResult.fail(
-                "Jira rate limit hit (429)", wait, status=429, transient=True, retry_after_s=after
-            )
+            return rate_limited("Jira", retry_after_seconds(headers.get("Retry-After")))
         if status is not None and status >= 500:
-            return ToolResult.fail(
-                f"Jira server error ({status}){suffix}",
-                "Jira is failing; retry later",
-                status=status,
-                transient=True,
-            )
+            return server_error("Jira", status, suffix)
         if status == 400:
             return ToolResult.fail(
                 f"Jira rejected the request (400){suffix}", "fix the arguments (JQL syntax?)"
