@@ -27,11 +27,11 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
 
 
-def rate_limited(service: str, retry_after: float | None) -> ToolResult:
+def rate_limited(service: str, retry_after: float | None, suffix: str = "") -> ToolResult:
     """A 429: transient, with the wait when the server said how long."""
     wait = f"retry after {retry_after:.0f}s" if retry_after is not None else "retry later"
     return ToolResult.fail(
-        f"{service} rate limit hit (429)", wait, status=429, transient=True, retry_after_s=retry_after
+        f"{service} rate limit hit (429){suffix}", wait, status=429, transient=True, retry_after_s=retry_after
     )
 
 

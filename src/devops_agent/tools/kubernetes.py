@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "kubernetes"
@@ -151,13 +152,11 @@ def map_error(exc: Exception, what: str, verb: str = "get") -> ToolResult:
             "check the name and the namespace; k8s_pods and k8s_namespaces list what exists",
             status=404,
         )
-    if status == 429 or (status is not None and status >= 500):
+    if status == 429:
         retry = (exc.headers or {}).get("Retry-After") if hasattr(exc, "headers") else None
-        meta: dict[str, Any] = {"status": status, "transient": True}
-        if retry and str(retry).isdigit():
-            meta["retry_after_s"] = float(retry)
-        kind = "rate limit hit" if status == 429 else "server error"
-        return ToolResult.fail(f"Kubernetes API {kind} ({status}){said}", "retry later", **meta)
+        return rate_limited("Kubernetes API", retry_after_seconds(str(retry) if retry else None), said)
+    if status is not None and status >= 500:
+        return server_error("Kubernetes API", status, said)
     return ToolResult.fail(f"Kubernetes API error ({status}){said}", status=status)
 
 
