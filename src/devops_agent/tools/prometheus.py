@@ -352,6 +352,29 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         out.update(extra)
         return out
 
+    def fetch_range(
+        query: str, start: str, end: str | None, step: str | None
+    ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """Run a range query: (data, warnings, range facts); the step keeps within max_points."""
+        now = _time.time()
+        start_ts, end_ts = parse_time(start, now), parse_time(end, now)
+        if end_ts <= start_ts:
+            raise PromError(
+                f"the range is empty: end ({_iso(end_ts)}) is not after start ({_iso(start_ts)})",
+                "start is the earlier bound, e.g. start='2h', end='1h'",
+            )
+        asked = parse_duration(step) if step is not None else None
+        step_s = choose_step(end_ts - start_ts, asked, config.max_points)
+        params = {"query": query, "start": f"{start_ts:.3f}", "end": f"{end_ts:.3f}", "step": f"{step_s:g}"}
+        data, warnings = prom.get("query_range", params, form=True)
+        range_info = {
+            "start": _iso(start_ts),
+            "end": _iso(end_ts),
+            "step_s": step_s,
+            "step_adjusted": asked is not None and step_s != asked,
+        }
+        return data, warnings, range_info
+
     @ts.tool(category="metrics", read_only=True)
     def prom_query(query: str, time: str | None = None, limit: int = 100) -> ToolResult:
         """Evaluate a PromQL expression at one instant and return the current value of each series.
@@ -423,31 +446,9 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         """
         max_series = max(1, min(max_series, 200))
         try:
-            now = _time.time()
-            start_ts = parse_time(start, now)
-            end_ts = parse_time(end, now)
-            if end_ts <= start_ts:
-                return ToolResult.fail(
-                    f"the range is empty: end ({_iso(end_ts)}) is not after start ({_iso(start_ts)})",
-                    hint="start is the earlier bound, e.g. start='2h', end='1h'",
-                )
-            asked = parse_duration(step) if step is not None else None
-            step_s = choose_step(end_ts - start_ts, asked, config.max_points)
-            params = {
-                "query": query,
-                "start": f"{start_ts:.3f}",
-                "end": f"{end_ts:.3f}",
-                "step": f"{step_s:g}",
-            }
-            data, warnings = prom.get("query_range", params, form=True)
+            data, warnings, range_info = fetch_range(query, start, end, step)
         except PromError as exc:
             return exc.result()
-        range_info = {
-            "start": _iso(start_ts),
-            "end": _iso(end_ts),
-            "step_s": step_s,
-            "step_adjusted": asked is not None and step_s != asked,
-        }
         result = data.get("result") or []
         if not result:
             return ToolResult.empty(
@@ -479,16 +480,7 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             max_series: most series to analyze (1-50), highest peak first.
         """
         try:
-            now = _time.time()
-            start_ts, end_ts = parse_time(start, now), parse_time(end, now)
-            step_s = choose_step(end_ts - start_ts, parse_duration(step) if step else None, config.max_points)
-            params = {
-                "query": query,
-                "start": f"{start_ts:.3f}",
-                "end": f"{end_ts:.3f}",
-                "step": f"{step_s:g}",
-            }
-            data, warnings = prom.get("query_range", params, form=True)
+            data, warnings, range_info = fetch_range(query, start, end, step)
         except PromError as exc:
             return exc.result()
         result = sorted(
@@ -525,9 +517,9 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                 )
         out = {
             "query": query,
-            "start": _iso(start_ts),
-            "end": _iso(end_ts),
-            "step_s": step_s,
+            "start": range_info["start"],
+            "end": range_info["end"],
+            "step_s": range_info["step_s"],
             "series_analyzed": min(len(result), max_series),
             "series_total": len(result),
             "anomalous": anomalous,
