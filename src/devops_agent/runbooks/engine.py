@@ -37,7 +37,8 @@ Emit = Callable[[RunEvent], Awaitable[None] | None]
 """Receives every event; may be sync or async."""
 
 
-async def _emit(emit: Emit, event: RunEvent) -> None:
+async def emit_event(emit: Emit, event: RunEvent) -> None:
+    """Send ``event`` to a sink that may be sync or async."""
     outcome = emit(event)
     if inspect.isawaitable(outcome):
         await outcome
@@ -64,7 +65,8 @@ def result_summary(result: ToolResult) -> str:
     return "ok"
 
 
-async def _call(call_tool: CallTool, tool: str, args: dict[str, Any]) -> ToolResult:
+async def call_guarded(call_tool: CallTool, tool: str, args: dict[str, Any]) -> ToolResult:
+    """Call a tool; anything it raises becomes an error result, so one bad tool cannot end a run."""
     try:
         return await call_tool(tool, dict(args))
     except DevOpsAgentError as exc:
@@ -81,7 +83,7 @@ async def _execute(
 ) -> None:
     session_id, run_id = ids
     async with sem:
-        await _emit(
+        await emit_event(
             emit,
             ToolCall(
                 session_id=session_id,
@@ -92,11 +94,11 @@ async def _execute(
             ),
         )
         started = time.perf_counter()
-        result = await _call(call_tool, call.tool, call.args)
+        result = await call_guarded(call_tool, call.tool, call.args)
         measured = (time.perf_counter() - started) * 1000
     call.result = result
     call.duration_ms = float(result.metadata.get("duration_ms") or measured)
-    await _emit(
+    await emit_event(
         emit,
         ToolResultEvent(
             session_id=session_id,
@@ -144,7 +146,7 @@ async def run_runbooks(
     started = time.perf_counter()
     inputs = jsonable(inputs)
     plan = plan_runbooks(runbooks, inputs)
-    await _emit(
+    await emit_event(
         emit, PlanProposed(session_id=session_id, run_id=run_id, steps=[c.label() for c in plan.calls])
     )
 

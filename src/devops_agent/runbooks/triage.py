@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 from devops_agent.agent.report import Finding, Gap, Report, Severity, rank_findings
 from devops_agent.analysis import group_lines
 from devops_agent.events import PlanProposed, ToolCall, ToolResultEvent
-from devops_agent.runbooks.engine import CallTool, Emit, _call, _emit, result_summary
+from devops_agent.runbooks.engine import CallTool, Emit, call_guarded, emit_event, result_summary
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.ci_urls import parse_job_or_url
 
@@ -186,15 +186,15 @@ class _Calls:
         session_id, run_id = self.ids
         call_id = f"tr_{uuid.uuid4().hex[:12]}"
         async with self.sem:
-            await _emit(
+            await emit_event(
                 self.emit,
                 ToolCall(session_id=session_id, run_id=run_id, tool_call_id=call_id, tool=tool, args=args),
             )
             started = time.perf_counter()
-            result = await _call(self.call_tool, tool, args)
+            result = await call_guarded(self.call_tool, tool, args)
             measured = (time.perf_counter() - started) * 1000
         summary = result_summary(result) + (f" (retry {attempt})" if attempt else "")
-        await _emit(
+        await emit_event(
             self.emit,
             ToolResultEvent(
                 session_id=session_id,
@@ -392,7 +392,7 @@ async def run_triage(
         f"{NAME}/critic: jenkins_console(full=true) for a failing build whose tail has no error signature",
         f"{NAME}/related: jira_search and search_kb with the error signatures",
     ]
-    await _emit(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=plan))
+    await emit_event(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=plan))
     if key is None:
         gaps.append(
             Gap(
@@ -430,7 +430,7 @@ async def run_triage(
         steps = [
             f"{NAME}/critic: jenkins_console(url_or_job={json.dumps(b.url)}, full=true)" for b in suspects
         ]
-        await _emit(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=steps))
+        await emit_event(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=steps))
         async with asyncio.TaskGroup() as group:
             tasks = [
                 (b, group.create_task(calls("jenkins_console", {"url_or_job": b.url, "full": True})))
