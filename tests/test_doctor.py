@@ -19,3 +19,15 @@ def test_unreachable_jira_and_jenkins_fail_with_a_message() -> None:
     assert checks["jira"].level == "fail"
     assert checks["jenkins"].level == "fail"
     assert checks["jira"].detail
+
+
+def test_unreachable_github_and_docker_fail_with_a_message() -> None:
+    settings = Settings(
+        github={"api_url": "http://127.0.0.1:9", "token": "t"},
+        docker={"base_url": "tcp://127.0.0.1:9", "timeout_s": 2},
+    )
+    checks = {c.name: c for c in check_integrations(LoadedSettings(settings))}
+    assert checks["github"].level == "fail"
+    assert checks["docker"].level == "fail"
+    assert "127.0.0.1:9" in checks["docker"].detail
+    assert checks["github"].detail

@@ -7,16 +7,21 @@ report is always complete. Interfaces render the list; the API will serve it as 
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
 from devops_agent.agent.models import DEFAULT_BASE_URLS, provider_of, resolve_model
 from devops_agent.config import LoadedSettings
+from devops_agent.config.settings import GitHubSettings
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.store import Store
 from devops_agent.tools.registry import ToolRegistry, default_registry
+
+DOCKER_SOCKET = "/var/run/docker.sock"
 
 Level = Literal["ok", "warn", "fail"]
 
@@ -90,14 +95,23 @@ def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None)
 
 
 def check_integrations(loaded: LoadedSettings) -> list[Check]:
-    """Reach each configured integration (Jira, Jenkins, Kubernetes); unconfigured ones are not checked."""
+    """Reach each configured integration (Jira, Jenkins, Kubernetes, GitHub, Docker, Confluence).
+
+    Unconfigured ones are not checked: GitHub counts as configured with a token, a default repo or
+    an Enterprise URL; Docker with ``docker.base_url``, ``$DOCKER_HOST`` or a local socket.
+    """
     checks: list[Check] = []
     s = loaded.settings
     k8s = s.kubernetes.kubeconfig or s.kubernetes.context
+    gh = s.github
+    github = gh.token or gh.repo or gh.api_url != GitHubSettings().api_url
+    docker = s.docker.base_url or os.environ.get("DOCKER_HOST") or Path(DOCKER_SOCKET).exists()
     for name, configured, module in (
         ("jira", s.jira.url, "jira"),
         ("jenkins", s.jenkins.url, "jenkins"),
         ("kubernetes", k8s, "kubernetes"),
+        ("github", github, "github"),
+        ("docker", docker, "docker"),
     ):
         if not configured:
             continue

@@ -55,6 +55,11 @@ class ToolSettings(BaseModel):
         2_000_000, ge=200, description="largest tool output handed to offline analyzers (they summarize it)"
     )
     timeout_s: float = Field(60.0, gt=0)
+    keep_full_output_chars: int = Field(
+        5_000_000,
+        ge=0,
+        description="how much of a summarized or capped tool output the session keeps (0: none)",
+    )
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)
     disabled: list[str] = Field(default_factory=list, description="toolset names not to load")
 
@@ -148,6 +153,36 @@ class KubernetesSettings(BaseModel):
     timeout_s: float = Field(15.0, gt=0)
 
 
+class GitHubSettings(BaseModel):
+    """GitHub REST (PyGithub). ``api_url`` points at GitHub Enterprise: https://ghe.example.com/api/v3."""
+
+    api_url: str = Field("https://api.github.com", description="GitHub Enterprise: https://HOST/api/v3")
+    token: SecretStr | None = Field(None, description="a fine-grained or classic token; read access suffices")
+    repo: str | None = Field(None, description="default owner/name when a tool call names none")
+    timeout_s: float = Field(20.0, gt=0)
+
+
+class DockerSettings(BaseModel):
+    """Docker Engine API (docker SDK). Unset ``base_url``: $DOCKER_HOST or the local socket."""
+
+    base_url: str | None = Field(None, description="e.g. unix:///var/run/docker.sock, tcp://10.0.0.5:2375")
+    timeout_s: float = Field(15.0, gt=0)
+    logs_max_bytes: int = Field(2_000_000, ge=1024)
+    api_version: str | None = Field(
+        None, description='Engine API version, e.g. "1.47"; unset: negotiated with the daemon'
+    )
+
+
+class ConfluenceSettings(BaseModel):
+    """Confluence as a knowledge-base source (atlassian-python-api)."""
+
+    url: str | None = Field(None, description="e.g. https://acme.atlassian.net/wiki")
+    user: str | None = Field(None, description="Cloud: account e-mail; unset for a Data Center access token")
+    token: SecretStr | None = None
+    spaces: list[str] = Field(default_factory=list, description="space keys indexed by default")
+    timeout_s: float = Field(20.0, gt=0)
+
+
 class ModelSettings(BaseModel):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
@@ -170,6 +205,9 @@ class Settings(BaseSettings):
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     mode: Literal["ask", "agent"] = "ask"
+    project: str | None = Field(
+        None, description="name the findings memory is kept under; default: the current directory's name"
+    )
     database_url: SecretStr | None = Field(
         None, description="SQLAlchemy URL; default: SQLite in the user data dir"
     )
@@ -184,6 +222,9 @@ class Settings(BaseSettings):
     jira: JiraSettings = Field(default_factory=JiraSettings)
     jenkins: JenkinsSettings = Field(default_factory=JenkinsSettings)
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
+    github: GitHubSettings = Field(default_factory=GitHubSettings)
+    docker: DockerSettings = Field(default_factory=DockerSettings)
+    confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
 
     def resolved_database_url(self) -> str:
         if self.database_url is not None:
