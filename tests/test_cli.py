@@ -238,3 +238,24 @@ def test_non_interactive_run_denies_what_needs_approval(tmp_path: Path) -> None:
     assert "denied this call" in proc.stdout
     denied = json.loads(cli("audit", "--outcome", "denied", "--json").stdout)
     assert len(denied) == 1
+
+
+def test_sessions_output_prints_a_kept_tool_output(isolated_home: Path) -> None:
+    from devops_agent.config import Settings
+    from devops_agent.store import ToolCallRecord
+
+    log = "".join(f"step {i} ok\n" for i in range(3000))
+    with Store.from_settings(Settings()) as store:
+        session = store.create_session(title="kept", mode="ask", model=None)
+        store.record_tool_call(
+            ToolCallRecord(session.id, "r", "call-7", "jenkins_console", {}, "success", raw_output=log)
+        )
+    listed = cli("sessions", "output", session.id[:8], "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == [
+        {"tool_call_id": "call-7", "tool": "jenkins_console", "chars": len(log)}
+    ]
+    shown = cli("sessions", "output", session.id[:8], "call-7")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == log
+    assert_one_line_error(cli("sessions", "output", session.id[:8], "call-8"), 2, "sessions output")

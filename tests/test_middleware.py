@@ -192,3 +192,34 @@ def test_middleware_caps_records_and_traces_each_call() -> None:
     assert attrs["devops_agent.status"] == "success"
     assert attrs["devops_agent.truncated"] is True
     assert attrs["devops_agent.read_only"] is True
+
+
+def test_full_output_behind_a_summary_or_a_cap_goes_to_the_recorder_only() -> None:
+    mw, _ = make(cap=300)
+    seen: list[ToolCallInfo] = []
+    mw.recorder, mw.keep_raw, mw.session_id = seen.append, True, "s-1"
+
+    async def summarized() -> ToolResult:
+        return ToolResult.ok({"error_signatures": ["boom"]}).with_raw("the whole log\n" * 10)
+
+    async def big() -> str:
+        return "x" * 1000
+
+    async def small() -> str:
+        return "fine"
+
+    first = run(mw.invoke("jenkins_console", {}, summarized, tool_call_id="c-1"))
+    second = run(mw.invoke("cat", {}, big, tool_call_id="c-2"))
+    third = run(mw.invoke("cat", {}, small, tool_call_id="c-3"))
+
+    assert [i.raw for i in seen] == ["the whole log\n" * 10, "x" * 1000, None]
+    # The model's view never carries the raw text, only where the user finds it.
+    dumped = json.dumps(first.model_dump(mode="json"))
+    assert "the whole log" not in dumped
+    assert first.metadata["full_output"].endswith("`devops-agent sessions output s-1 c-1`")
+    assert second.metadata["truncated"]
+    assert "full_output" in second.metadata
+    assert "full_output" not in third.metadata
+
+    quiet, _ = make(cap=300)  # a recorder that keeps nothing: no pointer to promise
+    assert "full_output" not in run(quiet.invoke("cat", {}, big)).metadata

@@ -31,6 +31,7 @@ TABLES = {
     "tool_breakers",
     "audit_log",
     "vault",
+    "findings",
     "alembic_version",
 }
 
@@ -61,7 +62,7 @@ def test_migrations_create_tables_and_are_idempotent(store_url: str) -> None:
         assert second.get_session(created.id).title == "kept"
     with raw_engine(store_url) as engine, engine.connect() as conn:
         assert set(inspect(conn).get_table_names()) >= TABLES
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0003"]
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0005"]
 
 
 def test_models_match_migrations(store: Store, store_url: str) -> None:
@@ -232,6 +233,23 @@ def test_tool_calls(store: Store) -> None:
     assert store.list_tool_calls(limit=1) == [recorded[2]]
     with pytest.raises(NotFoundError):
         store.record_tool_call(ToolCallRecord("missing-session", "r", "c", "shell.run", {}, "success"))
+
+
+def test_full_tool_output_is_kept_apart_from_the_call_list(store: Store) -> None:
+    session = store.create_session(title="t", mode="ask", model=None)
+    log = "line\n" * 50_000
+    store.append_batch(
+        tool_calls=[
+            ToolCallRecord(session.id, "run-1", "call-1", "jenkins_console", {}, "success", raw_output=log),
+            ToolCallRecord(session.id, "run-1", "call-2", "jira_issue", {}, "success"),
+        ]
+    )
+    assert store.tool_output(session.id, "call-1") == log
+    assert store.tool_output(session.id, "call-2") is None
+    assert store.tool_output("other-session", "call-1") is None
+    assert store.kept_outputs(session.id) == [("call-1", "jenkins_console", len(log))]
+    # Listing calls does not load (or return) the kept output.
+    assert [r.raw_output for r in store.list_tool_calls(session.id)] == [None, None]
 
 
 def test_breaker_upsert(store: Store) -> None:

@@ -468,3 +468,18 @@ def test_journal_rejects_bad_arguments(tools: dict[str, ToolEntry]) -> None:
     assert call(tools, "logs_journal", priority="loud").status == "error"
     assert call(tools, "logs_journal", unit="--root=/").status == "error"
     assert call(tools, "logs_journal", since="whenever").status == "error"
+
+
+def test_summarize_log_condenses_only_long_logs() -> None:
+    from devops_agent.tools.logs import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES, summarize_log
+
+    assert summarize_log("a\nb\n", "x") is None
+    lines = [f"INFO fetched chunk {i} in {i % 7} ms" for i in range(SUMMARY_MIN_LINES)]
+    lines += ["ERROR payment refused: card 1 declined by issuer", "INFO shutting down"]
+    summary = summarize_log("\n".join(lines), "build-7")
+    assert summary is not None
+    assert summary["lines"] == SUMMARY_MIN_LINES + 2
+    assert [s["examples"][0] for s in summary["error_signatures"]] == [lines[-2]]
+    assert summary["other_templates"][0]["count"] == SUMMARY_MIN_LINES
+    assert all("payment refused" not in t["template"] for t in summary["other_templates"])
+    assert summary["tail"] == lines[-SUMMARY_TAIL_LINES:]

@@ -11,6 +11,7 @@ runbooks named or selected for the question.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from devops_agent.agent.report import Report, render_markdown
 from devops_agent.config import Settings
 from devops_agent.errors import NotFoundError
 from devops_agent.events import RunEvent
-from devops_agent.policies.guard import Verdict, evaluate
+from devops_agent.policies.guard import NEEDS_APPROVAL, Verdict, evaluate
 from devops_agent.policies.middleware import ToolMiddleware
 from devops_agent.policies.modes import Mode
 from devops_agent.runbooks import CallTool, load_runbooks, run_runbooks, select_runbooks
@@ -36,9 +37,20 @@ AuditFn = Callable[[str, str | None, Verdict, str, dict[str, Any]], None]
 
 
 def make_call_tool(
-    catalog: ToolCatalog, settings: Settings, mode: Mode, middleware: ToolMiddleware, audit: AuditFn
+    catalog: ToolCatalog,
+    settings: Settings,
+    mode: Mode,
+    middleware: ToolMiddleware,
+    audit: AuditFn,
+    *,
+    approver: str | None = None,
 ) -> CallTool:
-    """``call_tool(name, args) -> ToolResult`` through the guard and the middleware."""
+    """``call_tool(name, args) -> ToolResult`` through the guard and the middleware.
+
+    With ``approver`` (a person who approved these calls outside a model run, e.g. posting a
+    report back to its ticket), calls that need approval run too and are audited in their name;
+    rejected and halted calls never run.
+    """
 
     async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
         try:
@@ -46,7 +58,8 @@ def make_call_tool(
         except NotFoundError as exc:
             return ToolResult.fail(exc.message, exc.hint)
         verdict = evaluate(name, entry.spec, args, mode, settings.safety)
-        if verdict.decision != "allow":
+        approved = approver is not None and verdict.decision in NEEDS_APPROVAL
+        if verdict.decision != "allow" and not approved:
             audit(name, None, verdict, "rejected", {})
             return ToolResult.fail(verdict.reason, verdict.hint or "runbooks run only what policy allows")
 
@@ -60,10 +73,17 @@ def make_call_tool(
             if inspect.iscoroutinefunction(entry.function):
                 return await entry.function(*bound.args, **bound.kwargs)
             loop = asyncio.get_running_loop()
-            job = functools.partial(entry.function, *bound.args, **bound.kwargs)
+            # The run's context (e.g. the current session) travels with the call to the thread.
+            job = functools.partial(
+                contextvars.copy_context().run, entry.function, *bound.args, **bound.kwargs
+            )
             return await loop.run_in_executor(_TOOL_THREADS, job)
 
-        return await middleware.invoke(name, args, call, spec=entry.spec)
+        result = await middleware.invoke(name, args, call, spec=entry.spec)
+        if approved:
+            outcome = "failed" if result.status == "error" else "executed"
+            audit(name, None, verdict, outcome, {"approved": True})
+        return result
 
     return call_tool
 

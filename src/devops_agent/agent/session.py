@@ -71,13 +71,16 @@ from devops_agent.events import (
     ToolCall,
     ToolResultEvent,
 )
+from devops_agent.knowledge.memory import CURRENT_SESSION
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
 from devops_agent.policies.guard import Verdict
 from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware
 from devops_agent.policies.modes import Mode
 from devops_agent.privacy.guard import PrivacyGuard, enabled_for, strip_unknown_args
+from devops_agent.privacy.secrets import scrub
 from devops_agent.privacy.vault import hmac_key, purge_expired
-from devops_agent.runbooks.triage import TriageCache
+from devops_agent.runbooks.engine import call_guarded
+from devops_agent.runbooks.triage import TriageCache, find_ticket_ref, triage_guidance
 from devops_agent.store import (
     AuditRecord,
     BreakerRecord,
@@ -87,11 +90,23 @@ from devops_agent.store import (
     Store,
     ToolCallRecord,
 )
+from devops_agent.tools.base import ToolResult
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
 
 log = structlog.get_logger(__name__)
 
 _MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(Annotated[ModelMessage, Discriminator("kind")])
+
+
+def kept_output(raw: str | None, max_chars: int) -> str | None:
+    """What the session stores of a full tool output: secrets scrubbed (never stored), capped."""
+    if raw is None or max_chars <= 0:
+        return None
+    text = scrub(raw).text
+    if len(text) > max_chars:
+        dropped = len(text) - max_chars
+        text = text[:max_chars] + f"\n… [{dropped} more characters not kept] …\n"
+    return text
 
 
 def dump_message(message: ModelMessage) -> str:
@@ -217,6 +232,31 @@ class SessionService:
             self._journal(handle).close()  # a no-op when the run already closed it
             self._runs.pop(handle.run_id, None)
 
+    async def call_approved(
+        self, session_id: str, tool: str, args: dict[str, Any], *, approver: str
+    ) -> ToolResult:
+        """Run one tool call a person approved outside a model run, in that session's record.
+
+        This is how a finished triage posts its report back to the ticket: the user asked for it
+        (``--post``) and approved the call at the prompt, so it is judged as in agent mode; a call
+        policy rejects or halts still never runs. The call and its audit entry (naming
+        ``approver``) are stored with the session.
+        """
+        session = self.store.get_session(session_id)
+        handle = RunHandle(session.id, uuid.uuid4().hex, journal=Journal(self.store))
+
+        def audit(name: str, call_id: str | None, v: Verdict, outcome: str, extra: dict[str, Any]) -> None:
+            actor = approver if extra.get("approved") else "policy"
+            self._write_audit(handle, "agent", name, call_id, v, outcome, actor, None)
+
+        call_tool = make_call_tool(
+            self.catalog, self.settings, "agent", self._middleware(handle), audit, approver=approver
+        )
+        try:
+            return await call_guarded(call_tool, tool, args)
+        finally:
+            self._journal(handle).close()
+
     async def run(self, prompt: str | None, **kwargs: Any) -> tuple[list[RunEvent], RunFinished]:
         """Run to completion; return every event and the final one."""
         events = [e async for e in self.stream(prompt, **kwargs)]
@@ -261,6 +301,7 @@ class SessionService:
     ) -> None:
         mode: Mode = "agent" if session.mode == "agent" else "ask"
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
+        CURRENT_SESSION.set(handle.session_id)  # a finding saved during the run names its session
         self.store.update_session(session.id, status="running")
         status: RunStatus = "failed"
         output: str | None = None
@@ -434,6 +475,8 @@ class SessionService:
     # -- tools ----------------------------------------------------------------------------
 
     def _middleware(self, handle: RunHandle, *, cap_chars: int | None = None) -> ToolMiddleware:
+        keep = self.settings.tools.keep_full_output_chars
+
         def record(info: ToolCallInfo) -> None:
             r = info.result
             self._journal(handle).tool_call(
@@ -448,6 +491,7 @@ class SessionService:
                     error=r.error,
                     truncated=bool(r.metadata.get("truncated")),
                     created_at=info.started_at,
+                    raw_output=kept_output(info.raw, keep),
                 )
             )
 
@@ -458,6 +502,7 @@ class SessionService:
             session_id=handle.session_id,
             run_id=handle.run_id,
             cap_chars=cap_chars,
+            keep_raw=keep > 0,
         )
 
     def _save_breaker(self, snap: BreakerSnapshot) -> None:
@@ -561,11 +606,17 @@ class SessionService:
         )
         agent = build_agent(self.model, toolset, capabilities=capabilities)
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
+        about_ticket = find_ticket_ref(prompt or session.title) and "jira_issue" in self.catalog.entries
+        guidance = triage_guidance() if about_ticket else None
         limits = UsageLimits(request_limit=self.settings.model.max_tool_steps + 1)
         output: str | DeferredToolRequests = ""
         try:
             async with agent.run_stream_events(
-                prompt, message_history=history, usage_limits=limits, deferred_tool_results=deferred
+                prompt,
+                message_history=history,
+                usage_limits=limits,
+                deferred_tool_results=deferred,
+                instructions=guidance,
             ) as stream:
                 async for ev in stream:
                     if isinstance(ev, AgentRunResultEvent):

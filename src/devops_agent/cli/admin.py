@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -13,6 +14,7 @@ from rich.table import Table
 
 from devops_agent.cli.context import out, state
 from devops_agent.config import describe
+from devops_agent.errors import UserError
 from devops_agent.events import event_from_json
 from devops_agent.runbooks import get_runbook, load_runbooks
 from devops_agent.tools.registry import build_catalog, default_registry
@@ -89,6 +91,44 @@ def sessions_show(
                 out.print(f"[dim]← {part.tool_name}: {str(part.content)[:200]}[/]")  # type: ignore[union-attr]
     for e in evs:
         out.print(f"[dim]{e.seq:4} {e.type} {e.model_dump_json(exclude=_EVENT_IDS)[:160]}[/]")
+
+
+@sessions_app.command("output")
+def sessions_output(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="session id or a unique prefix")],
+    call_id: Annotated[str | None, typer.Argument(help="tool call id; omit to list what was kept")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The full output of a tool call whose result the model saw summarized or capped.
+
+    Secrets in it were scrubbed before it was stored. Without CALL_ID, lists the calls that have one.
+    """
+    store = state(ctx).store()
+    rec = store.get_session(session_id)
+    if call_id is None:
+        kept = store.kept_outputs(rec.id)
+        if json_out:
+            _emit_json([{"tool_call_id": c, "tool": t, "chars": n} for c, t, n in kept])
+            return
+        if not kept:
+            out.print(f"session {rec.id} kept no full tool output (every result reached the model whole)")
+            return
+        table = Table("tool call", "tool", "characters")
+        for c, t, n in kept:
+            table.add_row(c, t, str(n))
+        out.print(table)
+        return
+    text = store.tool_output(rec.id, call_id)
+    if text is None:
+        raise UserError(
+            f"session {rec.id} kept no full output for tool call {call_id!r}",
+            hint=f"list the calls that have one: devops-agent sessions output {rec.id}",
+        )
+    if json_out:
+        _emit_json({"session_id": rec.id, "tool_call_id": call_id, "output": text})
+        return
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 @sessions_app.command("delete")

@@ -21,6 +21,11 @@ def _size(value: Any) -> int:
     return len(json.dumps(value, default=str, ensure_ascii=False))
 
 
+def as_text(data: Any) -> str:
+    """``data`` as the text a cap cuts: strings as they are, anything else as indented JSON."""
+    return data if isinstance(data, str) else json.dumps(data, default=str, ensure_ascii=False, indent=1)
+
+
 def _cap_text(text: str, cap: int) -> tuple[str, int]:
     keep = max(cap - 80, 20)
     head, tail = keep * 2 // 3, keep // 3
@@ -68,6 +73,6 @@ def cap_result(result: ToolResult, cap_chars: int) -> ToolResult:
         new_data, dropped = _cap_list(data, cap_chars)
         if _size(new_data) <= cap_chars * 1.2:
             return result.model_copy(update={"data": new_data, "metadata": meta | {"dropped_items": dropped}})
-    text = data if isinstance(data, str) else json.dumps(data, default=str, ensure_ascii=False, indent=1)
+    text = as_text(data)
     new_text, dropped_chars = _cap_text(text, cap_chars)
     return result.model_copy(update={"data": new_text, "metadata": meta | {"dropped_chars": dropped_chars}})

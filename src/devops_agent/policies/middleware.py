@@ -10,7 +10,9 @@ runbook (through :meth:`ToolMiddleware.invoke` directly), passes through the sam
    error results with a hint (pydantic-ai control-flow exceptions such as ``ModelRetry`` and
    ``ApprovalRequired`` pass through untouched);
 5. the output cap (head + tail, ``truncated`` flagged);
-6. a record for the store (via the ``recorder`` callback).
+6. a record for the store (via the ``recorder`` callback), with the full output when the model
+   saw less of it: the tool's own ``raw`` (a log it summarized) or the data before the cap.
+   With ``keep_raw`` the result tells the model where the user finds it.
 
 Which failures count against the breaker: exceptions, timeouts, and error results the tool
 marks ``transient=True`` in their metadata (a 503 from a server). A tool that answers "no such
@@ -35,7 +37,7 @@ from pydantic_ai.toolsets import ToolsetTool
 from devops_agent.config.settings import ToolSettings
 from devops_agent.errors import CircuitOpenError, DevOpsAgentError, RunHaltedError
 from devops_agent.policies.breaker import BreakerBoard
-from devops_agent.policies.limits import cap_result
+from devops_agent.policies.limits import as_text, cap_result
 from devops_agent.telemetry import tracer
 from devops_agent.tools.base import ToolResult, ToolSpec, spec_from_metadata
 
@@ -55,6 +57,8 @@ class ToolCallInfo:
     spec: ToolSpec | None
     result: ToolResult
     started_at: datetime
+    raw: str | None = None
+    """The full output behind a summarized or capped ``result`` (``None``: the model saw it all)."""
 
 
 def normalize(raw: Any) -> ToolResult:
@@ -101,6 +105,8 @@ class ToolMiddleware:
     run_id: str | None = None
     cap_chars: int | None = None
     """Output cap; ``None`` uses ``settings.output_cap_chars`` (sized for a model's context)."""
+    keep_raw: bool = False
+    """The recorder keeps full outputs: say so (and where) in results that were cut."""
     _counter: int = field(default=0, init=False)
 
     def next_call_id(self) -> str:
@@ -128,8 +134,8 @@ class ToolMiddleware:
                 span.set_attribute("devops_agent.risk", spec.risk)
             try:
                 self.breakers.before_call(tool)
-                raw = await asyncio.wait_for(call(), timeout=self.settings.timeout_s)
-                result = normalize(raw)
+                returned = await asyncio.wait_for(call(), timeout=self.settings.timeout_s)
+                result = normalize(returned)
                 transient = result.status == "error" and bool(result.metadata.get("transient"))
                 self.breakers.record(tool, ok=not transient)
             except _PASS_THROUGH:
@@ -143,7 +149,16 @@ class ToolMiddleware:
                     exc, DevOpsAgentError
                 ):
                     log.warning("tool_exception", tool=tool, error=repr(exc))
-            result = cap_result(result, self.cap_chars or self.settings.output_cap_chars)
+            capped = cap_result(result, self.cap_chars or self.settings.output_cap_chars)
+            raw = result.raw
+            if raw is None and capped is not result:
+                raw = as_text(result.data)
+            result = capped
+            if raw is not None and self.keep_raw and self.settings.keep_full_output_chars:
+                result.metadata["full_output"] = (
+                    f"the whole output is kept in the session; to read it, run "
+                    f"`devops-agent sessions output {self.session_id} {call_id}`"
+                )
             duration_ms = (time.perf_counter() - t0) * 1000
             result.metadata.setdefault("source", tool)
             result.metadata["duration_ms"] = round(duration_ms, 2)
@@ -161,7 +176,7 @@ class ToolMiddleware:
             run_id=self.run_id,
         )
         if self.recorder is not None:
-            self.recorder(ToolCallInfo(call_id, tool, args, spec, result, started_at))
+            self.recorder(ToolCallInfo(call_id, tool, args, spec, result, started_at, raw))
         return result
 
 

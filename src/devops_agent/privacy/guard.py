@@ -181,7 +181,8 @@ class PrivacyToolset(WrapperToolset[Any]):
         real_args = self.guard.restore_value(tool_args)
         result = await super().call_tool(name, real_args, ctx, tool)
         if isinstance(result, ToolResult):
+            # The raw output goes to the session store for the user, never to the model.
             return ToolResult.model_validate(
                 self.guard.mask_value(result.model_dump(mode="json"), "tool_out")
-            )
+            ).with_raw(result.raw)
         return self.guard.mask_value(result, "tool_out")

@@ -128,6 +128,8 @@ class ToolCallRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     truncated: Mapped[bool]
     created_at: Mapped[datetime]
+    # Large, and only read on request (``Store.tool_output``): not loaded with the row.
+    raw_output: Mapped[str | None] = mapped_column(Text, deferred=True)
 
 
 class BreakerRow(Base):
@@ -174,3 +176,19 @@ class VaultRow(Base):
     placeholder: Mapped[str] = mapped_column(String(64))
     original: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class FindingRow(Base):
+    __tablename__ = "findings"
+    __table_args__ = (Index("ix_findings_project_created_at", "project", "created_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    project: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text)
+    evidence: Mapped[list[str]] = mapped_column(JSON)
+    tags: Mapped[list[str]] = mapped_column(JSON)
+    source: Mapped[str | None] = mapped_column(Text)
+    # No foreign key: a finding outlives the session that produced it.
+    session_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime]

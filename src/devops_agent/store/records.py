@@ -67,6 +67,8 @@ class ToolCallRecord:
     error: str | None = None
     truncated: bool = False
     created_at: datetime = field(default_factory=utcnow)
+    raw_output: str | None = None
+    """The full output when the model saw a summary or a capped copy (secrets already scrubbed)."""
 
     def __post_init__(self) -> None:
         _require_aware("created_at", self.created_at)
@@ -151,3 +153,28 @@ class VaultEntry:
     placeholder: str
     original: str
     created_at: datetime = field(default_factory=utcnow)
+
+
+MAX_PROJECT_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRecord:
+    """One finding of an investigation, remembered per project so later investigations can recall it.
+
+    ``evidence`` holds citations, URLs or short excerpts that back the finding; ``source`` says
+    what produced it (``triage OPS-123``, ``cli``); ``id`` is ``None`` until the store assigns one.
+    """
+
+    project: str
+    title: str
+    summary: str
+    evidence: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    session_id: str | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    id: int | None = None
+
+    def __post_init__(self) -> None:
+        _require_aware("created_at", self.created_at)

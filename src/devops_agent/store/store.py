@@ -29,6 +29,7 @@ from devops_agent.store.models import (
     AuditRow,
     BreakerRow,
     EventRow,
+    FindingRow,
     MessageRow,
     SessionRow,
     ToolCallRow,
@@ -36,6 +37,7 @@ from devops_agent.store.models import (
 )
 from devops_agent.store.records import (
     AUDIT_OUTCOMES,
+    MAX_PROJECT_CHARS,
     MODES,
     SESSION_STATUSES,
     VAULT_NAMESPACES,
@@ -43,6 +45,7 @@ from devops_agent.store.records import (
     BreakerRecord,
     EventRecord,
     EventWrite,
+    FindingRecord,
     MessageWrite,
     SessionRecord,
     ToolCallRecord,
@@ -284,6 +287,27 @@ class Store:
         with self._tx("read from") as orm:
             return [_tool_call_record(row) for row in orm.scalars(query)]
 
+    def tool_output(self, session_id: str, tool_call_id: str) -> str | None:
+        """The full output kept for one tool call of a session (``None`` if none was kept)."""
+        query = (
+            select(ToolCallRow.raw_output)
+            .where(ToolCallRow.session_id == session_id, ToolCallRow.tool_call_id == tool_call_id)
+            .order_by(ToolCallRow.id.desc())
+            .limit(1)
+        )
+        with self._tx("read from") as orm:
+            return orm.scalar(query)
+
+    def kept_outputs(self, session_id: str) -> list[tuple[str, str, int]]:
+        """``(tool_call_id, tool, characters)`` of each call of a session whose full output was kept."""
+        query = (
+            select(ToolCallRow.tool_call_id, ToolCallRow.tool, func.length(ToolCallRow.raw_output))
+            .where(ToolCallRow.session_id == session_id, ToolCallRow.raw_output.is_not(None))
+            .order_by(ToolCallRow.id)
+        )
+        with self._tx("read from") as orm:
+            return [(call_id, tool, int(n or 0)) for call_id, tool, n in orm.execute(query)]
+
     # -- circuit breakers -------------------------------------------------------------------
 
     def save_breaker(self, state: BreakerRecord) -> None:
@@ -418,6 +442,49 @@ class Store:
                 for r in orm.scalars(select(BreakerRow).order_by(BreakerRow.tool))
             ]
 
+    # -- findings memory --------------------------------------------------------------------
+
+    def add_finding(self, finding: FindingRecord) -> FindingRecord:
+        """Remember a finding; returns it with the id the database assigned."""
+        _check_finding(finding)
+        row = FindingRow(
+            project=finding.project,
+            title=finding.title.strip(),
+            summary=finding.summary.strip(),
+            evidence=list(finding.evidence),
+            tags=list(finding.tags),
+            source=finding.source,
+            session_id=finding.session_id,
+            created_at=finding.created_at,
+        )
+        with self._tx("write to", write=True) as orm:
+            orm.add(row)
+            orm.flush()
+            return _finding_record(row)
+
+    def list_findings(self, project: str | None = None, *, limit: int = 50) -> list[FindingRecord]:
+        """The ``limit`` most recent findings of ``project`` (of every project when None), newest first."""
+        query = select(FindingRow).order_by(FindingRow.created_at.desc(), FindingRow.id.desc()).limit(limit)
+        if project is not None:
+            query = query.where(FindingRow.project == project)
+        with self._tx("read from") as orm:
+            return [_finding_record(row) for row in orm.scalars(query)]
+
+    def get_finding(self, finding_id: int) -> FindingRecord:
+        """The finding with this id."""
+        with self._tx("read from") as orm:
+            row = orm.get(FindingRow, finding_id)
+            if row is None:
+                raise _finding_not_found(finding_id)
+            return _finding_record(row)
+
+    def delete_finding(self, finding_id: int) -> None:
+        """Forget one finding (a wrong conclusion should not mislead later investigations)."""
+        with self._tx("write to", write=True) as orm:
+            gone = orm.connection().execute(delete(FindingRow).where(FindingRow.id == finding_id))
+            if not gone.rowcount:
+                raise _finding_not_found(finding_id)
+
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
@@ -525,6 +592,7 @@ def _tool_call_row(rec: ToolCallRecord) -> dict[str, Any]:
         "error": rec.error,
         "truncated": rec.truncated,
         "created_at": rec.created_at,
+        "raw_output": rec.raw_output,
     }
 
 
@@ -547,3 +615,35 @@ _AUDIT_FIELDS = (
 
 def _audit_row(rec: AuditRecord) -> dict[str, Any]:
     return {k: getattr(rec, k) for k in _AUDIT_FIELDS}
+
+
+FINDINGS_HINT = "`devops-agent memory list` shows the stored findings"
+
+
+def _check_finding(finding: FindingRecord) -> None:
+    if not finding.project.strip() or len(finding.project) > MAX_PROJECT_CHARS:
+        raise UserError(
+            f"invalid project name {finding.project[:60]!r}",
+            hint=f"use a non-empty name of at most {MAX_PROJECT_CHARS} characters",
+        )
+    for name in ("title", "summary"):
+        if not getattr(finding, name).strip():
+            raise UserError(f"a finding needs a {name}", hint="say what was found and why it matters")
+
+
+def _finding_not_found(finding_id: int) -> NotFoundError:
+    return NotFoundError(f"no finding {finding_id}", hint=FINDINGS_HINT, finding_id=finding_id)
+
+
+def _finding_record(row: FindingRow) -> FindingRecord:
+    return FindingRecord(
+        id=row.id,
+        project=row.project,
+        title=row.title,
+        summary=row.summary,
+        evidence=tuple(row.evidence or ()),
+        tags=tuple(row.tags or ()),
+        source=row.source,
+        session_id=row.session_id,
+        created_at=row.created_at,
+    )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic_ai import FunctionToolset, Tool
 
 Risk = Literal["safe", "sensitive", "destructive"]
@@ -45,6 +45,21 @@ class ToolResult(BaseModel):
     error: str | None = None
     hint: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    _raw: str | None = PrivateAttr(default=None)
+
+    @property
+    def raw(self) -> str | None:
+        """The full output behind a summarized ``data`` (never serialized, so never sent to a model).
+
+        A tool that condenses a large result (a console log into error signatures, say) attaches
+        the original with :meth:`with_raw`; the session keeps it for the user
+        (``devops-agent sessions output``) while the model reads only the summary.
+        """
+        return self._raw
+
+    def with_raw(self, raw: str | None) -> ToolResult:
+        self._raw = raw
+        return self
 
     @classmethod
     def ok(cls, data: Any, **metadata: Any) -> ToolResult:

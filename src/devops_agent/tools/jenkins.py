@@ -26,6 +26,7 @@ from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.ci_urls import BuildRef, parse_job_or_url
 from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
+from devops_agent.tools.logs import summarize_log
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "jenkins"
@@ -330,7 +331,12 @@ def build(settings: Settings) -> ToolsetBuilder:
 
     @ts.tool(category="ci", read_only=True)
     def jenkins_console(
-        url_or_job: str, number: int | None = None, tail_lines: int = 200, full: bool = False, start: int = 0
+        url_or_job: str,
+        number: int | None = None,
+        tail_lines: int = 200,
+        full: bool = False,
+        start: int = 0,
+        summarize: bool = True,
     ) -> ToolResult:
         """Read a build's console log: by default its last lines (where failures usually are).
 
@@ -343,6 +349,8 @@ def build(settings: Settings) -> ToolsetBuilder:
             tail_lines: how many of the last lines to return when full is false (1-5000).
             full: return the log from `start` instead of the tail (capped; `truncated` says so).
             start: byte offset to read from when full is true (the previous call's next_start).
+            summarize: a log of more than 400 lines comes back as error signatures, templates and
+                its last lines instead of `text` (the full log is kept for the user).
         """
         tail_lines = max(1, min(tail_lines, 5000))
 
@@ -355,7 +363,11 @@ def build(settings: Settings) -> ToolsetBuilder:
                 data = read_tail(server, path, tail_lines, conf.console_max_bytes)
             if not data["text"] and not (full and start > 0):
                 return ToolResult.empty("the console log is empty (the build may not have started yet)")
-            return ToolResult.ok({"url": ref.url, **data}, source="jenkins console")
+            summary = summarize_log(data["text"], ref.url) if summarize else None
+            if summary is None:
+                return ToolResult.ok({"url": ref.url, **data}, source="jenkins console")
+            text = data.pop("text")
+            return ToolResult.ok({"url": ref.url, **data, **summary}, source="jenkins console").with_raw(text)
 
         return call("job or build", run)
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
+from devops_agent.tools.logs import summarize_log
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "kubernetes"
@@ -509,6 +510,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         previous: bool = False,
         tail_lines: int = 200,
         selector: str | None = None,
+        summarize: bool = True,
     ) -> ToolResult:
         """Read the last lines of a pod container's log; previous=True reads the crashed instance's log.
 
@@ -522,6 +524,8 @@ def build(settings: Settings) -> ToolsetBuilder:
             previous: read the log of the previous, terminated instance (after a crash).
             tail_lines: how many of the last lines to return (1-5000).
             selector: a label selector used when pod is empty.
+            summarize: more than 400 lines come back as error signatures, templates and the last
+                lines instead of `text` (the full log is kept for the user).
         """
         tail_lines = max(1, min(tail_lines, 5000))
 
@@ -562,7 +566,11 @@ def build(settings: Settings) -> ToolsetBuilder:
                 return ToolResult.empty(
                     f"the log of {name}/{chosen} is empty", **{k: data[k] for k in ("pod", "container")}
                 )
-            return ToolResult.ok(data, source="kubernetes logs")
+            summary = summarize_log(text, f"{ns}/{name}/{chosen}") if summarize else None
+            if summary is None:
+                return ToolResult.ok(data, source="kubernetes logs")
+            del data["text"]
+            return ToolResult.ok(data | summary, source="kubernetes logs").with_raw(text)
 
         return call(f"pod {pod or selector}", "get", run)
 

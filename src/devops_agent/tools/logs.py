@@ -713,6 +713,38 @@ def mine_templates(
     }
 
 
+SUMMARY_MIN_LINES = 400
+"""A log text longer than this reaches the model as a summary (other tools use :func:`summarize_log`)."""
+SUMMARY_TAIL_LINES = 60
+
+
+def summarize_log(text: str, source: str, *, max_templates: int = 15) -> dict[str, Any] | None:
+    """Condense a long log text for the model: templates, error signatures and the last lines.
+
+    ``None`` when the text is short enough to pass as it is. Tools that return a log (a Jenkins
+    console, a pod's or a container's log) call this and attach the full text as the result's
+    ``raw``, which the session keeps for the user.
+    """
+    lines = text.splitlines()
+    if len(lines) <= SUMMARY_MIN_LINES:
+        return None
+    mined = mine_templates(((source, line) for line in lines), TemplateMiner(), max_templates=max_templates)
+
+    def lean(view: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in view.items() if v is not None and k not in ("buckets", "new")}
+
+    errors = [lean(v) for v in mined["error_signatures"]]
+    shown = {v["template"] for v in errors}
+    return {
+        "summarized": True,
+        "lines": len(lines),
+        "templates_total": mined["templates_total"],
+        "error_signatures": errors,
+        "other_templates": [lean(v) for v in mined["templates"] if v["template"] not in shown],
+        "tail": lines[-SUMMARY_TAIL_LINES:],
+    }
+
+
 def register(registry: ToolRegistry) -> None:
     """Entry point ``devops_agent.toolsets: logs``."""
     registry.add_toolset(NAME, build, DESCRIPTION)
