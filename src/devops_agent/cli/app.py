@@ -18,6 +18,7 @@ from devops_agent.cli.context import AppState, err, out, state
 from devops_agent.cli.knowledge_cmd import index as index_cmd
 from devops_agent.cli.knowledge_cmd import search as search_cmd
 from devops_agent.cli.logs_cmd import logs_app
+from devops_agent.cli.memory_cmd import memory_app
 from devops_agent.cli.metrics_cmd import metrics_app
 from devops_agent.cli.privacy_cmd import privacy_app
 from devops_agent.errors import DevOpsAgentError
@@ -66,11 +67,14 @@ app.command(help="Triage a Jira incident ticket and its Jenkins builds.")(run.tr
 app.command(help="Interactive chat with /mode, /sessions, /new and /exit.")(run.chat)
 app.command(help="Answer the approvals a paused session waits for.")(approve.approve)
 app.command(help="The audit log: what ran or was refused, in which mode, on whose decision.")(approve.audit)
-app.command(name="index", help="Index directories (code, runbooks, postmortems) for retrieval.")(index_cmd)
+app.command(
+    name="index", help="Index directories or Confluence spaces (code, runbooks, postmortems) for retrieval."
+)(index_cmd)
 app.command(name="search", help="Search an index; hits carry path:line citations.")(search_cmd)
 app.add_typer(logs_app, name="logs")
 app.add_typer(metrics_app, name="metrics")
 app.add_typer(privacy_app, name="privacy")
+app.add_typer(memory_app, name="memory")
 app.add_typer(admin.sessions_app, name="sessions")
 app.add_typer(admin.tools_app, name="tools")
 app.add_typer(admin.runbooks_app, name="runbooks")

@@ -1,4 +1,8 @@
-"""``devops-agent index`` and ``devops-agent search``: the knowledge index from the command line."""
+"""``devops-agent index`` and ``devops-agent search``: the knowledge index from the command line.
+
+``index`` takes directories and Confluence spaces (``--confluence SPACE``, the ``confluence``
+extra); both go through the same incremental :meth:`KnowledgeIndex.update_from`.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,10 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from devops_agent.cli.context import err, out, state, with_roots
+from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.knowledge.index import COLLECTIONS, IndexStats, KnowledgeIndex
+from devops_agent.knowledge.sources import DirectorySource, Source
 from devops_agent.tools.knowledge import index_dir, search_collection
 
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help=f"one of: {', '.join(COLLECTIONS)}")]
@@ -26,18 +32,53 @@ def _check(collection: str) -> None:
         )
 
 
+def _confluence(settings: Settings, space: str) -> Any:
+    try:
+        from devops_agent.knowledge.confluence import ConfluenceSource
+
+        return ConfluenceSource.from_settings(settings, space)
+    except ImportError as exc:
+        raise UserError(str(exc), hint="or index exported pages as a directory of Markdown files") from None
+
+
 def index(
     ctx: typer.Context,
     paths: Annotated[
-        list[Path], typer.Argument(exists=True, file_okay=False, resolve_path=True, help="directories")
-    ],
-    collection: CollectionOpt = "code",
+        list[Path] | None,
+        typer.Argument(exists=True, file_okay=False, resolve_path=True, help="directories"),
+    ] = None,
+    confluence: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--confluence",
+            metavar="SPACE",
+            help="a Confluence space key to index (repeatable); with no directories and no "
+            "--confluence, the spaces of confluence.spaces",
+        ),
+    ] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection",
+            "-c",
+            help=f"one of: {', '.join(COLLECTIONS)} (default: code; runbooks for Confluence only)",
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print a JSON summary")] = False,
 ) -> None:
-    """Index directories for retrieval: only new or changed files are re-chunked; deleted files leave."""
-    _check(collection)
+    """Index directories or Confluence spaces for retrieval: only new or changed files and pages are
+    re-chunked; deleted ones leave the index."""
+    paths = list(paths or [])
+    spaces = list(confluence or [])
     settings = with_roots(state(ctx).settings, paths)
+    if not paths and not spaces:
+        spaces = list(settings.confluence.spaces)
+        if not spaces:
+            raise typer.BadParameter("give directories, or --confluence SPACE", param_hint="PATHS")
+    collection = collection or ("runbooks" if spaces and not paths else "code")
+    _check(collection)
     results: list[dict[str, Any]] = []
+    pages: list[dict[str, Any]] = []
     started = time.perf_counter()
     with (
         KnowledgeIndex.for_collection(index_dir(settings), collection) as idx,
@@ -49,30 +90,41 @@ def index(
             disable=json_out,
         ) as progress,
     ):
-        for path in paths:
-            task = progress.add_task(f"indexing {path}", total=None)
+
+        def run(source: Source, label: str) -> IndexStats:
+            task = progress.add_task(f"indexing {label}", total=None)
             t0 = time.perf_counter()
 
-            def tick(stats: IndexStats, task: Any = task, t0: float = t0, path: Path = path) -> None:
+            def tick(stats: IndexStats) -> None:
                 if stats.files_seen % 50 == 0:
                     rate = stats.files_seen / max(time.perf_counter() - t0, 1e-6)
                     progress.update(
-                        task, description=f"{path}: {stats.files_seen} files ({rate:.0f} files/s)"
+                        task, description=f"{label}: {stats.files_seen} files ({rate:.0f} files/s)"
                     )
 
-            stats = idx.update(path, on_file=tick)
+            stats = idx.update_from(source, on_file=tick)
             progress.update(
-                task, description=f"{path}: {stats.files_seen} files, {stats.files_indexed} (re)indexed"
+                task, description=f"{label}: {stats.files_seen} files, {stats.files_indexed} (re)indexed"
             )
+            return stats
+
+        for path in paths:
+            stats = run(DirectorySource(path), str(path))
             results.append({"path": str(path), **dataclasses.asdict(stats)})
+        for space in spaces:
+            with _confluence(settings, space) as source:
+                stats = run(source, f"Confluence {space}")
+                pages.append({"space": space, "source": source.key, **dataclasses.asdict(stats)})
         counts = idx.counts()
     elapsed = time.perf_counter() - started
-    seen = sum(r["files_seen"] for r in results)
+    done = [*results, *pages]
+    seen = sum(r["files_seen"] for r in done)
     summary = {
         "collection": collection,
         "paths": results,
+        "confluence": pages,
         "files_per_s": round(seen / elapsed, 1) if elapsed else None,
-        "chunks_per_s": round(sum(r["chunks_added"] for r in results) / elapsed, 1) if elapsed else None,
+        "chunks_per_s": round(sum(r["chunks_added"] for r in done) / elapsed, 1) if elapsed else None,
         "index": counts,
     }
     if json_out:
@@ -81,6 +133,12 @@ def index(
     for r in results:
         out.print(
             f"{r['path']}: {r['files_seen']} files seen, {r['files_indexed']} indexed, "
+            f"{r['files_removed']} removed, +{r['chunks_added']}/-{r['chunks_removed']} chunks "
+            f"in {r['seconds']:.1f}s"
+        )
+    for r in pages:
+        out.print(
+            f"Confluence {r['space']}: {r['files_seen']} pages seen, {r['files_indexed']} indexed, "
             f"{r['files_removed']} removed, +{r['chunks_added']}/-{r['chunks_removed']} chunks "
             f"in {r['seconds']:.1f}s"
         )

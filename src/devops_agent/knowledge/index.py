@@ -2,10 +2,12 @@
 
 Storage is one SQLite file per collection (``<dir>/<collection>.sqlite``): stdlib, a single file
 to back up or delete, transactional updates, and fast enough (see docs/knowledge.md for the
-measurements). Each file row keeps the SHA-256 of its content; :meth:`KnowledgeIndex.update`
-re-chunks only files whose size/mtime changed *and* whose hash differs, and drops files that
-disappeared from the indexed root. Chunk term counts are stored so the in-memory BM25 index is
-rebuilt from the database without re-reading sources; vectors (optional) are float32 blobs.
+measurements). Each document row (a file, a Confluence page) keeps its source's change stamp and
+the SHA-256 of its content; :meth:`KnowledgeIndex.update_from` re-chunks only documents whose
+stamp changed *and* whose hash differs, and drops documents the source no longer holds
+(:meth:`KnowledgeIndex.update` is the same for a directory). Chunk term counts are stored so the
+in-memory BM25 index is rebuilt from the database without re-reading sources; vectors (optional)
+are float32 blobs.
 
 Each file also gets an ``outline`` chunk (its path and the symbols it defines), which lets a query
 naming a module or a class find the file, and is what the dense embedder reads when only one
@@ -25,15 +27,16 @@ from typing import Any
 
 from devops_agent.knowledge.chunking import Chunk, chunk_text, language_of
 from devops_agent.knowledge.lexical import Bm25
+from devops_agent.knowledge.sources import DirectorySource, Document, Source
 from devops_agent.knowledge.tokenize import term_counts
-from devops_agent.knowledge.walker import walk
 
 COLLECTIONS = ("code", "runbooks", "postmortems")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY, root TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
-    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, UNIQUE (root, path));
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, stamp TEXT NOT NULL DEFAULT '',
+    url TEXT, title TEXT, UNIQUE (root, path));
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, kind TEXT NOT NULL, symbol TEXT NOT NULL,
@@ -43,24 +46,37 @@ CREATE TABLE IF NOT EXISTS vectors (
     chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, model TEXT NOT NULL,
     vec BLOB NOT NULL);
 """
+# Columns added after the first release, with how to fill them in an existing index. A file's
+# stamp is what DirectorySource computes, so upgrading an index re-reads nothing.
+_ADDED_COLUMNS = (
+    ("stamp", "TEXT NOT NULL DEFAULT ''", "UPDATE files SET stamp = size || ':' || mtime_ns"),
+    ("url", "TEXT", None),
+    ("title", "TEXT", None),
+)
 
 
 @dataclass(frozen=True)
 class Hit:
-    """A retrieved chunk with its score and the root it was indexed from."""
+    """A retrieved chunk with its score, the root (source) it was indexed from and its page URL."""
 
     chunk: Chunk
     score: float
     root: str
+    url: str | None = None
+    title: str | None = None
 
     @property
     def citation(self) -> str:
+        """``path:start-end`` for files; ``URL § heading (lines a-b)`` for web pages."""
+        if self.url:
+            c = self.chunk
+            return f"{self.url} § {c.symbol} (lines {c.start_line}-{c.end_line})"
         return self.chunk.citation
 
 
 @dataclass
 class IndexStats:
-    """What one :meth:`KnowledgeIndex.update` did."""
+    """What one update did; "files" are the source's documents (files, Confluence pages)."""
 
     files_seen: int = 0
     files_indexed: int = 0  # new or changed files that were (re-)chunked
@@ -70,11 +86,11 @@ class IndexStats:
     seconds: float = 0.0
 
 
-def outline_chunk(path: str, chunks: Sequence[Chunk], n_lines: int) -> Chunk:
+def outline_chunk(path: str, chunks: Sequence[Chunk], n_lines: int, language: str | None = None) -> Chunk:
     """A synthetic chunk naming the file and the symbols it defines (spans the whole file)."""
     symbols = list(dict.fromkeys(c.symbol for c in chunks if c.kind not in {"window", "module"}))
     text = path + "\n" + "\n".join(symbols)
-    return Chunk(path, 1, max(1, n_lines), "outline", path, text, language_of(path))
+    return Chunk(path, 1, max(1, n_lines), "outline", path, text, language or language_of(path))
 
 
 class KnowledgeIndex:
@@ -88,6 +104,7 @@ class KnowledgeIndex:
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.executescript(_SCHEMA)
+        self._upgrade()
         self._bm25: tuple[int, Bm25] | None = None
         self._vectors: tuple[int, str, Any] | None = None
 
@@ -105,6 +122,16 @@ class KnowledgeIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _upgrade(self) -> None:
+        """Add the columns an index written by an older version lacks."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(files)")}
+        with self._db:
+            for name, decl, fill in _ADDED_COLUMNS:
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE files ADD COLUMN {name} {decl}")
+                    if fill:
+                        self._db.execute(fill)
 
     # -- writing -----------------------------------------------------------------------------
     def _generation(self) -> int:
@@ -124,49 +151,58 @@ class KnowledgeIndex:
         files: Iterable[Path] | None = None,
         on_file: Callable[[IndexStats], None] | None = None,
     ) -> IndexStats:
-        """Bring the index in line with ``root``: (re-)chunk new/changed files, drop vanished ones.
+        """Bring the index in line with the directory ``root`` (see :meth:`update_from`).
 
         ``files`` (paths relative to ``root``) replaces :func:`walk` as the complete list of what
         should be indexed; indexed files of this root that are not in it leave the index.
-        ``on_file`` is called with the running stats after each file (for progress display).
+        """
+        return self.update_from(DirectorySource(root, files), on_file)
+
+    def update_from(self, source: Source, on_file: Callable[[IndexStats], None] | None = None) -> IndexStats:
+        """Bring the index in line with ``source``: (re-)chunk new/changed documents, drop vanished ones.
+
+        The whole update is one transaction: when the source fails half-way (a Confluence
+        server error on page 3), the index keeps its previous state. ``on_file`` is called with
+        the running stats after each document (for progress display).
         """
         started = time.perf_counter()
-        root = root.resolve()
-        key = str(root)
+        key = source.key
         stats = IndexStats()
         known = {
-            path: (fid, sha, size, mtime)
-            for fid, path, sha, size, mtime in self._db.execute(
-                "SELECT id, path, sha256, size, mtime_ns FROM files WHERE root = ?", (key,)
+            path: (fid, sha, stamp)
+            for fid, path, sha, stamp in self._db.execute(
+                "SELECT id, path, sha256, stamp FROM files WHERE root = ?", (key,)
             )
         }
         seen: set[str] = set()
         with self._db:
-            for rel in files if files is not None else walk(root):
-                rel_s = rel.as_posix()
-                seen.add(rel_s)
+            for doc in source.documents():
+                if doc.path in seen:  # a source naming one document twice: the first one counts
+                    continue
+                seen.add(doc.path)
                 stats.files_seen += 1
                 if on_file is not None:
                     on_file(stats)
-                full = root / rel
+                old = known.get(doc.path)
+                if old and old[2] == doc.stamp:
+                    continue
                 try:
-                    st = full.stat()
-                    old = known.get(rel_s)
-                    if old and old[2] == st.st_size and old[3] == st.st_mtime_ns:
-                        continue
-                    data = full.read_bytes()
+                    data = doc.read()
                 except OSError:
                     continue
                 sha = hashlib.sha256(data).hexdigest()
-                if old and old[1] == sha:  # touched but unchanged: remember the new mtime only
-                    self._db.execute("UPDATE files SET mtime_ns = ? WHERE id = ?", (st.st_mtime_ns, old[0]))
+                if old and old[1] == sha:  # touched but unchanged: remember the new stamp only
+                    self._db.execute(
+                        "UPDATE files SET stamp = ?, mtime_ns = ? WHERE id = ?",
+                        (doc.stamp, doc.modified_ns, old[0]),
+                    )
                     continue
                 if old:
                     stats.chunks_removed += self._delete_file(old[0])
-                stats.chunks_added += self._add_file(key, rel_s, data, sha, st.st_size, st.st_mtime_ns)
+                stats.chunks_added += self._add_document(key, doc, data, sha)
                 stats.files_indexed += 1
-            for rel_s, (fid, *_rest) in known.items():
-                if rel_s not in seen:
+            for path, (fid, *_rest) in known.items():
+                if path not in seen:
                     stats.chunks_removed += self._delete_file(fid)
                     stats.files_removed += 1
             if stats.files_indexed or stats.files_removed:
@@ -179,13 +215,14 @@ class KnowledgeIndex:
         self._db.execute("DELETE FROM files WHERE id = ?", (file_id,))
         return int(n)
 
-    def _add_file(self, root: str, rel: str, data: bytes, sha: str, size: int, mtime_ns: int) -> int:
+    def _add_document(self, root: str, doc: Document, data: bytes, sha: str) -> int:
         text = data.decode("utf-8", errors="replace")
-        chunks = chunk_text(rel, text)
-        chunks.append(outline_chunk(rel, chunks, text.count("\n") + 1))
+        chunks = chunk_text(doc.path, text, doc.language)
+        chunks.append(outline_chunk(doc.path, chunks, text.count("\n") + 1, doc.language))
         cur = self._db.execute(
-            "INSERT INTO files(root, path, sha256, size, mtime_ns) VALUES (?, ?, ?, ?, ?)",
-            (root, rel, sha, size, mtime_ns),
+            "INSERT INTO files(root, path, sha256, size, mtime_ns, stamp, url, title) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (root, doc.path, sha, len(data), doc.modified_ns, doc.stamp, doc.url, doc.title),
         )
         fid = cur.lastrowid
         rows = []
@@ -228,8 +265,8 @@ class KnowledgeIndex:
         ids = [cid for cid, _ in scored]
         marks = ",".join("?" * len(ids))
         rows = self._db.execute(
-            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.language "
-            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.kind, c.symbol, c.text, c.language, "
+            f"f.url, f.title FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             ids,
         ).fetchall()
         by_id = {r[0]: r for r in rows}
@@ -237,7 +274,7 @@ class KnowledgeIndex:
         for cid, score in scored:
             r = by_id.get(cid)
             if r is not None:
-                hits.append(Hit(Chunk(r[2], r[3], r[4], r[5], r[6], r[7], r[8]), score, r[1]))
+                hits.append(Hit(Chunk(r[2], r[3], r[4], r[5], r[6], r[7], r[8]), score, r[1], r[9], r[10]))
         return hits
 
     def lexical(self, query: str, limit: int = 10) -> list[Hit]:

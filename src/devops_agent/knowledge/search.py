@@ -8,6 +8,7 @@ model itself (the caller passes the embedder).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
@@ -71,7 +72,7 @@ def hybrid_search(index: KnowledgeIndex, query: str, limit: int = 8, embedder: A
     weights = [1.0, DENSE_WEIGHT, 1.0] if dense else [1.0, 1.0]
     fused = rrf_scores(rankings, k=HYBRID_K, weights=weights)
     best = sorted(fused, key=lambda c: -fused[c])[:limit]
-    return [Hit(by_id[c].chunk, fused[c], by_id[c].root) for c in best]
+    return [dataclasses.replace(by_id[c], score=fused[c]) for c in best]
 
 
 _PATH_MENTION = re.compile(r"[\w.-]*(?:[/\\][\w.-]+)+\.[A-Za-z]\w*")

@@ -1,14 +1,20 @@
-"""The ``knowledge`` toolset: index a directory, then retrieve code context and runbook passages.
+"""The ``knowledge`` toolset: index a directory, retrieve code context and runbook passages, and
+remember / recall the findings of investigations.
 
-Every result carries a ``path:start-end`` citation so the model can quote evidence. The index
-lives under ``settings.data_dir / "knowledge"`` (one SQLite file per collection).
+Every result carries a citation (``path:start-end``, or the page URL for Confluence pages) so the
+model can quote evidence. The index lives under ``settings.data_dir / "knowledge"`` (one SQLite
+file per collection); findings live in the project store (``Store.from_settings``), per project.
 
 ``index_directory`` is declared ``read_only=True`` / risk ``safe`` on purpose: it only *reads*
 the directory it is given (which must lie inside ``files.roots``, like every file tool), and the
 only thing it writes is the agent's own derived index in its data dir — no user file, repository
 or remote system is changed. Dense retrieval is used when the ``knowledge-dense`` extra is
-installed and the collection has vectors; otherwise results are BM25. This module must not
-import policies, agent or interface code.
+installed and the collection has vectors; otherwise results are BM25.
+
+``add_finding`` is read-only / ``safe`` for the same reason: the only thing it writes is a row of
+the agent's own findings memory in its store; no user file or remote system changes, so an
+investigation in ``ask`` mode can still record what it learned. This module must not import
+policies, agent or interface code.
 """
 
 from __future__ import annotations
@@ -18,17 +24,28 @@ from pathlib import Path
 from typing import Any
 
 from devops_agent.config import Settings
-from devops_agent.errors import PathAccessError
+from devops_agent.errors import DevOpsAgentError, PathAccessError
+from devops_agent.knowledge import memory
 from devops_agent.knowledge.index import COLLECTIONS, Hit, KnowledgeIndex
+from devops_agent.knowledge.memory import CURRENT_SESSION, MemoryHit, project_name
 from devops_agent.knowledge.search import hybrid_search
+from devops_agent.store import Store
+from devops_agent.store.records import FindingRecord
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.paths import resolve_in_roots, roots_of
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "knowledge"
-DESCRIPTION = "Index code and runbooks; retrieve cited chunks by hybrid (BM25 + optional dense) search"
+DESCRIPTION = (
+    "Index code and runbooks; retrieve cited chunks by hybrid (BM25 + optional dense) search; "
+    "remember and recall investigation findings"
+)
 MAX_LIMIT = 50
 SNIPPET_CHARS = 1_500
+MAX_TITLE_CHARS = 300
+MAX_SUMMARY_CHARS = 8_000
+MAX_EVIDENCE = 30
+MAX_EVIDENCE_CHARS = 2_000
 
 
 def index_dir(settings: Settings) -> Path:
@@ -38,8 +55,10 @@ def index_dir(settings: Settings) -> Path:
 
 def _hit_data(hit: Hit) -> dict[str, Any]:
     text = hit.chunk.text
+    web = {"url": hit.url, "title": hit.title} if hit.url else {}
     return {
         "citation": hit.citation,
+        **web,
         "path": hit.chunk.path,
         "root": hit.root,
         "start_line": hit.chunk.start_line,
@@ -68,6 +87,72 @@ def search_collection(settings: Settings, query: str, collection: str, limit: in
     if not hits:
         return ToolResult.empty(f"nothing in {collection!r} matched; try other words or identifiers")
     return ToolResult.ok([_hit_data(h) for h in hits], collection=collection, dense=embedder is not None)
+
+
+def finding_data(f: FindingRecord, score: float | None = None) -> dict[str, Any]:
+    """A finding as tool / ``--json`` output."""
+    data: dict[str, Any] = {
+        "id": f.id,
+        "project": f.project,
+        "title": f.title,
+        "summary": f.summary,
+        "evidence": list(f.evidence),
+        "tags": list(f.tags),
+        "source": f.source,
+        "session": f.session_id,
+        "created_at": f.created_at.isoformat(timespec="seconds"),
+    }
+    if score is not None:
+        data["score"] = round(score, 4)
+    return data
+
+
+def check_finding(
+    title: str, summary: str, evidence: list[str] | None, tags: list[str] | None
+) -> ToolResult | None:
+    """A failed result when a finding is too large to be a finding, else ``None``."""
+    if len(title) > MAX_TITLE_CHARS:
+        return ToolResult.fail(
+            f"title has {len(title)} characters (max {MAX_TITLE_CHARS})", hint="a one-line title"
+        )
+    if len(summary) > MAX_SUMMARY_CHARS:
+        return ToolResult.fail(
+            f"summary has {len(summary)} characters (max {MAX_SUMMARY_CHARS})",
+            hint="summarize: cause, fix, how it was confirmed; cite the evidence instead of pasting it",
+        )
+    items = [*(evidence or []), *(tags or [])]
+    if len(evidence or []) > MAX_EVIDENCE or any(len(e) > MAX_EVIDENCE_CHARS for e in items):
+        return ToolResult.fail(
+            f"at most {MAX_EVIDENCE} evidence items, each evidence item or tag at most "
+            f"{MAX_EVIDENCE_CHARS} characters",
+            hint="give citations, URLs or short excerpts",
+        )
+    return None
+
+
+def remember(settings: Settings, finding: FindingRecord) -> ToolResult:
+    """Store ``finding`` in the project store."""
+    try:
+        with Store.from_settings(settings) as store:
+            saved = store.add_finding(finding)
+    except DevOpsAgentError as exc:
+        return ToolResult.fail(exc.message, exc.hint)
+    return ToolResult.ok(finding_data(saved))
+
+
+def recall(settings: Settings, query: str, limit: int, project: str | None = None) -> ToolResult:
+    """The findings of the project most related to ``query``."""
+    if not query.strip():
+        return ToolResult.fail("empty query", hint="describe the symptom, service or error")
+    name = project or project_name(settings)
+    try:
+        with Store.from_settings(settings) as store:
+            hits: list[MemoryHit] = memory.search_memory(store, name, query, max(1, min(limit, MAX_LIMIT)))
+    except DevOpsAgentError as exc:
+        return ToolResult.fail(exc.message, exc.hint)
+    if not hits:
+        return ToolResult.empty(f"no finding of project {name!r} matched; try other words", project=name)
+    return ToolResult.ok([finding_data(h.finding, h.score) for h in hits], project=name)
 
 
 def _embedder_if_vectors(idx: KnowledgeIndex) -> Any:
@@ -139,6 +224,39 @@ def build(settings: Settings) -> ToolsetBuilder:
     def search_kb(query: str, collection: str = "runbooks", limit: int = 5) -> ToolResult:
         """Search runbooks or postmortems for passages relevant to the query, with citations."""
         return search_collection(settings, query, collection, limit)
+
+    @ts.tool(read_only=True, risk="safe")
+    def add_finding(
+        title: str, summary: str, evidence: list[str] | None = None, tags: list[str] | None = None
+    ) -> ToolResult:
+        """Remember a confirmed finding of this investigation for later investigations of the project.
+
+        ``title``: one line, what was wrong. ``summary``: the cause, the fix or workaround and how
+        it was confirmed. ``evidence``: citations, URLs or short excerpts. ``tags``: services,
+        components, error types. Writes only the agent's own memory.
+        """
+        failed = check_finding(title, summary, evidence, tags)
+        if failed is not None:
+            return failed
+        finding = FindingRecord(
+            project=project_name(settings),
+            title=title,
+            summary=summary,
+            evidence=tuple(evidence or ()),
+            tags=tuple(tags or ()),
+            source="agent",
+            session_id=CURRENT_SESSION.get(),
+        )
+        return remember(settings, finding)
+
+    @ts.tool(read_only=True, risk="safe")
+    def search_memory(query: str, limit: int = 5) -> ToolResult:
+        """Recall findings of earlier investigations of this project related to a symptom, service or error.
+
+        Each result has the finding's id, title, summary, evidence, tags, when it was recorded,
+        the session it came from and a relevance score.
+        """
+        return recall(settings, query, limit)
 
     return ts
 

@@ -1,0 +1,127 @@
+"""``devops-agent memory …``: the findings memory (what earlier investigations concluded), per project."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from devops_agent.cli.context import err, out, state
+from devops_agent.errors import UserError
+from devops_agent.knowledge.memory import project_name, search_memory
+from devops_agent.store.records import FindingRecord
+from devops_agent.tools.knowledge import check_finding, finding_data
+
+memory_app = typer.Typer(
+    help="Findings memory: remember what an investigation found; recall it in later ones.",
+    no_args_is_help=True,
+)
+
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option("--project", "-p", help="default: the `project` setting, else this directory's name"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
+
+
+def _print(findings: list[dict[str, Any]]) -> None:
+    for f in findings:
+        score = f"  [dim]score {f['score']}[/]" if "score" in f else ""
+        out.print(f"[bold]#{f['id']}[/] {f['title']}{score}", highlight=False)
+        meta = [f["created_at"]]
+        if f["session"]:
+            meta.append(f"session {f['session'][:12]}")
+        if f["tags"]:
+            meta.append("tags: " + ", ".join(f["tags"]))
+        out.print("  " + " · ".join(meta), style="dim", markup=False, highlight=False)
+        out.print("  " + f["summary"], markup=False, highlight=False)
+        for e in f["evidence"]:
+            out.print(f"  - {e}", markup=False, highlight=False)
+        out.print()
+
+
+@memory_app.command("add")
+def add(
+    ctx: typer.Context,
+    title: Annotated[str, typer.Argument(help="one line: what was wrong")],
+    summary: Annotated[str, typer.Option("--summary", "-s", help="cause, fix, how it was confirmed")],
+    evidence: Annotated[
+        list[str] | None, typer.Option("--evidence", "-e", help="a citation, URL or excerpt (repeatable)")
+    ] = None,
+    tags: Annotated[list[str] | None, typer.Option("--tag", "-t", help="a tag (repeatable)")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="e.g. 'triage OPS-123'")] = "cli",
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Remember a finding for later investigations of the project."""
+    failed = check_finding(title, summary, evidence, tags)
+    if failed is not None:
+        raise UserError(failed.error or "invalid finding", hint=failed.hint)
+    app = state(ctx)
+    saved = app.store().add_finding(
+        FindingRecord(
+            project=project or project_name(app.settings),
+            title=title,
+            summary=summary,
+            evidence=tuple(evidence or ()),
+            tags=tuple(tags or ()),
+            source=source,
+        )
+    )
+    if json_out:
+        out.print_json(json.dumps(finding_data(saved)))
+    else:
+        out.print(f"remembered finding #{saved.id} for project {saved.project!r}", highlight=False)
+
+
+@memory_app.command("search")
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="a symptom, service or error text")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50)] = 5,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Findings of the project most related to the query (BM25), best first."""
+    if not query.strip():
+        raise UserError("empty query", hint="describe the symptom, service or error")
+    app = state(ctx)
+    name = project or project_name(app.settings)
+    hits = [finding_data(h.finding, h.score) for h in search_memory(app.store(), name, query, limit)]
+    if json_out:
+        out.print_json(json.dumps({"project": name, "query": query, "findings": hits}))
+        return
+    if not hits:
+        err.print(f"no finding of project {name!r} matched")
+    _print(hits)
+
+
+@memory_app.command("list")
+def list_(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    project: ProjectOpt = None,
+    every: Annotated[bool, typer.Option("--all-projects", help="findings of every project")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """The most recent findings, newest first."""
+    app = state(ctx)
+    name = None if every else (project or project_name(app.settings))
+    found = [finding_data(f) for f in app.store().list_findings(name, limit=limit)]
+    if json_out:
+        out.print_json(json.dumps({"project": name, "findings": found}))
+        return
+    if not found:
+        err.print("no findings yet" + (f" for project {name!r}" if name else ""))
+    _print(found)
+
+
+@memory_app.command("delete")
+def delete(
+    ctx: typer.Context,
+    finding_id: Annotated[int, typer.Argument(help="the finding's id (from `memory list`)")],
+) -> None:
+    """Forget a finding (a wrong conclusion should not mislead later investigations)."""
+    state(ctx).store().delete_finding(finding_id)
+    out.print(f"forgot finding #{finding_id}")
