@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -285,7 +286,8 @@ def test_fan_out_is_parallel_and_bounded(srv: SlowReplay) -> None:
     assert len(one.stats["builds"]) == 1
     assert len(ten.stats["builds"]) == 10
     assert all(b["failing"] for b in ten.stats["builds"])
-    assert ten.stats["tool_calls"] == 3 * 10 + 3  # console, tests, build info each; ticket, search, kb
+    # console, tests, build info each; ticket, related search, kb, memory
+    assert ten.stats["tool_calls"] == 3 * 10 + 4
     # 30 Jenkins calls of 200 ms each would take 6 s one by one; 8 at a time, under 2x one build.
     assert ten_builds_s < 2 * one_build_s, (ten_builds_s, one_build_s)
     assert srv.peak <= 8
@@ -372,3 +374,214 @@ def test_the_session_service_runs_triage_for_a_ticket(srv: SlowReplay, tmp_path:
         assert f"## {section}" in output
     assert "GatewayClientTest" in output
     assert "SocketTimeoutException" in output
+
+
+# -- the knowledge base, the model path, kept outputs, posting back --------------------------------
+
+KB_ARTICLES = {
+    "payment-gateway-timeouts.md": (
+        "# Payment gateway timeouts\n\n"
+        "Symptom: GatewayClient calls fail with java.net.SocketTimeoutException: Read timed out.\n"
+        "The gateway answers in up to 3 s at peak; a client read timeout below that fails refunds.\n\n"
+        "## Fix\nRestore payments.gateway.read-timeout to 5s and redeploy.\n"
+    ),
+    "disk-full.md": "# Disk full on build agents\n\nClean the workspace with the cleanup job.\n",
+    "cert-expiry.md": "# Certificate expiry\n\nRenew with cert-manager; check the ingress secret.\n",
+}
+
+
+def kb_settings(tmp_path: Path, **kwargs: Any) -> Settings:
+    """Settings whose runbooks collection holds KB_ARTICLES (indexed with the knowledge tools)."""
+    from devops_agent.tools import knowledge
+
+    kb = tmp_path / "kb"
+    kb.mkdir(exist_ok=True)
+    for name, text in KB_ARTICLES.items():
+        (kb / name).write_text(text)
+    settings = Settings(data_dir=tmp_path / "data", files={"roots": [kb]}, **kwargs)  # type: ignore[arg-type]
+    indexed = knowledge.build(settings).entries["index_directory"].function(str(kb), collection="runbooks")
+    assert indexed.status == "success", indexed
+    return settings
+
+
+def test_triage_links_the_kb_article_and_the_finding_that_match(srv: SlowReplay, tmp_path: Path) -> None:
+    from devops_agent.tools import knowledge
+
+    harness = Harness(srv.url)
+    tools = knowledge.build(kb_settings(tmp_path, project="payments")).entries
+    harness.entries.update(tools)
+    for title, summary in (
+        ("Refunds failing: gateway SocketTimeoutException", "Read timeout was 2s; restoring 5s fixed it."),
+        ("Nightly disk full on agent-3", "Workspace cleanup job was disabled."),
+    ):
+        assert tools["add_finding"].function(title, summary).status == "success"
+    report = harness.run("OPS-200")
+    md = render_triage_markdown(report)
+
+    related = md.split("## Related tickets and KB articles")[1].split("## Next steps")[0]
+    assert "KB: payment-gateway-timeouts.md:" in related
+    assert "Seen before: Refunds failing: gateway SocketTimeoutException" in related
+    assert "restoring 5s fixed it" in related
+    assert "Nightly disk full" not in related
+    assert "disk-full.md" not in related
+    assert "cert-expiry.md" not in related
+    assert "knowledge base not configured" not in md
+    kb_calls = [e for e in harness.events if isinstance(e, ToolCall) and e.tool == "search_kb"]
+    assert kb_calls
+    assert "SocketTimeoutException" in kb_calls[0].args["query"]
+
+
+BIG_BUILD = "/job/payments/job/deploy/413"
+LEAKED = "Hunter2-canary-Secret"
+
+
+def big_console() -> str:
+    """A 900-line console: noise, a leaked password, then a failure near the end."""
+    lines = [f"[INFO] Downloading artifact {i} of 880 from the mirror" for i in range(880)]
+    lines.insert(40, f"+ export DB_PASSWORD={LEAKED}")
+    lines += [
+        "[ERROR] Tests run: 12, Failures: 0, Errors: 1, Skipped: 0",
+        "[ERROR] com.example.payments.LedgerClientTest.postsEntries  Time elapsed: 2.1 s  <<< ERROR!",
+        "java.net.ConnectException: Connection refused (ledger.internal:8443)",
+        "BUILD FAILURE",
+        "Finished: FAILURE",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: SlowReplay, tmp_path: Path) -> None:
+    """The same tools with a (scripted) model: the runbook arrives as guidance, the evidence
+    reaches the model without the ticket key or secrets, a summarized log is kept whole for the user."""
+    from devops_agent.agent.scripted import Script
+    from devops_agent.agent.session import SessionService
+    from devops_agent.privacy import Anonymizer
+    from devops_agent.store import Store
+    from test_privacy_canary import RecordingModel
+
+    text = big_console()
+    srv.add(
+        "GET",
+        f"{BIG_BUILD}/logText/progressiveText",
+        body=text.encode(),
+        headers={"X-Text-Size": str(len(text))},
+    )
+    srv.fail_next("GET", f"{NIGHTLY}/testReport/api/json", 500, times=5)
+    hmac = "triage-model-key"
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    settings = kb_settings(
+        tmp_path,
+        database_url=url,
+        privacy={"enabled": "on", "hmac_key": hmac},
+        jira=JiraSettings(url=srv.url, user=USER, token=SecretStr(TOKEN), deployment="server"),
+        jenkins=JenkinsSettings(url=srv.url, user=USER, token=SecretStr(TOKEN)),
+    )
+    jobs = [("payments/deploy", 412), ("payments/build", 1207), ("checkout/nightly", 57)]
+    with Store(url) as store:
+        session = store.create_session(title="triage", mode="ask", model="scripted")
+        key = Anonymizer(hmac.encode(), session.id).placeholder("JIRA_KEY", "OPS-200")
+        builds = [{"url_or_job": job, "number": n} for job, n in jobs]
+        script = Script.model_validate(
+            {
+                "turns": [
+                    {"tool_calls": [{"tool": "jira_issue", "args": {"key_or_url": key}}]},
+                    {
+                        "tool_calls": [{"tool": "jenkins_console", "args": b} for b in builds]
+                        + [{"tool": "jenkins_test_report", "args": b} for b in builds]
+                    },
+                    {
+                        "tool_calls": [
+                            {
+                                "tool": "jenkins_console",
+                                "args": {"url_or_job": "payments/deploy", "number": 413, "full": True},
+                            },
+                            {"tool": "search_kb", "args": {"query": "SocketTimeoutException Read timed out"}},
+                        ]
+                    },
+                    {"text": f"Triage of {key}:\n{{results}}"},
+                ]
+            }
+        )
+        model = RecordingModel(script)
+        service = SessionService(settings, store, model=model)
+        _events, final = asyncio.run(service.run("Triage OPS-200 please", session_id=session.id))
+        assert final.status == "completed", final
+        sent = "\n".join(model.requests)
+
+        # The runbook is the model's guidance; the ticket key and the secrets never reach it.
+        assert "Triage it like the offline triage runbook does" in sent
+        assert "OPS-200" not in sent
+        assert TOKEN not in sent
+        assert LEAKED not in sent
+        # The tools got the real key, and the model got the evidence a triage needs.
+        assert srv.count(f"{API}/issue/OPS-200") == 1
+        assert "com.example.payments.GatewayClientTest" in sent
+        assert "refundsWithinTimeout" in sent
+        assert "java.net.SocketTimeoutException: Read timed out after 2000 ms" in sent
+        assert "payment-gateway-timeouts.md:" in sent
+        assert "Jenkins server error (500)" in sent
+        # The 900-line console reached the model as a summary with its error signature ...
+        assert '"summarized":true' in sent.replace(" ", "")
+        assert "Connection refused" in sent
+        assert "Downloading artifact 500 of 880" not in sent
+        assert f"`devops-agent sessions output {session.id} " in sent
+        # ... and is kept whole for the user, its secret scrubbed.
+        # (#412's console is kept too: at 18,700 characters it was capped for the model.)
+        kept = {
+            call: store.tool_output(session.id, call) or ""
+            for call, _tool, _n in store.kept_outputs(session.id)
+        }
+        assert {tool for _, tool, _ in store.kept_outputs(session.id)} == {"jenkins_console"}
+        assert len(kept) == 2
+        full = next(text for text in kept.values() if "LedgerClientTest" in text)
+        assert "Downloading artifact 500 of 880" in full
+        assert "Connection refused" in full
+        assert LEAKED not in full
+        assert "[REDACTED_SECRET]" in full
+        # The user reads the key restored.
+        assert (final.output or "").startswith("Triage of OPS-200:")
+
+
+def test_triage_post_comments_the_report_after_approval(
+    srv: SlowReplay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from devops_agent.cli import approve as approve_cli
+    from devops_agent.cli import run as run_cli
+    from devops_agent.cli.app import app
+    from devops_agent.store import Store
+
+    for module in (approve_cli, run_cli):
+        monkeypatch.setattr(module, "interactive", lambda: True)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    env = {
+        "DEVOPS_AGENT_DATABASE_URL": url,
+        "DEVOPS_AGENT_JIRA__URL": srv.url,
+        "DEVOPS_AGENT_JIRA__USER": USER,
+        "DEVOPS_AGENT_JIRA__TOKEN": TOKEN,
+        "DEVOPS_AGENT_JIRA__DEPLOYMENT": "server",
+        "DEVOPS_AGENT_JENKINS__URL": srv.url,
+        "DEVOPS_AGENT_JENKINS__USER": USER,
+        "DEVOPS_AGENT_JENKINS__TOKEN": TOKEN,
+    }
+    srv.add("POST", f"{API}/issue/OPS-200/comment", fixture="jira/comment_added.json", status=201)
+    runner = CliRunner()
+    denied = runner.invoke(app, ["triage", "OPS-200", "--post"], input="n\n\n", env=env)
+    assert denied.exit_code == 0, denied.output
+    assert not srv.requests_to(f"{API}/issue/OPS-200/comment")
+
+    posted = runner.invoke(app, ["triage", "OPS-200", "--post"], input="y\n", env=env)
+    assert posted.exit_code == 0, posted.output
+    [comment] = srv.requests_to(f"{API}/issue/OPS-200/comment", method="POST")
+    body = comment.json()["body"]
+    assert "h2. Summary" in body
+    assert "h2. What could not be gathered" in body
+    assert "GatewayClientTest" in body
+    with Store(url) as store:
+        [entry] = [a for a in store.list_audit() if a.tool == "jira_add_comment"]
+    assert entry.outcome == "executed"
+    assert entry.actor not in ("policy", "user")
+
+    no_terminal = runner.invoke(app, ["triage", "OPS-200", "--post", "--json"], env=env)
+    assert no_terminal.exit_code == 2
+    assert "--post" in no_terminal.output

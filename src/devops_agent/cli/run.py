@@ -12,7 +12,7 @@ import typer
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.analysis.timeparse import parse_since
-from devops_agent.cli.approve import OnApproval, answers_for
+from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
 from devops_agent.errors import UserError
@@ -298,21 +298,75 @@ def ask(
 def triage(
     ctx: typer.Context,
     ticket: Annotated[str, typer.Argument(help="Jira key (OPS-123), issue URL, or text containing one")],
+    post: Annotated[
+        bool,
+        typer.Option(
+            "--post", help="post the report as a comment on the ticket once you approve it at the prompt"
+        ),
+    ] = False,
     session: SessionOpt = None,
+    approvals: ApprovalsOpt = "ask",
     json_out: JsonOpt = False,
 ) -> None:
     """Triage a Jira incident: linked Jenkins builds, error signatures, failing tests, owners."""
+    app = state(ctx)
+    on_approval = _check_approvals(approvals)
+    if post and (json_out or on_approval != "ask" or not interactive()):
+        raise typer.BadParameter(
+            "posting needs a person to approve it at a terminal prompt: run without --json and "
+            "--approvals in a terminal, or post the report yourself",
+            param_hint="--post",
+        )
     final = execute(
-        state(ctx),
+        app,
         f"Triage {ticket}",
         session_id=session,
         mode="ask",
         inputs={"ticket": ticket, "runbooks": ["triage"]},
         json_out=json_out,
         stream_tokens=False,
+        on_approval=on_approval,
     )
     if final.status not in ("completed", "paused"):
         raise typer.Exit(1)
+    if post and final.status == "completed" and final.output:
+        _post_report(app, final, ticket)
+
+
+def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
+    """Ask for approval, then add the report as a comment on the ticket (``jira_add_comment``)."""
+    from devops_agent.agent.session import SessionService
+    from devops_agent.runbooks.triage import find_ticket_ref
+    from devops_agent.tools.jira import markdown_to_wiki
+
+    key = find_ticket_ref(ticket) or ticket
+    body = markdown_to_wiki(final.output or "")
+    pending = {
+        "post-report": {
+            "tool": "jira_add_comment",
+            "args": {"key": key, "body": f"<the report above, {len(body)} characters of Jira markup>"},
+            "decision": "approve",
+            "reason": f"adds a comment to {key}, visible to everyone who can see the ticket",
+        }
+    }
+    answers = answers_for(pending, "ask")
+    decision = (answers or {}).get("post-report")
+    if decision is None or not decision.approved:
+        err.print(f"[yellow]not posted to {key}[/] ({decision.reason if decision else 'no answer'})")
+        return
+    service = SessionService(app.settings, app.store())
+    result = asyncio.run(
+        service.call_approved(
+            final.session_id,
+            "jira_add_comment",
+            {"key": key, "body": body},
+            approver=decision.approver,
+        )
+    )
+    if result.status != "success":
+        raise UserError(f"could not post the report to {key}: {result.error}", hint=result.hint)
+    url = result.data.get("url") if isinstance(result.data, dict) else None
+    err.print(f"[green]posted the report to {key}[/]" + (f": {url}" if url else ""))
 
 
 CHAT_HELP = """Commands: /mode [ask|agent]  /sessions  /new  /help  /exit"""

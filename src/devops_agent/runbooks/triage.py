@@ -324,7 +324,7 @@ def _apply_console(build: _Build, result: ToolResult) -> None:
 async def _gather_build(build: _Build, calls: _Calls, tail_lines: int) -> None:
     async with asyncio.TaskGroup() as group:
         console = group.create_task(
-            calls("jenkins_console", {"url_or_job": build.url, "tail_lines": tail_lines})
+            calls("jenkins_console", {"url_or_job": build.url, "tail_lines": tail_lines, "summarize": False})
         )
         tests = group.create_task(calls("jenkins_test_report", {"url_or_job": build.url}))
     build.console, build.tests = console.result(), tests.result()
@@ -349,6 +349,33 @@ def _critic(builds: Sequence[_Build]) -> list[_Build]:
         and b.console is not None
         and b.console.status == "success"
     ]
+
+
+def triage_guidance() -> str:
+    """The triage runbook as instructions for a model run about a ticket.
+
+    It names tools and steps only, never the ticket or anything from it: instructions bypass the
+    privacy guard's history processing, and the user's message already carries the reference.
+    """
+    sections = "\n".join(f"## {s}" for s in SECTIONS)
+    return f"""\
+This request is about an incident ticket. Triage it like the offline triage runbook does:
+1. jira_issue for the ticket named in the user's message: status, assignee, comments, links and
+   the CI builds it mentions (`builds`).
+2. For every linked Jenkins build, call jenkins_console (the tail) and jenkins_test_report in the
+   same turn, and jenkins_build for failing builds (culprits, changes). Do not fetch a build twice.
+3. Critic: for a failing build whose console tail shows no error, read jenkins_console with
+   full=true before concluding anything about it.
+4. Take the error signature of each failure (the exception or failing assertion line) and search
+   related tickets (jira_search with text ~ "..."), the knowledge base (search_kb) and the
+   findings of earlier investigations (search_memory).
+5. Answer with a Markdown report with exactly these sections, each present even when empty:
+{sections}
+   Quote the log lines that show each failure; give every root-cause hypothesis its evidence and a
+   confidence (high, medium, low); cite KB articles by their path:line citation; list under the last
+   section every call that failed and why. Never invent a finding for evidence you could not get.
+6. When the evidence supports a root cause, save it with add_finding (title: the signature and the
+   cause; summary: what fixed it or what to check) so later investigations can recall it."""
 
 
 async def run_triage(
@@ -390,7 +417,7 @@ async def run_triage(
         f"{NAME}/builds: for each linked build, jenkins_console(tail_lines={tail_lines}) and "
         "jenkins_test_report in parallel; jenkins_build for failing builds",
         f"{NAME}/critic: jenkins_console(full=true) for a failing build whose tail has no error signature",
-        f"{NAME}/related: jira_search and search_kb with the error signatures",
+        f"{NAME}/related: jira_search, search_kb and search_memory with the error signatures",
     ]
     await emit_event(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=plan))
     if key is None:
@@ -433,7 +460,12 @@ async def run_triage(
         await emit_event(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=steps))
         async with asyncio.TaskGroup() as group:
             tasks = [
-                (b, group.create_task(calls("jenkins_console", {"url_or_job": b.url, "full": True})))
+                (
+                    b,
+                    group.create_task(
+                        calls("jenkins_console", {"url_or_job": b.url, "full": True, "summarize": False})
+                    ),
+                )
                 for b in suspects
             ]
         for build, task in tasks:
@@ -484,6 +516,18 @@ async def _related(
         elif found.status == "error":
             gaps.append(_gap("related", "jira_search", found))
     queries = [" ".join(_query_words(s, keep_case=True)) or s for s in shapes[:_MAX_KB_QUERIES]]
+    kb = await _kb(queries, calls, gaps)
+    # Findings of earlier investigations ("have we seen this before, and what fixed it?").
+    seen = await calls("search_memory", {"query": queries[0], "limit": 3})
+    if seen.status == "success" and isinstance(seen.data, list):
+        kb += [dict(f, query=queries[0], memory=True) for f in seen.data if isinstance(f, dict)]
+    elif seen.status == "error" and not (seen.error or "").startswith("unknown tool"):
+        gaps.append(_gap("memory", "search_memory", seen))
+    return related, kb
+
+
+async def _kb(queries: list[str], calls: _Calls, gaps: list[Gap]) -> list[dict[str, Any]]:
+    """KB passages for each query; a missing knowledge base is one gap."""
     first = await calls("search_kb", {"query": queries[0]})
     if _kb_missing(first):
         gaps.append(
@@ -494,7 +538,7 @@ async def _related(
                 hint="enable the knowledge toolset and index runbooks/postmortems (index_directory)",
             )
         )
-        return related, []
+        return []
     results = [first]
     if len(queries) > 1:
         async with asyncio.TaskGroup() as group:
@@ -506,7 +550,7 @@ async def _related(
             gaps.append(_gap("kb", "search_kb", result))
         elif result.status == "success" and isinstance(result.data, list):
             kb += [dict(hit, query=query) for hit in result.data if isinstance(hit, dict)]
-    return related, kb
+    return kb
 
 
 def _kb_missing(result: ToolResult) -> bool:
@@ -660,6 +704,17 @@ def _related_findings(
                 )
             )
     for hit in kb:
+        if hit.get("memory"):
+            out.append(
+                Finding(
+                    severity="info",
+                    title=f"Seen before: {hit.get('title') or '?'} (finding {hit.get('id')})",
+                    detail=f"Recorded {str(hit.get('created_at') or '?')[:10]}: {hit.get('summary') or ''}",
+                    evidence=[str(e) for e in hit.get("evidence") or []][:3],
+                    source=f"{NAME}/related: search_memory",
+                )
+            )
+            continue
         out.append(
             Finding(
                 severity="info",

@@ -62,6 +62,46 @@ _AUTH_HINT = (
 )
 
 
+COMMENT_BODY_MAX_CHARS = 32_000
+"""Jira rejects comment bodies over 32,767 characters."""
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+_MD_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
+_MD_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_MD_CODE = re.compile(r"`([^`]+)`")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
+
+
+def markdown_to_wiki(markdown: str) -> str:
+    """Our Markdown reports as Jira wiki markup (what ``/rest/api/2`` comment bodies render).
+
+    Headings, bullets (nested by indent), bold, inline code, links and fenced blocks; anything
+    else passes through. The result is cut to fit Jira's comment size limit, saying so.
+    """
+    out: list[str] = []
+    fenced = False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            out.append("{noformat}")
+            continue
+        if fenced:
+            out.append(line)
+            continue
+        if m := _MD_HEADING.match(line):
+            line = f"h{len(m.group(1))}. {m.group(2)}"
+        elif m := _MD_BULLET.match(line):
+            line = "*" * (1 + len(m.group(1).expandtabs(4)) // 2) + " " + m.group(2)
+        line = _MD_LINK.sub(r"[\1|\2]", line)
+        line = _MD_CODE.sub(r"{{\1}}", line)
+        line = _MD_BOLD.sub(r"*\1*", line)
+        out.append(line)
+    text = "\n".join(out)
+    if len(text) > COMMENT_BODY_MAX_CHARS:
+        note = "\n\n_(cut to fit a Jira comment; the full report is in the agent's session)_"
+        text = text[: COMMENT_BODY_MAX_CHARS - len(note)] + note
+    return text
+
+
 def _import_client() -> Any:
     try:
         import jira
