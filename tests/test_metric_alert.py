@@ -122,3 +122,37 @@ def test_metrics_anomalies_command_from_prometheus_and_csv(prometheus_url: str, 
         subprocess.run(csv_cmd, capture_output=True, text=True, timeout=120, check=True).stdout
     )
     assert [a["start"][:16] for a in from_csv["anomalies"]][0] == "2025-11-22T10:56"
+
+
+def test_metrics_slo_command_exits_1_on_a_page(prometheus_url: str) -> None:
+    import json
+    import sys
+
+    env = dict(os.environ, DEVOPS_AGENT_PROMETHEUS__URL=prometheus_url)
+    # Expressions with $window: 10 requests and 1 error a minute, whatever the window (10% errors).
+    cmd = [
+        sys.executable,
+        "-m",
+        "devops_agent",
+        "metrics",
+        "slo",
+        "--requests",
+        "sum_over_time(vector(10)[$window:1m])",
+        "--errors",
+        "sum_over_time(vector(1)[$window:1m])",
+        "--objective",
+        "0.999",
+        "--window",
+        "7d",
+    ]
+    proc = subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["burn_rates"]["1h"] == 100.0
+    assert data["counts"]["1h"] == {"requests": 600, "errors": 60}
+    assert {a["severity"] for a in data["alerts"]} == {"page", "ticket"}
+    assert data["budget_remaining"] < 0
+    table = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert table.returncode == 1
+    assert "100.00x" in table.stdout
+    assert "PAGE: burning" in table.stdout

@@ -12,6 +12,7 @@ import json
 import shutil
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -55,6 +56,7 @@ TOOLS = {
     "prom_targets",
     "prom_alerts",
     "prom_rules",
+    "prom_slo",
 }
 
 
@@ -488,6 +490,42 @@ def test_malformed_webhook_payloads_are_refused_clearly(payload: Any, message: s
     assert caught.value.message.startswith("invalid Alertmanager webhook payload")
     assert message in caught.value.message
     assert "webhook_config" in (caught.value.hint or "")
+
+
+def test_slo_burn_rates_and_alerts_from_prometheus_own_request_counter(
+    prom: ToolsetBuilder, prometheus_url: str
+) -> None:
+    """Prometheus counts its own API requests by code: 400s are the errors of an SLO on them."""
+    handler = 'prometheus_http_requests_total{handler="/api/v1/query_range"'
+
+    def send(n: int) -> None:
+        with httpx.Client(base_url=prometheus_url, timeout=10) as client:
+            for i in range(n):
+                bad = i % 4 != 0  # 3 of 4 are malformed range queries (400)
+                params = {"query": "up(" if bad else "up", "start": "1", "end": "2", "step": "1"}
+                client.get("/api/v1/query_range", params=params)
+        time.sleep(3)  # scraped every second
+
+    send(4)  # a counter's first sample is its baseline: let the 400 series exist first
+    send(40)  # 30 errors, 10 good
+
+    r = call(prom, "prom_slo", requests=handler + "}", errors=handler + ',code=~"4.."}', objective=0.99)
+    assert r.status == "success", r
+    five = r.data["counts"]["5m"]
+    assert five["errors"] >= 25
+    assert five["requests"] >= five["errors"] + 8
+    expected = five["errors"] / five["requests"] / 0.01
+    assert r.data["burn_rates"]["5m"] == pytest.approx(expected, rel=1e-3)
+    assert r.data["burn_rates"]["5m"] > 14.4
+    assert {"page", "ticket"} == {a["severity"] for a in r.data["alerts"]}
+    assert r.data["budget_remaining"] < 0  # far more than 1% of the requests failed
+    assert "PAGE: burning" in r.data["explanation"]
+
+    none = call(prom, "prom_slo", requests="no_such_requests_total", errors="no_such_errors_total")
+    assert none.status == "no_data"
+    bad = call(prom, "prom_slo", requests=handler + "}", errors=handler + "}", objective=99.9)
+    assert bad.status == "error"
+    assert "0.999" in (bad.hint or "")
 
 
 def test_tools_can_run_in_parallel_threads(prom: ToolsetBuilder) -> None:

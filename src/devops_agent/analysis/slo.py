@@ -20,7 +20,7 @@ is pure: it must not query metrics backends or import from policies, agent, cli 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -126,12 +126,42 @@ def evaluate_slo(
             raise UserError("no samples and no 'now' given")
         now = max(timestamps)
 
-    def rate(w: timedelta) -> float:
-        return burn_rate(timestamps, total, errors, objective=objective, window=w, now=now)
+    rates = {
+        w: burn_rate(timestamps, total, errors, objective=objective, window=w, now=now)
+        for w in windows_needed(window, rules, current)
+    }
+    return evaluate_burn_rates(
+        rates, objective=objective, window=window, now=now, rules=rules, current=current
+    )
 
-    remaining = 1.0 - rate(window)
-    windows = sorted({w for r in rules for w in (r.long_window, r.short_window)} | {current})
-    rates = {w: rate(w) for w in windows}
+
+def windows_needed(
+    window: timedelta, rules: Sequence[BurnRule] = DEFAULT_RULES, current: timedelta = timedelta(hours=1)
+) -> list[timedelta]:
+    """Every window whose burn rate :func:`evaluate_burn_rates` needs, shortest first."""
+    return sorted({w for r in rules for w in (r.long_window, r.short_window)} | {current, window})
+
+
+def evaluate_burn_rates(
+    rates: Mapping[timedelta, float],
+    *,
+    objective: float,
+    window: timedelta = timedelta(days=30),
+    now: datetime,
+    rules: Sequence[BurnRule] = DEFAULT_RULES,
+    current: timedelta = timedelta(hours=1),
+) -> SloReport:
+    """The same report from burn rates already known per window (e.g. computed by Prometheus).
+
+    ``rates`` must hold every window of :func:`windows_needed`.
+    """
+    if not 0.0 < objective < 1.0:
+        raise UserError(f"objective must be a fraction in (0, 1), got {objective}", hint="99.9% is 0.999")
+    missing = [format_window(w) for w in windows_needed(window, rules, current) if w not in rates]
+    if missing:
+        raise UserError(f"burn rates missing for the windows {', '.join(missing)}")
+    remaining = 1.0 - rates[window]
+    rates = dict(rates)
     alerts = [
         BurnAlert(
             r.severity,

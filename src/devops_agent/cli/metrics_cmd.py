@@ -94,3 +94,42 @@ def anomalies(
     for r in rows:
         table.add_row(str(r["series"])[:40], r["start"], r["kind"], f"{r['score']:.2f}", r["explanation"])
     out.print(table)
+
+
+@metrics_app.command("slo")
+def slo(
+    ctx: typer.Context,
+    requests: Annotated[
+        str, typer.Option("--requests", help='counter of all requests, e.g. http_requests_total{job="api"}')
+    ],
+    errors: Annotated[
+        str,
+        typer.Option("--errors", help='counter of failed requests, e.g. x_total{code=~"5.."}'),
+    ],
+    objective: Annotated[float, typer.Option("--objective", help="the SLO as a fraction: 0.999")] = 0.999,
+    window: Annotated[str, typer.Option("--window", help="the SLO window")] = "30d",
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Error budget left and multi-window burn-rate alerts (page / ticket) from Prometheus counters.
+
+    Either option may instead be an expression with $window in it, e.g.
+    'sum(increase(api_requests_total[$window]))'. Exit 1 when a page alert fires.
+    """
+    tool = prometheus.build(state(ctx).settings).entries["prom_slo"].function
+    result = tool(requests=requests, errors=errors, objective=objective, window=window)
+    if result.status == "error":
+        raise UserError(result.error or "query failed", hint=result.hint)
+    if result.status == "no_data":
+        raise UserError(result.hint or "no data", hint="check the selectors with the Prometheus UI")
+    data = result.data
+    if json_out:
+        out.print_json(json.dumps(data))
+    else:
+        table = Table("window", "requests", "errors", "burn rate")
+        for span, rate in data["burn_rates"].items():
+            c = data["counts"][span]
+            table.add_row(span, f"{c['requests']:g}", f"{c['errors']:g}", f"{rate:.2f}x")
+        out.print(table)
+        out.print(data["explanation"])
+    if any(a["severity"] == "page" for a in data["alerts"]):
+        raise typer.Exit(1)

@@ -20,12 +20,13 @@ import time as _time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
 from devops_agent.analysis.anomaly import detect
+from devops_agent.analysis.slo import evaluate_burn_rates, format_window, windows_needed
 from devops_agent.analysis.timeparse import SINCE_FORMS, parse_since
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
@@ -108,6 +109,13 @@ def parse_time(value: str | float | None, now: float | None = None) -> float:
         return parse_since(text, now=datetime.fromtimestamp(ref, UTC)).timestamp()
     except UserError as exc:
         raise PromError(exc.message, f"use {SINCE_FORMS}, or unix seconds") from None
+
+
+def _window_expr(expr: str, window: str) -> str:
+    """The increase of ``expr`` over ``window``: a template with ``$window``, or a counter selector."""
+    if "$window" in expr:
+        return expr.replace("$window", window)
+    return f"sum(increase({expr}[{window}]))"
 
 
 def parse_duration(value: str | float) -> float:
@@ -531,6 +539,72 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                 **meta(warnings),
             )
         return ToolResult.ok(out, **meta(warnings))
+
+    @ts.tool(category="metrics", read_only=True)
+    def prom_slo(requests: str, errors: str, objective: float = 0.999, window: str = "30d") -> ToolResult:
+        """Error budget and multi-window, multi-burn-rate SLO alerts (SRE Workbook) for a request/error pair.
+
+        Burn rate = error ratio / (1 - objective) over 5m, 30m, 1h, 2h, 6h, 24h and 3d: a page fires
+        at 14.4x over 1h and 5m or 6x over 6h and 30m, a ticket at 3x over 24h and 2h or 1x over 3d
+        and 6h. Also: the budget left over `window` and when it runs out at the current rate.
+
+        Args:
+            requests: counter selector of all requests, e.g. 'http_requests_total{job="api"}', or an
+                expression with `$window` in it (e.g. 'sum(increase(x_total[$window]))').
+            errors: counter selector of failed requests, e.g. 'http_requests_total{job="api",code=~"5.."}'.
+            objective: the SLO as a fraction: 0.999 for 99.9%.
+            window: the SLO window, e.g. 30d or 28d.
+        """
+        try:
+            slo_window = timedelta(seconds=parse_duration(window))
+            windows = windows_needed(slo_window)
+            now = _time.time()
+            rates: dict[timedelta, float] = {}
+            counts: dict[str, dict[str, Any]] = {}
+            all_warnings: list[str] = []
+            for w in windows:
+                span = format_window(w)
+                totals = []
+                for expr in (requests, errors):
+                    query = _window_expr(expr, span)
+                    data, warnings = prom.get("query", {"query": query, "time": f"{now:.3f}"}, form=True)
+                    all_warnings += warnings
+                    totals.append(sum(_num(s["value"][1]) for s in data.get("result") or []))
+                n, e = (0.0 if math.isnan(v) else v for v in totals)
+                counts[span] = {"requests": _round(n), "errors": _round(e)}
+                rates[w] = (e / n) / (1.0 - objective) if n > 0 else 0.0
+            report = evaluate_burn_rates(
+                rates, objective=objective, window=slo_window, now=datetime.fromtimestamp(now, UTC)
+            )
+        except PromError as exc:
+            return exc.result()
+        except UserError as exc:
+            return ToolResult.fail(exc.message, exc.hint)
+        if counts[format_window(slo_window)]["requests"] == 0:
+            return ToolResult.empty(
+                f"no requests counted by {requests!r} over {window}; check the selector with prom_series",
+                **meta(all_warnings),
+            )
+        out = {
+            "objective": objective,
+            "window": format_window(slo_window),
+            "budget_remaining": round(report.budget_remaining, 4),
+            "burn_rates": {format_window(w): round(r, 3) for w, r in sorted(report.burn_rates.items())},
+            "counts": counts,
+            "alerts": [
+                {
+                    "severity": a.severity,
+                    "long_window": format_window(a.long_window),
+                    "short_window": format_window(a.short_window),
+                    "burn_rate": round(a.burn_rate, 2),
+                    "threshold": a.threshold,
+                }
+                for a in report.alerts
+            ],
+            "exhaustion_eta": report.exhaustion_eta.isoformat() if report.exhaustion_eta else None,
+            "explanation": report.explanation,
+        }
+        return ToolResult.ok(out, **meta(all_warnings))
 
     @ts.tool(category="metrics", read_only=True)
     def prom_series(
