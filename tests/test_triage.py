@@ -455,6 +455,7 @@ def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: SlowRepl
     from devops_agent.agent.scripted import Script
     from devops_agent.agent.session import SessionService
     from devops_agent.privacy import Anonymizer
+    from devops_agent.privacy.ner import installed_model
     from devops_agent.store import Store
     from test_privacy_canary import RecordingModel
 
@@ -510,6 +511,8 @@ def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: SlowRepl
         # The runbook is the model's guidance; the ticket key and the secrets never reach it.
         assert "Triage it like the offline triage runbook does" in sent
         assert "OPS-200" not in sent
+        if installed_model() is not None:  # the privacy-ner extra masks people's names too
+            assert "Mia Krystof" not in sent
         assert TOKEN not in sent
         assert LEAKED not in sent
         # The tools got the real key, and the model got the evidence a triage needs.

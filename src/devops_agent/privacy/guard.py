@@ -38,6 +38,7 @@ from pydantic_ai.toolsets import ToolsetTool
 
 from devops_agent.config import Settings
 from devops_agent.privacy.anonymizer import Anonymizer
+from devops_agent.privacy.ner import from_settings as ner_from_settings
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX
 from devops_agent.privacy.vault import LOOKUP_ORDER, Vault, VaultUnavailable
 from devops_agent.store import Store
@@ -77,6 +78,7 @@ class PrivacyGuard:
             sensitive_namespaces=tuple(p.sensitive_namespaces),
             keep_domains=tuple(p.keep_domains),
             keep_public_hosts=p.keep_public_hosts,
+            ner=ner_from_settings(p),
         )
         return cls(anonymizer, Vault(store, session_id))
 

