@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from devops_agent.analysis import parse_since
 from devops_agent.config import Settings
@@ -735,6 +735,21 @@ def build(settings: Settings) -> ToolsetBuilder:
 
         return call(f"image {name}" if name else "image list", run)
 
+    def stop_or_restart(container: str, timeout_s: int, verb: Literal["stop", "restart"]) -> ToolResult:
+        timeout_s = max(0, min(timeout_s, 600))
+
+        def run(api: Any, conf: _Conf) -> ToolResult:
+            getattr(api, verb)(container, timeout=timeout_s)
+            data = {
+                "container": container,
+                "action": "stopped" if verb == "stop" else "restarted",
+                "timeout_s": timeout_s,
+                "state": state_after(api, container),
+            }
+            return ToolResult.ok(data, source=f"docker {verb}")
+
+        return call(f"container {container}", run)
+
     @ts.tool(category="containers", read_only=False, risk="sensitive")
     def docker_restart(container: str, timeout_s: int = 10) -> ToolResult:
         """Restart a container, like `docker restart`: SIGTERM, then SIGKILL after timeout_s, then start.
@@ -743,19 +758,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             container: the container's name or id.
             timeout_s: seconds to wait for a graceful stop before killing (0-600).
         """
-        timeout_s = max(0, min(timeout_s, 600))
-
-        def run(api: Any, conf: _Conf) -> ToolResult:
-            api.restart(container, timeout=timeout_s)
-            data = {
-                "container": container,
-                "action": "restarted",
-                "timeout_s": timeout_s,
-                "state": state_after(api, container),
-            }
-            return ToolResult.ok(data, source="docker restart")
-
-        return call(f"container {container}", run)
+        return stop_or_restart(container, timeout_s, "restart")
 
     @ts.tool(category="containers", read_only=False, risk="sensitive")
     def docker_stop(container: str, timeout_s: int = 10) -> ToolResult:
@@ -765,19 +768,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             container: the container's name or id.
             timeout_s: seconds to wait for a graceful stop before killing (0-600).
         """
-        timeout_s = max(0, min(timeout_s, 600))
-
-        def run(api: Any, conf: _Conf) -> ToolResult:
-            api.stop(container, timeout=timeout_s)
-            data = {
-                "container": container,
-                "action": "stopped",
-                "timeout_s": timeout_s,
-                "state": state_after(api, container),
-            }
-            return ToolResult.ok(data, source="docker stop")
-
-        return call(f"container {container}", run)
+        return stop_or_restart(container, timeout_s, "stop")
 
     @ts.tool(category="containers", read_only=False, risk="destructive")
     def docker_rm(container: str, force: bool = False) -> ToolResult:
