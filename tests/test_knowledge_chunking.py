@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
+from devops_agent.knowledge import syntax
 from devops_agent.knowledge.chunking import MAX_LINES, chunk_text, language_of
 
 PY = textwrap.dedent(
@@ -79,7 +82,8 @@ def test_asciidoc_and_rst_headings() -> None:
     assert [c.symbol for c in rst] == ["Title", "Title > Part"]
 
 
-def test_go_fallback_cuts_at_top_level_blocks() -> None:
+def test_go_fallback_cuts_at_top_level_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(syntax, "syntax_chunks", lambda *args: None)  # as without knowledge-syntax
     go = 'package main\n\nimport "fmt"\n\nfunc A() {\n\tfmt.Println(1)\n}\n\nfunc (s *S) B() {\n\treturn\n}\n'
     chunks = chunk_text("main.go", go)
     symbols = [c.symbol for c in chunks]

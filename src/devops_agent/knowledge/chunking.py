@@ -2,7 +2,9 @@
 
 * Python: the stdlib :mod:`ast` gives functions, classes and methods (``Class.method``) with their
   decorators; module-level code between them becomes ``module`` chunks.
-* Other code (Go, JS/TS, Java, Rust, shell, YAML, Terraform, Dockerfile, ...): a heuristic that
+* Go, JS/TS, Java, YAML, Terraform, shell, Dockerfile: their syntax tree (:mod:`.syntax`, the
+  optional ``knowledge-syntax`` extra) when tree-sitter and the grammar are installed.
+* Other code (and those without the extra, or when the tree is mostly errors): a heuristic that
   cuts at top-level (unindented) block starts, the sound fallback when no parser is available.
 * Prose (Markdown, AsciiDoc, reStructuredText): one chunk per heading section, titled by the
   heading path.
@@ -85,7 +87,7 @@ class Chunk:
     path: str
     start_line: int
     end_line: int
-    kind: str  # function | class | method | module | block | section | window
+    kind: str  # function | class | method | type | module | block | section | window
     symbol: str
     text: str
     language: str
@@ -119,7 +121,10 @@ def chunk_text(path: str, text: str, language: str | None = None) -> list[Chunk]
         return _prose(path, lines, lang)
     if lang == "text":
         return _windows(path, lines, 1, len(lines), "window", PurePosixPath(path).name, lang)
-    return _blocks(path, lines, lang)
+    from devops_agent.knowledge.syntax import syntax_chunks  # here: syntax imports this module
+
+    chunks = syntax_chunks(path, text, lines, lang)
+    return chunks if chunks is not None else _blocks(path, lines, lang)
 
 
 def _make(path: str, lines: list[str], start: int, end: int, kind: str, symbol: str, lang: str) -> Chunk:
