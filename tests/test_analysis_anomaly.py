@@ -13,6 +13,8 @@ from types import ModuleType
 import pytest
 
 from devops_agent.analysis.anomaly import DetectorConfig, StreamingDetector, detect, score_series
+from devops_agent.analysis.context import ContextDetector, RollingRange
+from devops_agent.analysis.likelihood import AnomalyLikelihood, tail_log10
 
 T0 = datetime(2024, 1, 1)
 N = 2000  # ~7 days of 5-minute points
@@ -109,6 +111,96 @@ def test_refractory_damps_repeat_alarms() -> None:
     scores = detect(TS, values, config=DetectorConfig()).scores
     assert scores[EVENT] > 0.9
     assert scores[EVENT + 10] <= DetectorConfig().refractory_damping
+
+
+# --- context (pattern) detector and anomaly likelihood ---------------------------------------
+
+
+def rhythm_change(seed: int) -> list[float]:
+    """A 80-minute cycle that slows to 4 hours at EVENT: same values, same range, new shape."""
+    rng = random.Random(seed)
+    return [
+        100 + 30 * math.sin(2 * math.pi * i / (16 if i < EVENT else 48)) + rng.gauss(0, 1) for i in range(N)
+    ]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_context_flags_a_pattern_change_the_value_detector_misses(seed: int) -> None:
+    values = rhythm_change(seed)
+    alarm = DetectorConfig().alarm_level
+    points = score_series(TS, values)
+    # the values stay in their usual range: neither value score comes near an alarm ...
+    assert max(max(p.raw, p.value) for p in points[EVENT:]) < alarm
+    assert detect(TS, values).anomalies == []
+    # ... but the new rhythm is new context, flagged within ~an hour of the change
+    fired = [i for i, p in enumerate(points) if p.score >= alarm]
+    assert fired
+    assert EVENT <= fired[0] <= EVENT + 12
+    assert points[fired[0]].context >= alarm
+    # and only there: the burst of novel contexts raises ONE alarm
+    assert len([i for i in range(EVENT, N) if points[i].context >= alarm]) > 1
+    assert fired == fired[:1]
+
+
+def test_value_only_config_misses_the_pattern_change() -> None:
+    values = rhythm_change(1)
+    points = score_series(TS, values, DetectorConfig(context=False))
+    assert all(p.context == 0.0 for p in points)
+    assert max(p.score for p in points[EVENT:]) < DetectorConfig().alarm_level
+
+
+def test_context_novelty_falls_as_a_pattern_repeats_and_rises_on_a_new_one() -> None:
+    detector = ContextDetector(levels=4, order=3, min_history=0)
+    cycle = [0.0, 1.0, 2.0, 3.0]
+    novelty = [detector.update(v) for _ in range(50) for v in cycle]
+    assert novelty[-20:] == [0.0] * 20
+    assert detector.symbol(0.1) == 0
+    assert detector.symbol(2.9) == 3
+    assert detector.symbol(99.0) == 3  # above the recent range: the top bin
+    fresh = [detector.update(v) for v in (2.0, 2.0)]  # the cycle never held a level
+    # 2 is a known symbol, but 2-2 and 3-2-2 are new: weights (2 + 3) of (1 + 2 + 3)
+    assert fresh[1] == pytest.approx(5 / 6)
+
+
+def test_rolling_range_matches_brute_force() -> None:
+    rng = random.Random(4)
+    window = RollingRange(7)
+    seen: list[float] = []
+    for _ in range(300):
+        v = rng.choice([rng.random(), 0.5])  # with ties
+        window.push(v)
+        seen.append(v)
+        assert window.bounds() == (min(seen[-7:]), max(seen[-7:]))
+    assert len(window) == 7
+
+
+def test_likelihood_turns_a_burst_of_raw_scores_into_a_high_score_and_ignores_background() -> None:
+    rng = random.Random(9)
+    lik = AnomalyLikelihood(history=2000, short=1, learning=300)
+    background = [lik.update(rng.uniform(0.0, 0.3)) for _ in range(3000)]
+    assert background[:300] == [0.0] * 300  # still learning
+    assert max(background) < 0.5  # the usual level of surprise is not news
+    burst = [lik.update(0.95) for _ in range(5)]
+    assert burst[0] > 0.5
+    assert all(0.0 <= s < 1.0 for s in background + burst)
+
+
+def test_likelihood_adapts_to_a_noisier_series() -> None:
+    rng = random.Random(10)
+    quiet = AnomalyLikelihood(history=2000, learning=300)
+    noisy = AnomalyLikelihood(history=2000, learning=300)
+    for _ in range(2000):
+        quiet.update(rng.uniform(0.0, 0.1))
+        noisy.update(rng.uniform(0.0, 0.9))
+    assert quiet.update(0.8) > 0.5 > noisy.update(0.8)
+
+
+def test_tail_is_continuous_and_increasing() -> None:
+    zs = [0.5 * k for k in range(1, 100)]
+    tails = [tail_log10(z) for z in zs]
+    assert tails == sorted(tails)
+    assert tail_log10(29.999) == pytest.approx(tail_log10(30.0), rel=1e-3)
+    assert tail_log10(1.6448536) == pytest.approx(-math.log10(0.05), abs=1e-6)
 
 
 # --- NAB scoring (benchmarks/nab_scoring.py) -------------------------------------------------

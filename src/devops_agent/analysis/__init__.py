@@ -4,8 +4,9 @@ Log analysis lives here: time parsing (:mod:`.timeparse`), per-line message, lev
 detection (:mod:`.logline`), message shapes (:mod:`.logshape`) and streaming grouping with spike
 detection (:mod:`.loggroup`), and streaming log template mining in the Drain family
 (:mod:`.templates`, with :mod:`.masking` and the Loghub metrics in :mod:`.evaluation`).
-Metric anomalies (:mod:`.anomaly`: causal robust/seasonal detectors with explanations) and SLO
-multi-window burn-rate alerts (:mod:`.slo`).
+Metric anomalies (:mod:`.anomaly`: causal robust/seasonal detectors with explanations, plus
+pattern novelty from :mod:`.context` calibrated by :mod:`.likelihood`) and SLO multi-window
+burn-rate alerts (:mod:`.slo`).
 Everything is a pure function over strings and iterables of lines, so the same code serves
 tools, runbooks and tests, and works offline.
 

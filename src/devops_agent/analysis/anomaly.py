@@ -12,8 +12,16 @@ the same code runs online (NAB's rules) and over a stored series. Each point is 
 
 The largest of these robust z-scores is divided by the largest one seen recently (a maximum
 that halves every ``memory_halflife`` points), so scores in [0, 1] mean the same on quiet and
-noisy series: 0.5 is "as unusual as the most unusual point of the recent past", higher is new.
-After an alarm, scores are damped for ``refractory`` points so one incident raises one alarm.
+noisy series: 0.5 is "as unusual as the most unusual point of the recent past", higher is new
+(``PointScore.raw``, what :func:`detect` opens events on).
+
+The streaming alarm score (``PointScore.score``, what NAB thresholds) adds two things: the
+deviation and the level-shift features are each calibrated against their OWN recent maximum
+(``value``: a sustained shift is news even where single-point spikes are larger), and the
+novelty of the recent sub-sequence (:mod:`.context`), turned into a per-series tail
+probability by :mod:`.likelihood` (``context``: a change of pattern inside the normal range).
+``score`` is the larger of the two; after it reaches ``alarm_level``, scores are damped for
+``refractory`` points so one incident raises one alarm.
 
 :func:`detect` runs the detector over a series, groups alarmed points into :class:`Anomaly`
 events, names their kind (spike, level shift, trend, seasonal deviation; see
@@ -26,12 +34,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
 from devops_agent.analysis.baselines import RollingRobust, SeasonalProfile
 from devops_agent.analysis.changepoints import Kind, classify_segment, describe
+from devops_agent.analysis.context import ContextDetector
+from devops_agent.analysis.likelihood import AnomalyLikelihood
 
 AnomalyKind = Kind
 
@@ -56,6 +66,18 @@ class DetectorConfig:
     refractory_damping: float = 0.5
     alarm_level: float = 0.5  # score that starts a refractory period (the detector "fired")
     report_z: float = 6.0  # detect() reports an alarm only if its deviation reaches this z
+    # the streaming alarm score (PointScore.score, what NAB thresholds): each value feature is
+    # calibrated against its own recent maximum, and a context (pattern) novelty joins them
+    feature_z_floor: float = 2.0  # floor of each feature's own running maximum
+    context: bool = True  # add the contextual (sequence) detector, see analysis/context.py
+    context_levels: int = 4
+    context_order: int = 4
+    context_window: int = 8000  # points whose range defines the quantization bins
+    context_halflife: int = 2000  # points over which a learnt context is half forgotten
+    context_weight: float = 0.9  # context alarms count slightly less than value alarms
+    likelihood_history: int = 4000  # points of novelty history the likelihood compares against
+    likelihood_short: int = 1  # novelty scores averaged before the comparison
+    likelihood_min_sd: float = 0.1  # floor of the novelty spread: a clean series needs a real burst
 
 
 @dataclass(frozen=True)
@@ -66,10 +88,12 @@ class PointScore:
     z: float  # robust z-score of the strongest feature
     expected: float  # that feature's reference value
     feature: Literal["local", "seasonal", "shift", "rate"]
-    raw: float = 0.0  # score before refractory damping
+    raw: float = 0.0  # value-based score before damping (what detect() opens events on)
     baseline: float = 0.0  # the expected level: seasonal median where in use, else local median
     z_plain: float = 0.0  # z-score against the local median, ignoring time of day
     seasonal: bool = False  # whether ``baseline`` is the seasonal median
+    value: float = 0.0  # value features, each calibrated on its own (before damping)
+    context: float = 0.0  # likelihood of the context novelty, weighted (before damping)
 
 
 @dataclass(frozen=True)
@@ -95,6 +119,11 @@ def _scale_floor(center: float) -> float:
     return max(1e-9, 1e-4 * abs(center))
 
 
+def _squash(ratio: float) -> float:
+    """Map a ratio to the recent maximum into [0, 1): 1 -> 0.5."""
+    return ratio * ratio / (1.0 + ratio * ratio)
+
+
 class StreamingDetector:
     """Online anomaly scorer; feed points in time order with :meth:`update`."""
 
@@ -111,6 +140,19 @@ class StreamingDetector:
         self._peak = 0.0
         self._decay = 0.5 ** (1.0 / c.memory_halflife)
         self._since_alarm = c.refractory + 1
+        self._feature_peaks = [0.0, 0.0]  # local (or seasonal) deviation, short-median shift
+        self._context: ContextDetector | None = None
+        self._likelihood = AnomalyLikelihood(
+            history=c.likelihood_history, short=c.likelihood_short, min_sd=c.likelihood_min_sd
+        )
+        if c.context:
+            self._context = ContextDetector(
+                levels=c.context_levels,
+                order=c.context_order,
+                window=c.context_window,
+                halflife=c.context_halflife,
+                min_history=c.min_history,
+            )
         self.count = 0
 
     def _seasonal(self, ts: datetime, step_s: float) -> SeasonalProfile | None:
@@ -134,8 +176,17 @@ class StreamingDetector:
         self._short.append(value)
         if len(self._local) >= c.min_history:
             result = self._score(ts, value, profile)
+        context = 0.0
+        if self._context is not None:
+            context = c.context_weight * self._likelihood.update(self._context.update(value))
+        alarm = max(result.value, context)
+        score = alarm
+        if self._since_alarm <= c.refractory:
+            score *= c.refractory_damping
+        elif alarm >= c.alarm_level:
+            self._since_alarm = 0
         self._learn(ts, value, profile)
-        return result
+        return replace(result, score=score, context=context)
 
     def _score(self, ts: datetime, value: float, profile: SeasonalProfile | None) -> PointScore:
         c = self.config
@@ -170,17 +221,18 @@ class StreamingDetector:
             s_scale = max(self._seasonal_res.scale(), _scale_floor(expected))
             candidates[0] = (min(z_local, abs(value - expected) / s_scale), med, "local")
         z, base, feature = max(candidates, key=lambda t: t[0])
-        ratio = z / max(self._peak, c.z_floor)
-        raw = ratio * ratio / (1.0 + ratio * ratio)
+        raw = _squash(z / max(self._peak, c.z_floor))
         self._peak = max(self._peak * self._decay, z)
-        score = raw
-        if self._since_alarm <= c.refractory:
-            score *= c.refractory_damping
-        elif score >= c.alarm_level:
-            self._since_alarm = 0
+        # each feature against its own recent maximum: a sustained shift is news even on a
+        # series whose single-point spikes are larger
+        value_score = 0.0
+        for k in (0, 1):
+            fz = candidates[k][0]
+            value_score = max(value_score, _squash(fz / max(self._feature_peaks[k], c.feature_z_floor)))
+            self._feature_peaks[k] = max(self._feature_peaks[k] * self._decay, fz)
         level = expected if use_seasonal and expected is not None else med
         seasonal = use_seasonal and expected is not None
-        return PointScore(score, z, base, feature, raw, level, z_local, seasonal)
+        return PointScore(raw, z, base, feature, raw, level, z_local, seasonal, value=value_score)
 
     def _learn(self, ts: datetime, value: float, profile: SeasonalProfile | None) -> None:
         a = 0.01
