@@ -12,10 +12,10 @@ from devops_agent.privacy import REDACTED, find_secrets, scrub
 R36 = "Zq8xK2mP9vL4nB7cT1wR5yH3jD6fG0sA8eUq"  # 36 mixed-case alphanumerics
 HEX32 = "9f2c4e1a7b3d5f60a8c2e4b6d1f3a5c7"
 
-POSITIVES: list[tuple[str, str, str]] = [
+POSITIVES: list[tuple[str, str, str | None]] = [
     ("github_token", f"GITHUB_TOKEN ghp_{R36}", f"ghp_{R36}"),
     ("github_token", f"using gho_{R36} for oauth", f"gho_{R36}"),
-    ("github_pat", f"pat github_pat_11ABCDEFG0{R36}_{R36}", f"github_pat_11ABCDEFG0{R36}_{R36}"),
+    ("github_pat", f"pat github_pat_11AQX4ZRT7M{R36}_{R36}", f"github_pat_11AQX4ZRT7M{R36}_{R36}"),
     ("gitlab_token", "glpat-Xk9_2mPq7LvB4nRt8wYz in ci", "glpat-Xk9_2mPq7LvB4nRt8wYz"),
     (
         "slack_token",
@@ -287,3 +287,295 @@ def test_large_input_is_linear_and_fast() -> None:
     t0 = time.perf_counter()
     scrub(evil)
     assert time.perf_counter() - t0 < 5.0
+
+
+# --- placeholders: hand-typed values are not secrets, in any rule --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("placeholder", "real"),
+    [
+        # ascending runs, repeated units, marker words, a token cut short by a mask
+        ("AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyDx9Km2Pq7LvB4nRt8wYz3Jd6FqW1eR5tY"),
+        ("api_key = 'abcdefg12346+FJQCK'", "api_key = 'Xk9m2Pq7+LvB4nRt8'"),
+        ('"token": "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d"', f'"token": "{R36}"'),
+        ("GR134894112312312312312312312", "GR1348941Xk9m2Pq7LvB4nRt8wYz3"),
+        ("xoxp-572370529330-573807301142-572331691188-####################", None),
+        ("client_secret = 'sampleClientSecretValue'", "client_secret = 'Zq8xK2mP9vL4nB7cT1'"),
+        ("secret: dummy-secret-for-tests", "secret: 7Hq2-vLx9-Pm4K-r8Zt"),
+    ],
+)
+def test_hand_typed_placeholders_are_not_secrets(placeholder: str, real: str | None) -> None:
+    assert find_secrets(placeholder) == [], placeholder
+    if real is not None:
+        assert find_secrets(real), real
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "password: changeme",
+        "DB_PASSWORD=changeit",
+        '"password": "YOURPASSWORD"',
+        "password: your_password_here",
+        '"password": "&lt;YOURPASSWORD&gt;"',
+        "- echo 'export DATABASE_PASSWORD=\"'$PRECOMPILE_PASSWORD'\"' >> .env",
+        "Authorization: Bearer <Openverse API token>",
+        'curl -H "Authorization: basic {base64(email:password)}"',
+        'curl -H "Authorization: Bearer $(gcloud auth print-access-token)" https://x.googleapis.com',
+        "put '/forgot-password' => \"cms/sites/passwords#update\"",
+        "csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG/Whikle15==",
+        '<entry key="jetbrains.mps.v8_elimination" value="executed" />',
+        '<add key="ConnectionString_B2B" value="Server=db;Database=B2B" />',
+        "password_attempts: 3\npasswd_max_age: 365\npassword_cost: 12",
+        'kms_key_id: "555ea4a3-d53a-4412-9c66-3a7cb667b0d6"',
+        'existingSecret: "my-secret"',
+        "AUTH0_DOMAIN=appman18922506.auth0.com",
+    ],
+)
+def test_more_config_lines_that_are_not_secrets(line: str) -> None:
+    assert find_secrets(line) == [], line
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("export AWS_ACCESS_KEY_ID=yLryKGwcGc3ez9G8YAnjeYMQOc", "yLryKGwcGc3ez9G8YAnjeYMQOc"),
+        ('password = "123456"', "123456"),
+        ("define('NONCE_SALT', ':9URM*n56|I|Rf$|ud0cFJ<KAA<1h_w]A!/?])<q+!qK>+Lq&j9^-!{%%pW. ,Z=');", None),
+        ('if creds.Secret != "open-sesame" {', "open-sesame"),
+        ('{"msg": "{\\"password\\": \\"hunter22x\\"}"}', "hunter22x"),
+        (
+            "clientSecret: \\\\'ca6819a54657af0d87960af15315319f8a628a53\\\\',",
+            "ca6819a54657af0d87960af15315319f8a628a53",
+        ),
+        ('VAULT_CLIENT_TOKEN="s.Z4bTMtngfLeQ18AqVoBBkUAOD1"', "s.Z4bTMtngfLeQ18AqVoBBkUAOD1"),
+    ],
+)
+def test_more_config_lines_with_secrets(line: str, secret: str | None) -> None:
+    result = scrub(line)
+    assert result.findings, line
+    if secret is not None:
+        assert secret not in result.text, result.text
+
+
+def test_a_quoted_value_may_start_with_a_colon_but_an_unquoted_one_is_a_symbol() -> None:
+    assert find_secrets("define('AUTH_SALT', ':Xk9m2Pq7LvB4nRt8wYz3');")
+    assert find_secrets("secret_key: :from_env") == []
+
+
+# --- new provider and log formats ------------------------------------------------------------------
+
+JENKINS_LOG = (
+    "*************************************************************\n\n"
+    "Jenkins initial setup is required. An admin user has been created and a password generated.\n"
+    "Please use the following password to proceed to installation:\n\n"
+    f"{HEX32}\n\n"
+    "This may also be found at: /var/jenkins_home/secrets/initialAdminPassword\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "secret"),
+    [
+        ("jenkins_setup_password", JENKINS_LOG, HEX32),
+        ("codeclimate_reporter_id", f"env:\n  CC_TEST_REPORTER_ID: {HEX32}{HEX32}\n", HEX32 + HEX32),
+        ("postmark_token", '"postmark_server_token": "f59dffd2-83ea-47c7-ba8f-95e053a6d0ae"', None),
+        ("postmark_token", "X-Postmark-Server-Token: f59dffd2-83ea-47c7-ba8f-95e053a6d0ae", None),
+        (
+            "truenas_api_key",
+            '{"msg": "method", "method": "auth.login_with_api_key", "params": ["8-' + R36 + R36[:28] + '"]}',
+            "8-" + R36 + R36[:28],
+        ),
+        ("aws_bedrock_key", "ABSKQmVkcm9ja0FQSUtleS1" + R36 * 3, None),
+        (
+            "terraform_variable_default",
+            'variable "corp_okta_api_token" {\n  type = string\n  default = "004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99k"\n}\n',
+            "004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99k",
+        ),
+        ("vault_token", "b.AAAAAQ" + R36 * 3, None),
+        (
+            "pgpass_password",
+            "#hostname:port:database:username:password\ndb1:5432:app:deploy:Zq8x\\:K2mP9",
+            "Zq8x",
+        ),
+        ("cli_password_flag", f"deploy -vaultToken s.{R36} -v", f"s.{R36}"),
+    ],
+)
+def test_new_formats_are_found(kind: str, text: str, secret: str | None) -> None:
+    result = scrub(text)
+    assert kind in {f.kind for f in result.findings}, result.findings
+    if secret is not None:
+        assert secret not in result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please use the following password to proceed to installation: see the docs",
+        "CC_TEST_REPORTER_ID: ${{ secrets.CC_TEST_REPORTER_ID }}",
+        '"postmark_message_id": "f59dffd2-83ea-47c7-ba8f-95e053a6d0ae"',
+        '{"method": "auth.login_with_api_key", "params": ["<API_KEY>"]}',
+        "ABSKQmVkcm9ja0FQSUtleS1EXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLE=",
+        'variable "region" {\n  default = "eu-west-1-Xk9m2Pq7LvB4nRt8"\n}\n',
+        'variable "api_token_ttl" {\n  default = "3600"\n}\n',
+        "deploy -bypassCache true -compassToken",
+        "daemon:*:17431:0:99999:7:::\nwww-data:*:17431:0:99999:7:::",  # /etc/shadow, not ~/.pgpass
+    ],
+)
+def test_new_format_near_misses(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+def test_entra_client_secret_must_end_at_a_token_boundary() -> None:
+    secret = "5pX8Q~MmTI8OMBJFVqMlFR4DE3Spz6Qm.xO.Gbf-"
+    assert [f.kind for f in find_secrets(f"client_secret={secret}")] == ["azure_client_secret"]
+    assert find_secrets("Identity=USK@u2vn3Lh6,4~q8Q~3wIHjX9DT0yCNfQmr9oxmYrDZoQVLOdNg~yk0,AQACAAE/x") == []
+
+
+def test_pem_key_split_into_concatenated_string_literals() -> None:
+    body = '" +\n"'.join(["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAlwAAAAdzc2gtcn"] * 3)
+    text = f'key = "-----BEGIN RSA PRIVATE KEY-----" +\n"{body}" +\n"-----END RSA PRIVATE KEY-----";'
+    result = scrub(text)
+    assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUA" not in result.text
+    assert [f.kind for f in result.findings] == ["private_key"]
+
+
+# --- curl -u and other CLI credentials -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('curl -u "d2LkV78zLx!t:" https://localhost:9200', "d2LkV78zLx!t"),  # an API key as the user name
+        ('curl -X POST --user "{acd3c08b-74e8}":"{ZqL5kVrX1n8tA2}" https://gw.example', "ZqL5kVrX1n8tA2"),
+        (
+            "curl https://x.example/token \\\n-u client-id_zmNtW:5uC5Y4Mcvdl5rB56rBmxnvB4",
+            "5uC5Y4Mcvdl5rB56rBmxnvB4",
+        ),
+        ("curl -u elastic:Summer123456 https://es:9200", "Summer123456"),  # a weak password is still one
+    ],
+)
+def test_curl_user_credentials(text: str, secret: str) -> None:
+    result = scrub(text)
+    assert secret not in result.text, result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "docker run -u 1000:1000 app",
+        "docker exec -u www-data:www-data web php artisan",
+        "curl -u 'test:test' https://x.example",
+        'curl -u "alice:" https://x.example',  # a user name alone is not a key
+        'curl --user "${username}":"${password}"',
+        "curl -u admin:changeme https://x.example",
+    ],
+)
+def test_cli_user_near_misses(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+# --- ordinary log lines stay untouched ---------------------------------------------------------------
+
+ORDINARY_LOGS = """\
+2026-03-12T10:11:12.345Z INFO  [main] o.s.b.w.e.tomcat.TomcatWebServer : Tomcat started on port(s): 8080
+commit 3b18e512dba79e4c8300dd08aeb37f8e728b8dad
+Merge: 9f2c4e1 a7b3d5f
+request_id=7c9e6679-7425-40de-944b-e07fc1f90ae7 trace_id=4bf92f3577b34da6a3ce929d0e0e4736 span=00f067aa0ba902b7
+pod/payments-api-7d9f8b6c5d-x2k9p   1/1   Running   0   3d
+Normal  Pulled  kubelet  Container image "ghcr.io/acme/api@sha256:9f2c4e1a7b3d5f60a8c2e4b6d1f3a5c79f2c4e1a7b3d5f60a8c2e4b6d1f3a5c7" already present
+image: registry.k8s.io/pause:3.9 imageID: docker-pullable://registry.k8s.io/pause@sha256:7031c1b283388d2c2e09b57badb803c05ebed362dc88d84b480cc47f72a21097
+Exception in thread "main" java.lang.IllegalStateException: token store not initialised
+\tat com.acme.auth.TokenService.refresh(TokenService.java:142)
+\tat com.acme.auth.PasswordEncoderConfig$$EnhancerBySpringCGLIB$$5f1e7a2b.passwordEncoder(<generated>)
+\tat java.base/java.util.concurrent.ThreadPoolExecutor.runWorker(ThreadPoolExecutor.java:1136)
+Caused by: javax.crypto.BadPaddingException: Given final block not properly padded. Such issues can arise if a bad key is used during decryption.
+WARN  secret "db-credentials" not found in namespace "payments"; mounting volume secret-volume failed
+kubectl create secret generic app-secrets --from-file=./config.json
+auth: login succeeded for user=deploy via key fingerprint SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8
+npm notice package: @acme/ui@4.12.3 integrity: sha512-k4bq6vbR5yA7Xw1sDQcK8Ym3wq0J6pL+u9z8qj1m6TGVh1r2wN8m9o6k0Q4p2y7l5Z3a4b6c8d0e2f4g6h8j0k2m4==
+password reset requested; token expires in 3600s (token_ttl=3600)
+"""
+
+
+def test_ordinary_log_lines_are_not_secrets() -> None:
+    found = [(f.kind, ORDINARY_LOGS[f.start : f.end]) for f in find_secrets(ORDINARY_LOGS)]
+    assert found == []
+
+
+# --- identifiers the guard masks (recognizers): buckets, public keys, PHP users --------------------
+
+
+def _entities(text: str) -> list[tuple[str, str]]:
+    from devops_agent.privacy import Anonymizer
+
+    return [(e.type, e.original) for e in Anonymizer(b"k" * 32, "s").anonymize(text).entities]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("get https://acme-logs.s3.us-west-1.amazonaws.com/x", [("BUCKET", "acme-logs")]),
+        (
+            "host_bucket = dummy_bucket-9u3258hj.s3.us-west-1.amazonaws.com",
+            [("BUCKET", "dummy_bucket-9u3258hj")],
+        ),
+        ("s3.amazonaws.com/acme-backups/db.sql.gz", [("BUCKET", "acme-backups")]),
+        ("redirect=http%2F%2Facme-assets.s3.amazonaws.com", [("BUCKET", "acme-assets")]),
+        ('"Resource": "arn:aws:s3:::acme_corporate_bucket/*"', [("BUCKET", "acme_corporate_bucket")]),
+        ("https://storage.googleapis.com/acme-ml-models/v3.bin", [("BUCKET", "acme-ml-models")]),
+        ("export S3_BUCKET=acme-reports-eu", [("BUCKET", "acme-reports-eu")]),
+        ("define( 'DB_USER',     'wpadmin' );", [("USERNAME", "wpadmin")]),
+    ],
+)
+def test_identifier_recognizers(text: str, expected: list[tuple[str, str]]) -> None:
+    assert _entities(text) == expected
+
+
+def test_ssh_public_keys_and_age_recipients_are_masked_as_public_keys() -> None:
+    blob = "AAAAB3NzaC1yc2EAAAADAQABAAABAQCOiwy0NSpsTX/zPFlpzW3x+SHZLEa4xceT3LGeLIzabvp2idYZ"
+    assert _entities(f"ssh-rsa {blob} deploy") == [("PUBLIC_KEY", blob)]
+    age = "age1zvkyg2lqzraa2lnjvqej32nkuu0ues2s82hzrye869xeexvn73equnujwj"
+    assert _entities(f"recipient: {age}") == [("PUBLIC_KEY", age)]
+    assert _entities("ssh-rsa AAAA too short, and age1 is a word") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "host_base = s3.us-west-1.amazonaws.com",  # public regional endpoints stay readable
+        "queue https://sqs.eu-west-1.amazonaws.com/1/q",
+        "GET https://storage.googleapis.com/storage/v1/b?project=x",  # the JSON API, not a bucket
+        '"bucket_key": "SalesResults-1.2"',
+        "bucket: ${BUCKET_NAME}",
+        "expr: sum(rate(apiserver_request_sli_duration_seconds_bucket:increase1h[30d]))",
+        'histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{job="api"}[5m])))',
+        'roles = ["user", "admin"]',
+        "# off by default to not distract the user: the focus in a terminal window",
+        "#hostname:port:database:username:password",
+    ],
+)
+def test_identifier_near_misses(text: str) -> None:
+    assert [t for t, _ in _entities(text) if t in ("BUCKET", "PUBLIC_KEY", "USERNAME", "HOST")] == []
+
+
+def test_new_patterns_stay_fast_on_adversarial_input() -> None:
+    import time
+
+    from devops_agent.privacy import Anonymizer
+
+    guard = Anonymizer(b"k" * 32, "s")
+    evil = [
+        ("x.s3-" + "-" * 95 + "x ") * 200 + " amazonaws.com",
+        "bucket = " + "a" * 100_000,
+        'variable "token" {' + " " * 100_000,
+        "h:5432:d:u:" + "\\" * 100_000,
+        " -u " + "a" * 100_000 + ":",
+        "secret = '" + "ab" * 30_000 + "'",
+        "ssh-rsa " + " " * 50_000 + "AAAA",
+    ]
+    for text in evil:
+        t0 = time.perf_counter()
+        guard.anonymize(text)
+        assert time.perf_counter() - t0 < 2.0, text[:40]

@@ -3,7 +3,9 @@
 Each recognizer yields :class:`Candidate` spans (type, start, end, priority); the anonymizer
 resolves overlaps and replaces them. Types: ``EMAIL``, ``HOST``, ``IP``, ``PHONE``, ``JIRA_KEY``,
 ``K8S_NAMESPACE``, ``K8S_POD``, ``AWS_ACCOUNT``, ``GCP_PROJECT``, ``AZURE_SUBSCRIPTION``,
-``CREDIT_CARD``, ``IBAN``, ``US_SSN``, ``USERNAME``. URLs keep their shape: only the host (and a
+``CREDIT_CARD``, ``IBAN``, ``US_SSN``, ``USERNAME``, ``BUCKET`` (S3 / GCS bucket names) and
+``PUBLIC_KEY`` (SSH public keys and age recipients: public, but each names one person's key, and
+services such as code forges publish them per account). URLs keep their shape: only the host (and a
 user name in the userinfo) is an entity, the scheme, port, path and query stay readable.
 
 Everything here is offline and dependency-free: hostnames are accepted only with a TLD from the
@@ -19,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from devops_agent.privacy.secrets import LineIndex
+from devops_agent.privacy.secrets import LineIndex, index_keywords
 
 
 def _words(text: str) -> frozenset[str]:
@@ -63,6 +65,8 @@ class Candidate(NamedTuple):
 # Priorities: more specific wins when spans overlap.
 PRIORITY = {
     "EMAIL": 90,
+    "PUBLIC_KEY": 85,
+    "BUCKET": 80,
     "AWS_ACCOUNT": 75,
     "GCP_PROJECT": 75,
     "AZURE_SUBSCRIPTION": 75,
@@ -89,6 +93,10 @@ _IPV4_RX = re.compile(
 _V6_HINT_RX = re.compile(r":(?:[0-9A-Fa-f]{1,4}:){2,}|::")
 _V6_CHARS = frozenset("0123456789abcdefABCDEF:.")
 _JIRA_RX = re.compile(r"[A-Z](?<![A-Za-z0-9_./-][A-Z])[A-Z0-9_]{1,9}-[1-9]\d{0,6}(?![A-Za-z0-9_-]|\.\d)")
+# A key in a Jira URL (``/browse/KEY``, ``?selectedIssue=KEY``), which _JIRA_RX skips as a path segment.
+_JIRA_URL_RX = re.compile(
+    r"(?:/browse/|[?&]selectedIssue=)([A-Z][A-Z0-9_]{1,9}-[1-9]\d{0,6})(?![A-Za-z0-9_-])"
+)
 # Uppercase prefixes that are standards, encodings or algorithms, not Jira projects.
 _JIRA_STOP = _words(
     """UTF UCS ISO IEC SHA MD AES DES RSA ECDSA HS RS ES PS TLS SSL HTTP CP WIN KOI PKCS ECMA ANSI X86 AMD64
@@ -138,7 +146,68 @@ _USER_KEYWORDS = ("user", "login", "uid", "owner", "nick")
 _USER_GLUE = ("ssh", "db", "ftp", "sql", "smtp", "super", "admin")
 _USER_STOP = frozenset(
     {"true", "false", "null", "none", "nil", "undefined", "string", "required", "optional"}
+    # a template ("username:password") or prose ("distract the user: the focus …"), not a name
+    | {
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "the",
+        "a",
+        "an",
+        "is",
+        "was",
+        "not",
+        "and",
+        "or",
+    }
 )
+# PHP configs: define('DB_USER', 'admin');
+_USER_DEFINE_RX = re.compile(
+    r"(?i)define\(\s*[\"'][A-Za-z0-9_]{0,30}USER(?:_?NAME)?[\"']\s*,\s*[\"']([A-Za-z0-9][A-Za-z0-9._@\\-]{1,63})[\"']"
+)
+# Bucket names: 3-63 characters; legacy S3 names may hold upper case and "_".
+_BUCKET = r"([A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9])"
+_BUCKET_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_BUCKET_FULL_RX = re.compile(_BUCKET)
+_S3_ENDPOINT = (
+    r"s3(?:[.-][a-z0-9.-]{0,60}?)?\.amazonaws\.com(?:\.cn)?"  # one bounded run: no backtracking blow-up
+)
+# The service part of a virtual-hosted bucket URL; the bucket is the name in front of it.
+_BUCKET_SUFFIX_RXS = (re.compile(r"\." + _S3_ENDPOINT), re.compile(r"\.storage\.googleapis\.com"))
+# Each starts with a literal (boundaries are lookbehinds after it), so the engine jumps between them.
+_BUCKET_PATH_RXS = (
+    re.compile(r"s3(?<![A-Za-z0-9.-]s3)" + _S3_ENDPOINT[2:] + "/" + _BUCKET + r"(?![A-Za-z0-9_-])"),
+    re.compile(
+        r"storage(?<![A-Za-z0-9.-]storage)\.googleapis\.com/(?!(?:storage|upload|download|batch)/)" + _BUCKET
+    ),
+)
+_BUCKET_ARN_RX = re.compile(r"arn:aws[a-z-]*:s3:::" + _BUCKET)
+# bucket=…, "bucket": …, bucket: … (a bare ":" needs a space after it: a Prometheus recording rule
+# such as …_seconds_bucket:increase1h is no assignment).
+_BUCKET_KV_RX = re.compile(
+    r"(?i)bucket(?:[_-]?name)?"
+    r"(?:[\"'][ \t]{0,10}(?:=>|=|:)|[ \t]{0,10}(?:=>|=)|[ \t]{0,10}:[ \t])[ \t]{0,10}[\"']?"
+    + _BUCKET
+    + r"(?![A-Za-z0-9._$%{-])"
+)
+_SSH_PUBKEY_RX = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|"
+    r"sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+(AAAA[A-Za-z0-9+/]{40,}={0,2})"
+)
+_AGE_RECIPIENT_RX = re.compile(
+    r"age1(?<![A-Za-z0-9]age1)[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}(?![A-Za-z0-9])"
+)
+# Public AWS service endpoints, regional: sqs.eu-west-1.amazonaws.com, s3-us-west-2.amazonaws.com.
+# A customer's own name adds a label in front (bucket.s3.…, id.execute-api.…) and stays masked.
+_AWS_PUBLIC_ENDPOINT_RX = re.compile(
+    r"(?:[a-z0-9-]{2,30}\.(?:dualstack\.)?|s3-)[a-z]{2}(?:-gov)?-[a-z]+-\d\.amazonaws\.com(?:\.cn)?"
+)
+# Looked up in the scrubber's keyword index (one pass for all), not with a scan of the text each.
+_INDEX_WORDS = ("amazonaws.com", "storage.googleapis.com", "bucket", "ssh-", "ecdsa-sha2-", "age1")
+index_keywords(_INDEX_WORDS)
 _K8S_POD_RX = re.compile(
     r"(?<![A-Za-z0-9-])[a-z0-9](?:[a-z0-9-]{0,50}[a-z0-9])?-[bcdfghjklmnpqrstvwxz2456789]{5,10}-"
     r"[bcdfghjklmnpqrstvwxz2456789]{5}(?![A-Za-z0-9-])"
@@ -193,7 +262,13 @@ class Recognizers:
 
     def _keep_host(self, host: str) -> bool:
         h = host.lower()
-        return h in self._keep_exact or any(h == d or h.endswith("." + d) for d in self._keep)
+        if h in self._keep_exact or any(h == d or h.endswith("." + d) for d in self._keep):
+            return True
+        return (
+            bool(self._keep_exact)
+            and h.endswith(".amazonaws.com")
+            and bool(_AWS_PUBLIC_ENDPOINT_RX.fullmatch(h))
+        )
 
     def find(self, text: str, index: LineIndex | None = None) -> list[Candidate]:
         """Every candidate entity span in ``text`` (overlapping; the anonymizer resolves them)."""
@@ -210,8 +285,12 @@ class Recognizers:
             for m in _JIRA_RX.finditer(text):
                 if m.group().split("-", 1)[0] not in _JIRA_STOP:
                     add(Candidate("JIRA_KEY", m.start(), m.end(), PRIORITY["JIRA_KEY"]))
+            if "/browse/" in text or "selectedIssue=" in text:
+                for m in _JIRA_URL_RX.finditer(text):
+                    add(Candidate("JIRA_KEY", m.start(1), m.end(1), PRIORITY["JIRA_KEY"]))
         out.extend(self._numbers(text))
         out.extend(self._cloud(text, index.low if index.low is not None else text.lower()))
+        out.extend(self._keys_and_buckets(text, index))
         out.extend(self._users(text, index))
         if self._ns_rx is not None:
             out.extend(
@@ -371,6 +450,45 @@ class Recognizers:
                 g = 1 if m.group(1) else 2
                 yield Candidate("AZURE_SUBSCRIPTION", *m.span(g), PRIORITY["AZURE_SUBSCRIPTION"])
 
+    def _keys_and_buckets(self, text: str, index: LineIndex) -> Iterator[Candidate]:
+        yield from self._buckets(text, index)
+        for lo, hi in index.ranges(("ssh-", "ecdsa-sha2-")):
+            for m in _SSH_PUBKEY_RX.finditer(text, lo, hi):
+                yield Candidate("PUBLIC_KEY", *m.span(1), PRIORITY["PUBLIC_KEY"])
+        for lo, hi in index.lines("age1"):
+            for m in _AGE_RECIPIENT_RX.finditer(text, lo, hi):
+                yield Candidate("PUBLIC_KEY", *m.span(), PRIORITY["PUBLIC_KEY"])
+
+    def _buckets(self, text: str, index: LineIndex) -> Iterator[Candidate]:
+        spans: list[tuple[int, int]] = []
+        for lo, hi in index.ranges(("amazonaws.com", "storage.googleapis.com")):
+            for rx in _BUCKET_SUFFIX_RXS:  # virtual-hosted: walk back over the name
+                for m in rx.finditer(text, lo, hi):
+                    end = start = m.start()
+                    while start > lo and end - start < 65 and text[start - 1] in _BUCKET_CHARS:
+                        start -= 1
+                    if start > lo and text[start - 1] == "%" and text[start : start + 2].upper() == "2F":
+                        start += 2  # "%2F" is an encoded "/" (a URL inside a query string)
+                    elif start > lo and text[start - 1].isalnum():
+                        continue
+                    if _BUCKET_FULL_RX.fullmatch(text, start, end):
+                        spans.append((start, end))
+            for rx in _BUCKET_PATH_RXS:
+                spans.extend(m.span(1) for m in rx.finditer(text, lo, hi))
+        if "arn:aws" in text:
+            spans.extend(m.span(1) for m in _BUCKET_ARN_RX.finditer(text))
+        for lo, hi in index.lines("bucket"):
+            spans.extend(m.span(1) for m in _BUCKET_KV_RX.finditer(text, lo, hi))
+        for s, e in spans:
+            name = text[s:e]
+            if (
+                name.lower() in _USER_STOP
+                or name.isdigit()
+                or any(rx.search(name) for rx in _BUCKET_SUFFIX_RXS)
+            ):
+                continue  # (bucket = name.s3.amazonaws.com: the virtual-hosted walk above has the name)
+            yield Candidate("BUCKET", s, e, PRIORITY["BUCKET"])
+
     def _users(self, text: str, index: LineIndex) -> Iterable[Candidate]:
         for lo, hi in index.ranges(_USER_KEYWORDS):
             low = text[lo:hi].lower()
@@ -389,6 +507,8 @@ class Recognizers:
                         spans.append(m.span(1))
             if "<" in low:
                 spans.extend(m.span(1) for m in _USER_XML_RX.finditer(text, lo, hi))
+            if "define(" in low:
+                spans.extend(m.span(1) for m in _USER_DEFINE_RX.finditer(text, lo, hi))
             for s, e in set(spans):
                 value = text[s:e]
                 if value.lower() in _USER_STOP or value.isdigit() or PLACEHOLDER_RX.match(text, s):

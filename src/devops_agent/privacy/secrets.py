@@ -3,7 +3,9 @@
 Secrets are never stored, never mapped to placeholders and never restored; this module only finds
 and cuts them. It covers provider token formats (GitHub, GitLab, Slack, Stripe, OpenAI, ...), PEM
 and PuTTY private keys, JWTs, ``Authorization`` headers, cookies, passwords inside URLs, password
-hashes and ``key = value`` lines whose key names a secret.
+hashes, credentials on command lines (``curl -u``, ``--password``), a few log and file formats
+(Jenkins' first admin password, ``~/.pgpass``) and ``key = value`` lines whose key names a secret.
+Documentation dummies (``xxxx``, ``EXAMPLE``, ``abcdef…``, ``changeme``) are never secrets.
 
 Speed matters (every tool output passes through here), so each rule carries literal *keywords*;
 a rule's regex runs only when one of its keywords occurs in the text (one C-level substring scan
@@ -60,16 +62,34 @@ class _Rule:
     multiline: bool = False
 
 
-_DUMMY_WORDS = ("xxxx", "****", "####", "example", "your", "here", "placeholder", "a1b2c3", "123456789")
-_SAME_RUN_RX = re.compile(r"(.)\1{7}")
+# Documentation and hand-typed values, never generated: marker words, one character repeated, six
+# ascending letters or digits (``abcdef``, ``123456``: under 1 in 10^8 per position by chance in a
+# random token), and a short unit repeated (``1234-1234-1234-``).
+_DUMMY_RX = re.compile(
+    r"xxxx|\*\*\*\*|####|example|your|here|placeholder|dummy|fake|sample|qwerty|change[_-]?me|a1b2c3"
+)
+_SEQUENCES = tuple(
+    run[i : i + 6] for run in ("abcdefghijklmnopqrstuvwxyz", "0123456789") for i in range(len(run) - 5)
+)
+_REPEAT_HINT_RX = re.compile(r"(...).{0,3}\1")  # needed for a repeat, and cheap: most values stop here
+_REPEAT_RX = re.compile(r"(.)\1{7}|(..)\2{4,}|(...)\3\3|(....)\4\4|(.....)\5\5|(......)\6\6")
+_MASK_TAIL = ("####", "****", "xxxx", "XXXX", "...", "…")
 
 
 def _is_dummy(value: str) -> bool:
-    """Documentation values: ``ghp_xxxx…``, ``AKIA…EXAMPLE``, ``a1b2c3…``, long runs of one character."""
-    low = value.lower()
-    if any(w in low for w in _DUMMY_WORDS) or _SAME_RUN_RX.search(value):
+    """Documentation values: ``ghp_xxxx…``, ``AKIA…EXAMPLE``, ``sk-…abcdef…``, ``1234-1234-1234``.
+
+    Applied to tokens of every format (a real token never holds these patterns, so the choice only
+    decides whether a fake one is redacted), but not to passwords: people choose those, and words
+    in them (``ExamplePas123``) are no evidence of a placeholder. Placeholders are short, so only
+    the head of a long value is looked at.
+    """
+    head = value[:64].lower()
+    if _DUMMY_RX.search(head) or (len(value) >= 12 and len(set(head)) < 6):
         return True
-    return len(value) >= 12 and len(set(low)) < 6
+    if any(q in head for q in _SEQUENCES):
+        return True
+    return _REPEAT_HINT_RX.search(head) is not None and _REPEAT_RX.search(head) is not None
 
 
 def _group_finder(pattern: str, flags: int = 0, group: int | str = 0) -> Finder:
@@ -78,10 +98,20 @@ def _group_finder(pattern: str, flags: int = 0, group: int | str = 0) -> Finder:
     def find(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
         for m in rx.finditer(text, lo, hi):
             value = m.group(group)
-            if value and not _is_dummy(value) and not _is_placeholder(value):
+            if (
+                value
+                and not _is_dummy(value)
+                and not _is_placeholder(value)
+                and not _masked_after(text, m.end())
+            ):
                 yield m.span(group)
 
     return find
+
+
+def _masked_after(text: str, end: int) -> bool:
+    """A token cut short by a mask (``xoxp-123-456-####``) is a placeholder, not a shorter token."""
+    return text.startswith(_MASK_TAIL, end)
 
 
 def _token(
@@ -151,6 +181,8 @@ _PROVIDER_RULES: list[_Rule] = [
     ),
     _token("digitalocean_token", ["_v1_"], _B + r"do[opr]_v1_[a-f0-9]{64}" + _E),
     _token("vault_token", ["hvs.", "hvb.", "hvr."], _B + r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    # Legacy (< 1.10) batch tokens: "b." and a base64url protobuf that starts with version 1.
+    _token("vault_token", ["b.AAAAAQ"], _B + r"b\.AAAAAQ[A-Za-z0-9_-]{100,}"),
     _token("atlassian_token", ["ATATT", "ATCTT"], _B + r"AT[AC]TT3[A-Za-z0-9_=-]{60,}"),
     _token(
         "discord_webhook", ["/api/webhooks/"], r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"
@@ -200,7 +232,7 @@ _PROVIDER_RULES: list[_Rule] = [
     _token(
         "azure_client_secret",
         ["q~"],
-        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}" + _E,
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
     ),
     _token(
         "newrelic_key",
@@ -253,6 +285,47 @@ _PROVIDER_RULES: list[_Rule] = [
         group=1,
         multiline=True,
     ),
+    # Printed once by a new Jenkins controller (also in /var/jenkins_home/secrets/initialAdminPassword).
+    _token(
+        "jenkins_setup_password",
+        ["password to proceed to installation"],  # Jenkins' exact wording, so the scan is case-sensitive
+        r"password to proceed to installation:\s{1,10}([a-f0-9]{32})(?![a-f0-9])",
+        group=1,
+        multiline=True,
+    ),
+    _token(
+        "codeclimate_reporter_id",
+        ["cc_test_reporter_id"],
+        r"(?i)CC_TEST_REPORTER_ID[\"']?[ \t]*[:=][ \t]*[\"']?([a-f0-9]{64})(?![a-f0-9])",
+        group=1,
+    ),
+    # Postmark server/account tokens are UUIDs: only a Postmark key or header makes one a secret.
+    _token(
+        "postmark_token",
+        ["postmark"],
+        r"(?i)postmark(?:[_.-]?(?:server|account|api))?(?:[_.-]?(?:token|key))?[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-f-])",
+        group=1,
+    ),
+    # TrueNAS API keys ("<id>-<64 alphanumerics>") passed to the WebSocket login method.
+    _token(
+        "truenas_api_key",
+        ["login_with_api_key"],
+        r"login_with_api_key[\"'][^\[\]]{0,60}\[\s{0,20}[\"'](\d{1,6}-[A-Za-z0-9]{64})[\"']",
+        group=1,
+        multiline=True,
+    ),
+    _token(
+        "aws_bedrock_key", ["ABSKQmVkcm9ja0FQSUtleS"], _B + r"ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{100,}={0,2}"
+    ),
+    # ~/.pgpass lines, hostname:port:database:username:password (PostgreSQL's documented format);
+    # keyed on the default port or a wildcard, which nearly every such line has.
+    _token(
+        "pgpass_password",
+        [":5432:", ":*:"],
+        r"(?m)^[^:\s#]{1,253}:(?:5432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\.){1,200})$",
+        group=1,
+    ),
     _token("psexec_password", ["psexec"], r"(?i)psexec[^\n]{0,200}?\s-p\s+([^\s$%][^\s]*)", group=1),
     _token(
         "password_hash",
@@ -267,7 +340,7 @@ _PROVIDER_RULES: list[_Rule] = [
 _PEM_RX = re.compile(
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     r"(?:[A-Za-z0-9+/=\s:,\"'-]|\\n|\\r){0,20000}?"
-    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?=[^A-Za-z0-9+/=\s:,\\-])|\Z)"
+    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?=[^A-Za-z0-9+/=\s:,\"'\\-])|\Z)"
 )
 _PUTTY_RX = re.compile(
     r"Private-Lines: *\d+\r?\n(?:[A-Za-z0-9+/=]{1,80}\r?\n?){1,200}|Private-MAC: *[0-9a-fA-F]{20,}"
@@ -304,9 +377,8 @@ def _find_aws_secret_near_id(text: str, lo: int, hi: int) -> Iterable[tuple[int,
 
 # --- passwords in URLs ---------------------------------------------------------------------------
 
-_URL_USERINFO_RX = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.-]{1,20}://([^\s/@\"'<>]{0,256}(?:@[^\s/@\"'<>]{0,256}){0,4})@"
-)
+# Starts with the literal "://" (the scheme is a lookbehind) so the engine can jump between them.
+_URL_USERINFO_RX = re.compile(r"(?<=[A-Za-z0-9+.-]{2})://([^\s/@\"'<>]{0,256}(?:@[^\s/@\"'<>]{0,256}){0,4})@")
 
 
 def _find_url_passwords(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
@@ -327,9 +399,12 @@ def _find_url_passwords(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]
 _CLI_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "token", "secret", "test", "yyy", "xxx", "pwd"})
 
 
+# The flag name may carry a prefix: ``--db-password``, ``-vaultToken`` (camelCase), ``-ApiKey``.
+# Patterns here start with a literal "-" (boundaries are lookbehinds after it): the regex engine then
+# skips to each "-" instead of trying every position.
 _CLI_FLAG_RX = re.compile(
-    r"(?i)(?<![\w-])--?(?P<key>(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pass|token|secret|api-?key))[ \t=]+"
-    r"(?P<q>[\"']?)(?P<v>[^\s\"'$%<{(-][^\s\"']{2,})(?P=q)(?=\s|$)"
+    r"-(?<![\w-]-)-?(?P<key>(?:[A-Za-z0-9]+[_-]|[a-z0-9]+(?=[A-Z]))*(?i:password|passwd|pass|token|secret|api-?key))"
+    r"[ \t=]+(?P<q>[\"']?)(?P<v>[^\s\"'$%<{(-][^\s\"']{2,})(?P=q)(?=[\s\"'`]|$)"
 )
 
 
@@ -341,20 +416,35 @@ def _find_cli_flags(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
             yield m.span("v")
 
 
+def _cli_value_ok(value: str, *, token: bool) -> bool:
+    low = value.lower()
+    if low in _CLI_PLACEHOLDERS or low in _PASSWORD_PLACEHOLDERS or _is_placeholder(value):
+        return False
+    return not _is_dummy(value) if token else not low.startswith("your")  # (a password: see _is_dummy)
+
+
 def _find_cli_passwords(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
+    """``curl -u user:pass``, ``--user "user":"pass"``, ``-u "API_KEY:"`` (a key sent as the user name)."""
     for m in _CLI_USER_RX.finditer(text, lo, hi):
-        value = m.group(1)
-        if value.lower() not in _CLI_PLACEHOLDERS and not _is_placeholder(value) and not _is_dummy(value):
-            yield m.span(1)
+        user, start, end = m.group("user"), m.start("pw"), m.end("pw")
+        if text.startswith("{", start) and text.startswith("}", end - 1):
+            start, end = start + 1, end - 1  # --user "{id}":"{secret}": the braces are quoting
+        pw = text[start:end]
+        if pw == user or (user.isdigit() and pw.isdigit()):
+            continue  # docker run -u 1000:1000 / -u app:app is user:group; "test:test" a placeholder
+        if len(pw) >= 3 and not pw.startswith(("$", "<", "[", "{")) and _cli_value_ok(pw, token=False):
+            yield start, end
+        elif not pw and _looks_random(user, 10) and _cli_value_ok(user, token=True):
+            yield m.span("user")
 
 
 _CLI_USER_RX = re.compile(
-    r"(?:\s-u|--user)[ \t=]+[\"']?[^\s\"':$<\[]{0,100}:[\"']?([^\s\"'$<\[{][^\s\"']{2,})"
+    r"-(?<!\S-)(?:u|-user)[ \t=]+[\"']?(?P<user>[^\s\"':$<\[]{0,100})[\"']?:[\"']?(?P<pw>[^\s\"']{0,200})"
 )
 _AUTH_HEADER_RX = re.compile(
     r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
     r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|sso-key|ssws|aws4-hmac-sha256|hmac)\s+)?"
-    r"([^\s\"',;]{8,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s,]+){0,8})"
+    r"(?![<{$])([^\s\"',;]{8,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s,]+){0,8})"
 )
 _BEARER_RX = re.compile(r"(?i)\bbearer:?\s+([A-Za-z0-9._~+/-]{16,}=*)")
 _COOKIE_LINE_RX = re.compile(r"(?im)\b(?:set-)?cookie[\"']?\s*[:=]\s*[\"']?([^\r\n]*)")
@@ -385,17 +475,8 @@ _SECRET_KEY_WORD = (
 )
 _KEY = r"[A-Za-z0-9_.-]{0,40}?" + _SECRET_KEY_WORD + r"(?![a-z])[A-Za-z0-9_.-]{0,40}"
 _SECRET_KEY_RX = re.compile(r"(?i)" + _SECRET_KEY_WORD + r"(?![a-z])")
-_SEP = r"[\"']?[ \t]{0,20}(?:=>|:=|[!=]==?|=|:|[\"'][ \t]*,)[ \t]{0,20}"
+_SEP = r"(?:\\{0,2}[\"'])?[ \t]{0,20}(?:=>|:=|[!=]==?|=|:|[\"'][ \t]*,)[ \t]{0,20}"
 _QUOTED = r"(?:\"(?P<qv>[^\"\r\n]{1,500})\"|'(?P<sv>[^'\r\n]{1,500})'|`(?P<bv>[^`\r\n]{1,500})`)"
-_KV_RX = re.compile(
-    r"(?i)(?<![A-Za-z0-9])(?P<key>"
-    + _KEY
-    + r")(?P<sep>"
-    + _SEP
-    + r")(?:"
-    + _QUOTED
-    + r"|\\\"(?P<ev>[^\"\\\r\n]{1,500})\\\"|(?P<uv>[^\s\"'`,;<>(){}\[\]]{1,500}))"
-)
 _DOTNET_ADD_RX = re.compile(r"<add\s+key=\"(?P<key>[^\"]{1,100})\"\s+value=\"(?P<qv>[^\"]{1,500})\"")
 _PROSE_PASSWORD_RX = re.compile(
     r"(?i)\bpass(?:word|phrase)\b[^.\n]{0,40}?\bis:?\s+(?:\"(?P<qv>[^\"\n]{3,64})\"|'(?P<sv>[^'\n]{3,64})')"
@@ -405,15 +486,32 @@ _WS_PASSWORD_RX = re.compile(
     r"(?im)(?:^[ \t]*|\blogin[ \t]+\S+[ \t]+)(?P<key>password|passwd|passphrase)[ \t]+"
     r"\"?(?P<qv>[^\s\"]{1,200}(?<![.,:;]))\"?[ \t]*(?:$|\s(?:account|machine|login|port)\b)"
 )
-# Keys that *mention* a secret but hold metadata about it.
-_META_KEY_RX = re.compile(
-    r"(?i)(?:path|file|name|id|type|field|length|len|size|url|uri|dir|enabled|required|count|expir\w*|ttl|"
-    r"timeout|format|version|algorithm|alg|hint|prompt|label|policy|header|ref|location|provider|mode|"
-    r"endpoint|changed|reset|pattern|regex|strength|min|max|policy|hash|validation|store|env|var|prefix)$"
+# Keys that *mention* a secret but hold metadata about it (a suffix test: ``token_path``, ``secretName``).
+_META_KEY_SUFFIXES = (
+    "path", "file", "name", "id", "type", "field", "length", "len", "size", "url", "uri", "dir", "enabled",
+    "required", "count", "ttl", "timeout", "format", "version", "algorithm", "alg", "hint", "prompt", "label",
+    "policy", "header", "ref", "location", "provider", "mode", "endpoint", "changed", "reset", "pattern",
+    "regex", "strength", "min", "max", "hash", "validation", "store", "env", "var", "prefix", "domain",
+    "host", "hostname", "server", "realm", "scope", "method", "issuer", "audience", "age", "days", "retries",
+    "attempts", "history", "rounds", "iterations", "cost", "metadata",
+)  # fmt: skip
+
+
+def _is_meta_key(key: str) -> bool:
+    low = key.lower()
+    if low.endswith(_META_KEY_SUFFIXES):
+        return not low.endswith(("access_key_id", "accesskeyid", "access-key-id"))
+    i = low.rfind("expir")  # token_expiry, secret_expires_at
+    return i >= 0 and "." not in low[i:] and "-" not in low[i:]
+
+
+# Human-chosen placeholders for a password (changeit is the JDK trust store's documented default).
+_PASSWORD_PLACEHOLDERS = frozenset(
+    {"changeme", "change_me", "change-me", "changeit", "changethis", "change_this", "secret_here"}
 )
 _PASSWORD_KEY_RX = re.compile(r"(?i)pass(?:word|wd|phrase)?(?![a-z])|pwd")
 _PLACEHOLDER_RX = re.compile(
-    r"(?i)^(?:.*\.\.\.|\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|%\(.*\)s|%[A-Za-z_]+%|\{\{.*\}\}|\{[A-Za-z_]*\}|<.*>|"
+    r"(?i)^(?:.*\.\.\.|\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|%\(.*\)s|%[A-Za-z_]+%|\{\{.*\}\}|\{[A-Za-z_]*\}|<.*>|&lt;.*&gt;|"
     r"\[REDACTED[A-Z_]*\]|<<[A-Z_]+_[0-9a-f]{8}>>|\*+|x+|\.+|-+|_+|#+|"
     r"null|none|nil|true|false|yes|no|on|off|undefined|empty|required|optional|string|str|"
     r"placeholder|redacted|hidden|masked|todo|tbd|"
@@ -444,38 +542,69 @@ def _looks_random(value: str, min_len: int) -> bool:
     return classes >= 2 and _entropy(value) >= 3.0
 
 
-_NOT_LITERAL_RX = re.compile(r"^\\?\$|^@@?[A-Za-z_]|\$[{(]|^[,;:)+.]|[:(+]$|^arn:|[-_]v?\d+\.\d+(?:\.\d+)*$")
+_NOT_LITERAL_RX = re.compile(r"^\\?\$|^@@?[A-Za-z_]|\$[{(]|^[,;)+.]|[:(+]$|^arn:|[-_]v?\d+\.\d+(?:\.\d+)*$")
+_CODE_START_RX = re.compile(r"^:")  # unquoted only (a YAML symbol); quoted, ":9URM*n5…" is a literal
 
 
-_WORD_SPLIT_RX = re.compile(r"[_.\-/ ]+")
+_WORD_SPLIT_RX = re.compile(r"[_.\-/ ]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # CPUThrottlingHigh
 
 
 def _is_wordy(value: str) -> bool:
-    """Identifier-like values (``DOC_Vector_5_32``, ``jetbrains.mps.v8_elimination``), not tokens."""
+    """Identifier-like values (``DOC_Vector_5_32``, ``jetbrains.mps.v8_elimination``,
+    ``ConnectionString_B2B``), not tokens."""
     parts = [p for p in _WORD_SPLIT_RX.split(value) if p]
     if len(parts) < 3 or max(len(p) for p in parts) > 12:
         return False
-    return all(p.isalpha() or p.isdigit() or (p[0].isalpha() and p[1:].isdigit()) for p in parts)
+    return all(
+        p.isalpha() or p.isdigit() or len(p) <= 3 or (p[0].isalpha() and p[1:].isdigit()) for p in parts
+    )
 
 
-def _value_is_secret(key: str, value: str, quoted: bool) -> bool:
-    if not value or value != value.strip() or _is_placeholder(value) or _META_KEY_RX.search(key):
+def _value_is_secret(key: str, value: str, quoted: bool, *, compared: bool = False) -> bool:
+    """Is ``value`` (assigned to, or with ``compared`` tested against, ``key``) a literal secret?"""
+    # Cheap structural rejections first: this runs on every secret-named key in every tool output.
+    if not value or value != value.strip() or _is_meta_key(key):
         return False
-    if "public" in key.lower() or _NOT_LITERAL_RX.search(value):
-        return False  # public keys, concatenations, variable interpolation, ARNs, versions
-    if value.lower() == key.lower() or value.isdigit() and len(value) < 12:
+    low_key = key.lower()
+    if "csrf" in low_key or "xsrf" in low_key:
+        return False  # anti-forgery tokens are per session and useless without its cookie
+    inner = value.strip("\"'")  # DATABASE_PASSWORD="'$VAR'" quotes the interpolation twice
+    if _is_placeholder(value) or (inner != value and _is_placeholder(inner)) or _NOT_LITERAL_RX.search(inner):
+        return False  # placeholders, concatenations, variable interpolation, ARNs, versions
+    if "public" in low_key or (not quoted and _CODE_START_RX.search(value)):
+        return False
+    if value.lower() == key.lower():
         return False
     if not quoted and (_IDENTIFIER_RX.match(value) or value.startswith(("~", "http://", "https://"))):
         return False  # a variable, attribute access or path, not a literal secret
-    if re.match(r"^(?:#[a-z-]+|(?:/|~/|\./|\.\./)[^ ]*)$", value):
-        return False  # a CSS selector or a path
-    if _PASSWORD_KEY_RX.search(key):
-        return len(value) >= 3  # any literal password is a secret, however weak
-    if key.lower().strip("_.-") == "key":
-        return _looks_random(value, 20) and ":" not in value  # a bare "key" is as often a cache/map key
-    if " " in value and not _looks_random(value.replace(" ", ""), 20) or _is_dummy(value) or _is_wordy(value):
+    if _PATH_OR_SELECTOR_RX.match(value):
         return False
-    return len(value) >= 12 or _looks_random(value, 10)
+    if _PASSWORD_KEY_RX.search(key):
+        # Any other literal password is a secret, however weak: people choose them, so words in
+        # them ("ExamplePas123") are not evidence of a placeholder the way they are in a token.
+        low = value.lower()
+        return len(value) >= 3 and low not in _PASSWORD_PLACEHOLDERS and not low.startswith("your")
+    if value.isdigit() and len(value) < 12:
+        return False  # a count or an id; a numeric *password* ("123456") was taken above
+    if not _looks_like_secret_value(key, value, quoted and compared):
+        return False
+    return not _is_dummy(value) and not _is_wordy(value)
+
+
+def _looks_like_secret_value(key: str, value: str, quoted_comparison: bool) -> bool:
+    """Shape test for the value of a key that names a secret but is not a password."""
+    if key.lower().strip("_.-") == "key":
+        return ":" not in value and _looks_random(value, 20)  # a bare "key" is as often a cache/map key
+    if " " in value:  # a few spaces in a random blob, not prose ("*Severity*: warning …")
+        return value.count(" ") * 16 <= len(value) and _looks_random(value.replace(" ", ""), 20)
+    if len(value) >= 12 or _looks_random(value, 10):
+        return True
+    # Short and plain: a secret only where code compares one with it: `creds.Secret != "open-sesame"`.
+    return quoted_comparison and len(value) >= 6 and _STRONG_KEY_RX.search(key) is not None
+
+
+_PATH_OR_SELECTOR_RX = re.compile(r"(?:#[a-z-]+|(?:/|~/|\./|\.\./)[^ ]*)$")
+_STRONG_KEY_RX = re.compile(r"(?i)secret|token|credential")
 
 
 _KV_TAIL_RX = re.compile(
@@ -484,7 +613,8 @@ _KV_TAIL_RX = re.compile(
     + _SEP
     + r")(?:"
     + _QUOTED
-    + r"|\\\"(?P<ev>[^\"\\\r\n]{1,500})\\\"|(?P<uv>[^\s\"'`,;<>(){}\[\]]{1,500}))"
+    # a value quoted with escaped quotes: JSON inside a string (\"x\"), JS inside a string (\\'x\\')
+    + r"|\\{1,2}(?P<eq>[\"'])(?P<ev>[^\"'\\\r\n]{1,500})\\{1,2}(?P=eq)|(?P<uv>[^\s\"'`,;<>(){}\[\]]{1,500}))"
 )
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # Words that may be glued in front of a weak key word without a separator (apikey, accesskey).
@@ -515,19 +645,30 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
         while i >= 0:
             p = lo + i
             i = low.find(kw, i + 1)
+            if not _key_word_starts(text, p, kw):
+                continue  # "monkey", "compat": checked before the regex, most hits end here
             m = _KV_TAIL_RX.match(text, p)
-            if m is None or m.end() in done or not _key_word_starts(text, p, m.group("word")):
+            if m is None or m.end() in done:
                 continue
             done.add(m.end())
             ks = p
             while ks > lo and p - ks < 40 and text[ks - 1] in _KEY_CHARS:
                 ks -= 1
+            if ks > 0 and text[ks - 1] == "/":
+                continue  # a path segment ('/forgot-password' => "passwords#update"), not a key
             key = text[ks : m.start("sep")]
             group = next(g for g in ("qv", "sv", "bv", "ev", "uv") if m.group(g) is not None)
             if group == "uv" and m.end() < len(text) and text[m.end()] in "({[$":
                 continue  # a call, an index or an interpolation, not a literal
-            code_style = group == "uv" and "=" in m.group("sep") and " " in m.group("sep")
-            if _value_is_secret(key, m.group(group), not code_style):
+            sep = m.group("sep")
+            if sep.rstrip().endswith(",") and text[max(0, ks - 4) : ks].rstrip("\"' ").endswith((":", "[")):
+                # ('KEY', 'value') is an argument list (define(), buildConfigField); in
+                # "file": "a_secret.txt", "next" or ["a_secret", "b"] the "key" is itself a value
+                continue
+            if group == "bv" and " " in m.group(group):
+                continue  # `kubectl get secret …`: a shell command substitution, not a literal
+            code_style = group == "uv" and "=" in sep and " " in sep
+            if _value_is_secret(key, m.group(group), not code_style, compared="==" in sep or "!=" in sep):
                 yield m.span(group)
     rxs = [_XML_ELEM_RX] if "<" in low else []
     if "<add" in low:
@@ -544,6 +685,20 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
             group = "qv" if m.group("qv") is not None else "sv"
             if not _is_placeholder(m.group(group)):
                 yield m.span(group)
+
+
+# Terraform: the secret's name is the variable's, the literal is its default.
+_TF_VARIABLE_RX = re.compile(
+    r"variable \"(?P<key>[^\"\n]{1,100})\"[ \t]*\{[^{}]{0,400}?"
+    r"\bdefault[ \t]*=[ \t]*\"(?P<qv>[^\"\n]{1,500})\""
+)
+
+
+def _find_tf_variable_defaults(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
+    for m in _TF_VARIABLE_RX.finditer(text, lo, hi):
+        key = m.group("key")
+        if _SECRET_KEY_RX.search(key) and _value_is_secret(key, m.group("qv"), True):
+            yield m.span("qv")
 
 
 _SECRET_KEY_KEYWORDS = (
@@ -565,6 +720,7 @@ _RULES: list[_Rule] = [
     _Rule("cookie", ("cookie",), _find_cookie_values),
     _Rule("cli_password", ("-u", "--user"), _find_cli_passwords),
     _Rule("config_secret", _SECRET_KEY_KEYWORDS, _find_kv_secrets),
+    _Rule("terraform_variable_default", ('variable "',), _find_tf_variable_defaults, multiline=True),
 ]
 
 
@@ -583,6 +739,23 @@ def _is_case_insensitive(kw: str) -> bool:
 
 
 _AUTOMATA: list[Any] = []  # [lower-case keywords, case-sensitive keywords], built on first use
+_EXTRA_KEYWORDS: set[str] = set()
+
+
+def index_keywords(words: Iterable[str]) -> None:
+    """Index ``words`` too in every :class:`LineIndex` (same pass as the rules' keywords).
+
+    For the entity recognizers, which share the index: a keyword they test on every text costs
+    nothing extra here, instead of one scan of the text each.
+    """
+    new = set(words) - _EXTRA_KEYWORDS
+    if new:
+        _EXTRA_KEYWORDS.update(new)
+        _AUTOMATA.clear()
+
+
+def _all_keywords() -> list[str]:
+    return [kw for rule in _RULES for kw in rule.keywords] + sorted(_EXTRA_KEYWORDS)
 
 
 class LineIndex:
@@ -604,10 +777,8 @@ class LineIndex:
     def _index_all(self) -> None:
         if not _AUTOMATA:
             # One automaton over the lower-cased text; case-sensitive keywords are re-checked below.
-            _AUTOMATA.append(_build_automaton(kw.lower() for rule in _RULES for kw in rule.keywords))
-            _AUTOMATA.append(
-                {kw.lower(): kw for rule in _RULES for kw in rule.keywords if not _is_case_insensitive(kw)}
-            )
+            _AUTOMATA.append(_build_automaton(kw.lower() for kw in _all_keywords()))
+            _AUTOMATA.append({kw.lower(): kw for kw in _all_keywords() if not _is_case_insensitive(kw)})
         automaton, exact = _AUTOMATA
         text = self.text
         hits: dict[str, list[tuple[int, int]]] = {}
@@ -625,9 +796,8 @@ class LineIndex:
             hi = len(text) if hi < 0 else hi
             hits.setdefault(kw, []).append((lo, hi))
             last[kw] = hi
-        for rule in _RULES:
-            for kw in rule.keywords:
-                self._cache[kw] = hits.get(kw, [])
+        for kw in _all_keywords():
+            self._cache[kw] = hits.get(kw, [])
 
     def lines(self, kw: str) -> list[tuple[int, int]]:
         """The (start, end) of every line holding ``kw`` (case-insensitively when ``kw`` is lower-case)."""
