@@ -87,3 +87,131 @@ def test_rank_files_sums_top_two_chunks() -> None:
     hits = [hit("a.py", 5.0), hit("b.py", 4.0), hit("b.py", 3.0), hit("a.py", 0.5), hit("b.py", 2.9)]
     assert rank_files(hits) == ["b.py", "a.py"]  # 7.0 vs 5.5
     assert rank_files(hits, top=1) == ["a.py", "b.py"]
+
+
+def test_bm25_query_weights_repeat_and_title() -> None:
+    import math
+
+    from devops_agent.knowledge.lexical import Bm25
+
+    bm = Bm25([(1, {"alpha": 1}), (2, {"beta": 1}), (3, {"gamma": 1})])
+    # One line: every term once, repeats grow by 1 + log(count).
+    assert bm.query_weights("alpha beta beta") == pytest.approx({"alpha": 1.0, "beta": 1 + math.log(2)})
+    # A title line counts double; unknown terms are dropped.
+    assert bm.query_weights("beta crash\nalpha alpha\nbeta") == pytest.approx(
+        {"beta": 2 * (1 + math.log(2)), "alpha": 1 + math.log(2)}
+    )
+    assert bm.search("beta\nalpha", 3)[0][0] == 2
+    assert bm.search("alpha\nbeta", 3)[0][0] == 1
+
+
+def test_query_names_picks_code_not_prose() -> None:
+    from devops_agent.knowledge.symbols import query_names
+
+    q = (
+        "Dataset merge fails in `combine_first`\n"
+        "Calling xarray.core.dataset.Dataset.merge(other) or DataArray or HTTPError; see conf.py\n"
+        '  File "x.py", line 3, in _validate\n'
+        "The Model is fine.\n"
+    )
+    names = query_names(q)
+    for name in ("combine_first", "Dataset", "Dataset.merge", "merge", "DataArray", "HTTPError", "_validate"):
+        assert name in names, name
+    assert names["merge"] == 2  # a part of the dotted path, and called
+    assert names["Dataset"] == 1  # the title's "Dataset" is prose-shaped; the dotted part counts
+    assert "Model" not in names  # a capitalised prose word
+    assert "The" not in names
+    assert "conf" not in names  # a file name goes to the path channel, not here
+
+
+def test_symbol_table_prefers_rare_definitions() -> None:
+    from devops_agent.knowledge.symbols import MAX_DEFINITIONS, SymbolTable, defined_names
+
+    assert defined_names("class", "Policy", "class Policy:\n    def backoff(self):\n        pass\n") == [
+        "Policy",
+        "Policy.backoff",
+        "backoff",
+    ]
+    assert defined_names("method", "Policy.retry", "") == ["Policy.retry", "retry"]
+    assert defined_names("block", "- name: x", "") == []
+    rows = [
+        ("net/retry.py", "class", "RetryPolicy", "class RetryPolicy:\n    def backoff(self): ..."),
+        ("net/client.py", "function", "backoff", ""),
+        *[(f"m{n}.py", "function", "run", "") for n in range(MAX_DEFINITIONS + 1)],
+    ]
+    table = SymbolTable(rows)
+    assert table.files_defining("backoff") == ["net/client.py", "net/retry.py"]
+    # RetryPolicy is defined once, backoff twice: the class's file wins.
+    assert table.rank_files("`RetryPolicy.backoff()` sleeps too long") == ["net/retry.py", "net/client.py"]
+    assert table.scores("run_all calls run()") == {}  # ``run`` is defined everywhere: no signal
+    assert table.rank_files("nothing code-like here") == []
+
+
+def _tree(root: Path) -> None:
+    (root / "net").mkdir(parents=True)
+    # The class is defined here, tersely ...
+    (root / "net" / "policy.py").write_text(
+        "class RetryPolicy:\n    def delay(self, attempt):\n        return min(60, 2 ** attempt)\n"
+    )
+    # ... and used, with the query's other words, in two other files.
+    for name in ("client.py", "worker.py"):
+        (root / "net" / name).write_text(
+            "from net.policy import RetryPolicy\n\n\n"
+            "def send(request):\n"
+            "    # retry the request with RetryPolicy; backoff delay between attempts, retry again\n"
+            "    policy = RetryPolicy()\n    return policy.delay(request.attempt)\n"
+        )
+
+
+def test_search_files_ranks_the_defining_file_first(tmp_path: Path) -> None:
+    from devops_agent.knowledge.search import search_files
+
+    _tree(tmp_path / "src")
+    query = "RetryPolicy retries too fast\nthe backoff delay between request attempts of RetryPolicy is wrong"
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "src")
+        # Plain BM25 prefers the files that use the name most and share the query's other words.
+        assert rank_files(idx.lexical(query, 50))[0] != "net/policy.py"
+        assert idx.symbols().rank_files(query) == ["net/policy.py"]
+        assert search_files(idx, query)[0] == "net/policy.py"
+        assert search_files(idx, query, keep=lambda p: p != "net/policy.py")[0] != "net/policy.py"
+        assert hybrid_search(idx, query, 3)[0].chunk.path == "net/policy.py"
+
+
+def test_file_lexical_scores_whole_files(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    # Each word in its own function: no single chunk holds both, the file does.
+    (tmp_path / "src" / "a.py").write_text("def one():\n    rotate()\n\n\ndef two():\n    keys()\n")
+    (tmp_path / "src" / "b.py").write_text("def three():\n    rotate()\n")
+    (tmp_path / "src" / "c.py").write_text("def four():\n    pass\n")
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "src")
+        ranked = idx.file_lexical("rotate keys", 5)
+        assert [p for p, _ in ranked] == ["a.py", "b.py"]
+        assert ranked[0][1] > ranked[1][1] > 0
+        (tmp_path / "src" / "c.py").write_text("def four():\n    rotate(keys, keys)\n")
+        idx.update(tmp_path / "src")  # a changed collection rebuilds the file index
+        assert "c.py" in [p for p, _ in idx.file_lexical("rotate keys", 5)]
+
+
+def test_names_a_file() -> None:
+    from devops_agent.knowledge.search import names_a_file
+
+    assert names_a_file("error in django/db/models/query.py")
+    assert names_a_file("see django.utils.http")
+    assert not names_a_file("where is the retry logic for webhooks")
+
+
+def test_file_lexical_leaves_prose_out_of_a_code_collection(tmp_path: Path) -> None:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "rotate.py").write_text("def rotate_keys():\n    pass\n")
+    (tmp_path / "code" / "CHANGES.md").write_text("# Changes\n\nrotate keys, rotate keys again\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "keys.md").write_text("# Keys\n\nHow to rotate keys.\n")
+    with KnowledgeIndex(tmp_path / "code.sqlite") as idx:
+        idx.update(tmp_path / "code")
+        assert [p for p, _ in idx.file_lexical("rotate keys", 5)] == ["rotate.py"]
+        assert "CHANGES.md" in {h.chunk.path for h in idx.lexical("rotate keys", 5)}  # still searchable
+    with KnowledgeIndex(tmp_path / "runbooks.sqlite") as idx:
+        idx.update(tmp_path / "docs")
+        assert [p for p, _ in idx.file_lexical("rotate keys", 5)] == ["keys.md"]

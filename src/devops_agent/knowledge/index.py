@@ -20,14 +20,16 @@ import hashlib
 import json
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devops_agent.knowledge.chunking import Chunk, chunk_text, language_of
+from devops_agent.knowledge.chunking import PROSE, Chunk, chunk_text, language_of
 from devops_agent.knowledge.lexical import Bm25
 from devops_agent.knowledge.sources import DirectorySource, Document, Source
+from devops_agent.knowledge.symbols import SymbolTable
 from devops_agent.knowledge.tokenize import term_counts
 
 COLLECTIONS = ("code", "runbooks", "postmortems")
@@ -106,6 +108,8 @@ class KnowledgeIndex:
         self._db.executescript(_SCHEMA)
         self._upgrade()
         self._bm25: tuple[int, Bm25] | None = None
+        self._file_bm25: tuple[int, Bm25, list[str]] | None = None
+        self._symbols: tuple[int, SymbolTable] | None = None
         self._vectors: tuple[int, str, Any] | None = None
 
     @classmethod
@@ -257,6 +261,53 @@ class KnowledgeIndex:
             rows = self._db.execute("SELECT id, terms FROM chunks")
             self._bm25 = (gen, Bm25((cid, json.loads(terms)) for cid, terms in rows))
         return self._bm25[1]
+
+    def file_bm25(self) -> tuple[Bm25, list[str]]:
+        """BM25 over whole files (the summed term counts of each file's chunks, outline excluded)
+        and the path of each of its document ids; rebuilt only when the collection changed.
+
+        In a collection holding code, only code files take part: long prose files (changelogs,
+        release notes) would otherwise set the length norm and the rarity of words for the code
+        (on the SWE-bench DEV benchmark, file Recall@5 of the fused ranking 0.810 with them, 0.824
+        without). Prose stays searchable chunk by chunk; a prose-only collection uses all files.
+        """
+        gen = self._generation()
+        if self._file_bm25 is None or self._file_bm25[0] != gen:
+            paths = dict(self._db.execute("SELECT id, path FROM files"))
+            prose = tuple(sorted(PROSE))
+            marks = ",".join("?" * len(prose))
+            has_code = self._db.execute(
+                f"SELECT 1 FROM chunks WHERE language NOT IN ({marks}) LIMIT 1", prose
+            ).fetchone()
+            rows = self._db.execute(
+                "SELECT file_id, terms FROM chunks WHERE kind != 'outline'"
+                + (f" AND language NOT IN ({marks})" if has_code else ""),
+                prose if has_code else (),
+            )
+            totals: dict[int, Counter[str]] = {}
+            for fid, terms in rows:
+                totals.setdefault(fid, Counter()).update(json.loads(terms))
+            order = sorted(totals)
+            bm25 = Bm25((n, totals[fid]) for n, fid in enumerate(order))
+            self._file_bm25 = (gen, bm25, [paths[fid] for fid in order])
+        return self._file_bm25[1], self._file_bm25[2]
+
+    def file_lexical(self, query: str, limit: int = 10) -> list[tuple[str, float]]:
+        """The best whole files for ``query`` by BM25, as ``(path, score)``."""
+        bm25, paths = self.file_bm25()
+        return [(paths[doc], score) for doc, score in bm25.search(query, limit)]
+
+    def symbols(self) -> SymbolTable:
+        """Which files define which names (see :mod:`devops_agent.knowledge.symbols`), cached."""
+        gen = self._generation()
+        if self._symbols is None or self._symbols[0] != gen:
+            rows = self._db.execute(
+                "SELECT f.path, c.kind, c.symbol, CASE WHEN c.kind = 'class' THEN c.text ELSE '' END "
+                "FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE c.kind IN ('function', 'method', 'class', 'block')"
+            )
+            self._symbols = (gen, SymbolTable(rows))
+        return self._symbols[1]
 
     def get_hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
         """Hits for ``(chunk_id, score)`` pairs, in the given order."""
