@@ -18,6 +18,8 @@ from devops_agent.agent.models import DEFAULT_BASE_URLS, provider_of, resolve_mo
 from devops_agent.config import LoadedSettings
 from devops_agent.config.settings import GitHubSettings
 from devops_agent.errors import DevOpsAgentError
+from devops_agent.privacy import ner
+from devops_agent.privacy.guard import enabled_for
 from devops_agent.store import Store
 from devops_agent.tools.registry import ToolRegistry, default_registry
 
@@ -127,11 +129,39 @@ def check_integrations(loaded: LoadedSettings) -> list[Check]:
     return checks
 
 
+def check_privacy(loaded: LoadedSettings) -> Check:
+    """Whether the privacy guard masks what the model sees, and whether names are masked too.
+
+    Names need the optional NER model (extra ``privacy-ner``): ``ner = "on"`` without it fails
+    (a session would refuse to start); ``auto`` without it warns only when the guard is on.
+    """
+    p = loaded.settings.privacy
+    on = enabled_for(loaded.settings)
+    state = "on" if on else "off"
+    why = f"privacy.enabled = {p.enabled}" + (
+        f", model {loaded.settings.model.name}" if p.enabled == "auto" else ""
+    )
+    if p.ner == "off":
+        return Check("privacy", "ok", f"{state} ({why}); names not masked (privacy.ner = off)")
+    model = ner.installed_model(p.ner_model)
+    if model is not None:
+        return Check("privacy", "ok", f"{state} ({why}); names masked with {model}")
+    hint = f"pip install 'devops-agent[{ner.EXTRA}]', or set privacy.ner = 'off'"
+    if p.ner == "on":
+        return Check(
+            "privacy", "fail", f"{state} ({why}); privacy.ner = on but no NER model is installed", hint
+        )
+    if on:
+        return Check("privacy", "warn", f"{state} ({why}); person and place names are not masked", hint)
+    return Check("privacy", "ok", f"{state} ({why}); NER model not installed")
+
+
 def run_checks(loaded: LoadedSettings) -> list[Check]:
     return [
         check_config(loaded),
         check_store(loaded),
         check_model(loaded),
+        check_privacy(loaded),
         *check_toolsets(loaded),
         *check_integrations(loaded),
     ]
