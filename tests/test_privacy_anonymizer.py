@@ -258,3 +258,84 @@ def test_output_has_no_stray_entities_on_realistic_log(anon: Anonymizer) -> None
     for kept in ["GET /api/v1/orders HTTP/1.1", "200 1534", "10:11:12", "port 50122", "sshd[991]"]:
         assert kept in out
     assert len(re.findall(PLACEHOLDER_RX, out)) == 5
+
+
+# -- prose entities: addresses, ages, dates, cued names --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Jacob lives on 90 Whitchurch Road now.", [("ADDRESS", "90 Whitchurch Road")]),
+        ("ship to 1600 Pennsylvania Ave NW today", [("ADDRESS", "1600 Pennsylvania Ave NW")]),
+        ("office: 20 rue de la Paix, then left", [("ADDRESS", "20 rue de la Paix")]),
+        (
+            "Dexter lives on Ziegelgasse 19 and Via Roma 131.",
+            [("ADDRESS", "Ziegelgasse 19"), ("ADDRESS", "Via Roma 131")],
+        ),
+        ("send it to ul. Miła 53 please", [("ADDRESS", "ul. Miła 53")]),
+        (
+            "Address:\n19902 Main Street Apt. 066\nSt Georges, QC 54256\n\nThanks",
+            [("ADDRESS", "19902 Main Street Apt. 066\nSt Georges, QC 54256")],
+        ),
+        (
+            "28030 Edeby 55\n Apt. 297\n Tystberga\n Sweden 99178",
+            [("ADDRESS", "Edeby 55\n Apt. 297\n Tystberga\n Sweden 99178")],
+        ),
+        ("Meet me at PSC 1437, Box 3833\nAPO AA 66791", [("ADDRESS", "PSC 1437, Box 3833\nAPO AA 66791")]),
+        ("mail P.O. Box 149 or call", [("ADDRESS", "P.O. Box 149")]),
+        ("This 79 year old female, aged 42, a 35-year-old", [("AGE", "79"), ("AGE", "42"), ("AGE", "35")]),
+        ("She was born on 2/8/1935. Her DOB: 1935-02-08", [("DATE", "2/8/1935"), ("DATE", "1935-02-08")]),
+        ("Hello, this is Dr. Kyle Kuefer. Who are you?", [("PERSON", "Kyle Kuefer")]),
+        ("my name is Sara Schwarz and yours?", [("PERSON", "Sara Schwarz")]),
+        ("Date: 1978-04-13\nName: Toshimi Arata\n", [("PERSON", "Toshimi Arata")]),
+    ],
+)
+def test_prose_entities(anon: Anonymizer, text: str, expected: list[tuple[str, str]]) -> None:
+    assert types_of(anon, text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a street line needs a house number and a street-type word; a postal block needs a postal code
+        "retrying 3 times via the gateway; Node 55 joined; 3 Node Close",
+        "Edeby 55 and then some, more words here",
+        "disk drive 2 failed; route 66 added to table 10; took 12 years to fix",
+        "Age: 120\nmax_age=3600 age 5d",
+        # timestamps are not dates of birth
+        "2026-03-12T10:11:12Z build born-again-1 started 12/03/2024 10:11",
+        "Name: nginx-deployment-66b6c48dd5\nName: Kubernetes Dashboard\nmy name is not important",
+    ],
+)
+def test_prose_entities_leave_log_vocabulary_alone(anon: Anonymizer, text: str) -> None:
+    assert types_of(anon, text) == []
+
+
+def test_dates_are_masked_only_when_asked() -> None:
+    line = "2026-03-12T10:11:12Z deploy finished; next window March 3, 2026 or 12/03/2026"
+    assert [t for t, _ in types_of(Anonymizer(KEY, "s"), line)] == []
+    masked = types_of(Anonymizer(KEY, "s", mask_dates=True), line)
+    assert masked == [("DATE", "2026-03-12T10:11:12Z"), ("DATE", "March 3, 2026"), ("DATE", "12/03/2026")]
+
+
+def test_address_scan_is_linear_on_adversarial_input(anon: Anonymizer) -> None:
+    import time
+
+    text = ("1 " + "Aaaaaaaaaa " * 2000 + "strasse ") * 5 + "Via " + "de " * 5000
+    start = time.process_time()
+    anon.anonymize(text)
+    assert time.process_time() - start < 2.0
+
+
+@pytest.mark.parametrize("mask_dates", [False, True])
+def test_guard_takes_date_masking_from_settings(store_url: str, mask_dates: bool) -> None:
+    from devops_agent.config import Settings
+    from devops_agent.privacy.guard import PrivacyGuard
+    from devops_agent.store import Store
+
+    settings = Settings(database_url=store_url, privacy={"ner": "off", "mask_dates": mask_dates})
+    with Store(store_url) as store:
+        guard = PrivacyGuard.for_session(settings, store, "s-1", KEY)
+        masked = guard.mask("deployed 2026-03-12 10:11", "tool_out")
+    assert ("2026-03-12" not in masked) is mask_dates

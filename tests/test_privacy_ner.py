@@ -16,7 +16,16 @@ import pytest
 from devops_agent.errors import UserError
 from devops_agent.privacy import PLACEHOLDER_RX, REDACTED, Anonymizer, Candidate, deanonymize
 from devops_agent.privacy.anonymizer import fill_gaps
-from devops_agent.privacy.ner import NerRecognizer, cap_words, from_settings, installed_model, plausible
+from devops_agent.privacy.ner import (
+    NerRecognizer,
+    _extend_name,
+    _selected_lines,
+    _trim,
+    cap_words,
+    from_settings,
+    installed_model,
+    plausible,
+)
 
 KEY = b"test-key-0123456789abcdef"
 
@@ -81,6 +90,38 @@ def test_prefilter_keeps_only_name_like_words(line: str, expected: list[str]) ->
 )
 def test_postfilter(span: str, ok: bool) -> None:
     assert plausible(span) is ok
+
+
+def test_prefilter_selects_only_lines_with_a_name_word() -> None:
+    log = "Mar 12 10:11:12 web-1 sshd[1]: Accepted publickey for alice\nERROR Bearer abc Mozilla/5.0\n"
+    assert list(_selected_lines(log)) == []
+    text = log + "escalated to Alice Johnson\nINFO done"
+    start = text.index("escalated")
+    assert list(_selected_lines(text)) == [(start, text.index("\nINFO"))]
+
+
+@pytest.mark.parametrize(
+    ("line", "end", "expected"),
+    [
+        ("Ryan P Costa as guardian", 4, "Ryan P Costa"),
+        ("Janka M. Szász\n", 5, "Janka M. Szász"),
+        ("Jane Doe <jane@acme.com>", 4, "Jane Doe"),
+        ("Ryan P as guardian", 4, "Ryan"),  # an initial alone is not taken
+        ("Ann's Cautionary Tales", 5, "Ann's"),
+    ],
+)
+def test_person_spans_extend_over_initials_and_surnames(line: str, end: int, expected: str) -> None:
+    assert line[: _extend_name(line, end)] == expected
+
+
+def test_possessive_is_trimmed_from_model_spans() -> None:
+    assert _trim("Emmie Ström's tales", 0, 13) == (0, 11)
+    assert _trim("Emmie Ström’s tales", 0, 13) == (0, 11)
+    assert _trim("Emmie Ström tales", 0, 11) == (0, 11)
+
+
+def test_titles_are_not_names() -> None:
+    assert words("Dr. Kyle Kuefer and Mrs Ann Lee") == ["Kyle", "Kuefer", "Ann", "Lee"]
 
 
 def test_model_spans_only_fill_gaps_between_pattern_matches() -> None:

@@ -113,6 +113,7 @@ class PrivacySettings(BaseModel):
         default_factory=list, description="Kubernetes namespaces whose names and pods are masked"
     )
     restore_output: bool = Field(True, description="show the user the answer with identifiers restored")
+    mask_dates: bool = Field(False, description="mask all dates, timestamps too (birth dates always are)")
     ttl_hours: dict[str, float] = Field(
         default_factory=lambda: {"user_in": 24.0, "tool_args": 24.0, "tool_out": 24.0, "final_out": 168.0},
         description="how long vault entries of each namespace are kept",

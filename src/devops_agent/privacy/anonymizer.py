@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from devops_agent.errors import UserError
-from devops_agent.privacy.ner import NerRecognizer, plausible
+from devops_agent.privacy.ner import NerRecognizer, cue_names, plausible
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, Candidate, Recognizers
 from devops_agent.privacy.secrets import REDACTED, LineIndex, SecretFinding, find_secrets
 
@@ -147,6 +147,7 @@ class Anonymizer:
         sensitive_namespaces: Sequence[str] = (),
         keep_domains: Sequence[str] = (),
         keep_public_hosts: bool = True,
+        mask_dates: bool = False,
         ner: NerRecognizer | None = None,
     ) -> None:
         if not hmac_key:
@@ -156,7 +157,7 @@ class Anonymizer:
         self._key = hmac_key
         self._session = session_id
         self._recognizers = Recognizers(
-            sensitive_namespaces, keep_domains, keep_public_hosts=keep_public_hosts
+            sensitive_namespaces, keep_domains, keep_public_hosts=keep_public_hosts, mask_dates=mask_dates
         )
         self._ner = ner
         self._cache: dict[tuple[str, str], str] = {}
@@ -189,6 +190,7 @@ class Anonymizer:
                 candidates.append(Candidate("", start, start + len(REDACTED), _SECRET_PRIORITY + 1))
                 start = text.find(REDACTED, start + 1)
         candidates.extend(self._recognizers.find(text, index))
+        candidates.extend(cue_names(text, index))
         out: list[str] = []
         entities: list[Entity] = []
         pos = 0

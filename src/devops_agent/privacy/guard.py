@@ -78,6 +78,7 @@ class PrivacyGuard:
             sensitive_namespaces=tuple(p.sensitive_namespaces),
             keep_domains=tuple(p.keep_domains),
             keep_public_hosts=p.keep_public_hosts,
+            mask_dates=p.mask_dates,
             ner=ner_from_settings(p),
         )
         return cls(anonymizer, Vault(store, session_id))

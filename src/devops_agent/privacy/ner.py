@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from devops_agent.errors import UserError
+from devops_agent.privacy.recognizers import PRIORITY as PATTERN_PRIORITY
 from devops_agent.privacy.recognizers import Candidate
+from devops_agent.privacy.secrets import LineIndex, index_keywords
 
 EXTRA = "privacy-ner"
 # Installed pipeline packages tried in order when no model is configured.
@@ -119,6 +121,8 @@ TECH_WORDS = _words(
     interpreter support transparent flags bringing cryptographic hot core scanning real allocator
     communicator"""
 )
+# Titles are no names: what the model tags "Dr." in "Dr. Kyle Kuefer" is left readable.
+HONORIFICS = _words("mr mrs ms mx dr prof miss sir dame mme mlle herr frau")
 
 _CODE_CHARS = frozenset('0123456789/\\=_@:<>[]{}|#$%*+;"()~^`')
 # A capital (Latin, Greek, Cyrillic) then a lower-case letter (``O'B…`` too), not glued to code
@@ -131,6 +135,7 @@ _CAP_WORD_RX = re.compile(
     rf"[{_UP}](?<![\w./\\@$%=:<#&*+-].)(?:['’][{_UP}])?[{_LOW}][^\W\d_]*(?:['’-][^\W\d_]+)*"
     r"(?![\w/\\@=(<>-]|[.:]\w)"
 )
+_INITIAL_RX = re.compile(rf"[{_UP}]\.?[ ](?=[{_UP}])")
 _DIGIT_TOKEN_RX = re.compile(r"\S*\d\S*")
 _PART_SPLIT_RX = re.compile(r"['’-]")
 
@@ -141,7 +146,8 @@ def _is_name_word(word: str) -> bool:
     Each part between apostrophes and hyphens is ``Titlecase`` or lower-case, so ``DataNode``,
     ``SELinux`` and ``ALERTs`` (code, acronyms) are not names; ``Mc``/``Mac`` may precede a capital.
     """
-    if not word[:1].isupper() or word.lower() in TECH_WORDS:
+    low = word.lower()
+    if not word[:1].isupper() or low in TECH_WORDS or low in HONORIFICS:
         return False
     if word.startswith("Mc") or (word.startswith("Mac") and word[3:4].isupper()):
         word = word[2:] if word.startswith("Mc") else word[3:]
@@ -154,11 +160,19 @@ def cap_words(line: str) -> list[tuple[int, int]]:
 
 
 def _selected_lines(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each line of ``text`` that holds a name-like word: one regex scan, no split."""
+    """(start, end) of each line of ``text`` that holds a name-like word.
+
+    Logs repeat a small vocabulary (``Mar``, ``Accepted``, ``Mozilla``): every capitalised word is
+    collected in one C-level ``findall`` and each distinct one is judged once; a text without a
+    name-like word (most logs) is done after that, and otherwise the scan tests set membership.
+    """
+    names = {w for w in set(_CAP_WORD_RX.findall(text)) if _is_name_word(w)}
+    if not names:
+        return
     search = _CAP_WORD_RX.search
     m = search(text)
     while m is not None:
-        if _is_name_word(m.group()):
+        if m.group() in names:
             start = text.rfind("\n", 0, m.start()) + 1
             end = text.find("\n", m.end())
             end = len(text) if end < 0 else end
@@ -170,15 +184,28 @@ def _selected_lines(text: str) -> Iterator[tuple[int, int]]:
 
 def _extend_name(line: str, end: int, most: int = 2) -> int:
     """Extend a PERSON span over name-like words right after it: the small model often stops at
-    the first name when an address follows (``Author: Jane Doe <jane@…>`` gives ``Jane``)."""
+    the first name when an address follows (``Author: Jane Doe <jane@…>`` gives ``Jane``), or
+    at a middle initial (``Ryan P Costa``, ``Janka M. Szász``: the initial is taken only with the
+    name after it)."""
     for _ in range(most):
         if line[end : end + 1] != " " or line[end - 2 : end] in ("'s", "’s"):
             break
-        m = _CAP_WORD_RX.match(line, end + 1)
+        start = end + 1
+        initial = _INITIAL_RX.match(line, start)
+        if initial is not None:
+            start = initial.end()
+        m = _CAP_WORD_RX.match(line, start)
         if m is None or not _is_name_word(m.group()):
             break
         end = m.end()
     return end
+
+
+def _trim(chunk: str, start: int, end: int) -> tuple[int, int]:
+    """A model span without a trailing possessive: ``Emmie Ström's`` names ``Emmie Ström``."""
+    if chunk[end - 2 : end] in ("'s", "’s") and end - 2 > start:
+        end -= 2
+    return start, end
 
 
 def _blank_digit_tokens(line: str) -> str:
@@ -203,6 +230,38 @@ def plausible(span: str) -> bool:
     if not any(_is_name_word(w.strip(".'’-")) for w in words if w.strip(".'’-")):
         return False
     return not any(len(w.strip(".")) > 1 and w.isupper() for w in words)
+
+
+# Names that need no model: after a title (``Dr. Kyle Kuefer``, ``Mrs Ann Lee``), after
+# ``my name is``, or as the value of a ``Name:`` line in a form or signature. Each candidate word
+# must pass :func:`_is_name_word` (``Name: Kubernetes Dashboard`` is no person).
+_NAME = rf"[{_UP}](?:['’][{_UP}])?[{_LOW}][^\W\d_]*(?:['’-][^\W\d_]+)*"
+_NAMES = rf"({_NAME}(?:[ ](?:[{_UP}]\.?[ ])?{_NAME}){{0,2}})(?![\w@/-]|\.\w)"
+_CUE_RXS = (
+    re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Miss|Sir|Dame|Mme|Mlle)\.?[ ]" + _NAMES),
+    re.compile(
+        r"(?i:\b(?:my|his|her|their|your)[ ](?:full[ ]|first[ ]|last[ ]|sur)?name[ ](?:is|was)[ ])" + _NAMES
+    ),
+    re.compile(r"(?m:^[ \t]*(?:Full[ ])?Name[ \t]*:[ \t]*)" + _NAMES + r"[ \t]*$"),
+)
+# Gate words for the scan (case-sensitive where capitalised); " Ms" not "Ms": "212ms" is common.
+_CUE_WORDS = ("Mr", " Ms", "Ms.", " Mx", "Dr", "Prof", " Miss", "Sir ", "Dame ", "Mme", "Mlle", "name")
+index_keywords(_CUE_WORDS)
+
+
+def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
+    """``PERSON`` spans that a cue names, without the model (part of the default pattern path)."""
+    index = index or LineIndex(text)
+    out: list[Candidate] = []
+    for lo, hi in index.ranges(_CUE_WORDS):
+        for rx in _CUE_RXS:
+            for m in rx.finditer(text, lo, hi):
+                words = m.group(1).split()
+                if all(_is_name_word(w) or (len(w) <= 2 and w[0].isupper()) for w in words) and _is_name_word(
+                    words[-1]
+                ):
+                    out.append(Candidate("PERSON", *m.span(1), PATTERN_PRIORITY["PERSON"]))
+    return out
 
 
 def installed_model(preferred: str | None = None) -> str | None:
@@ -287,12 +346,11 @@ class NerRecognizer:
             nlp, lock = load_model(self.model)
             with lock:
                 for chunk, doc in zip(missing, nlp.pipe(missing, batch_size=self._batch), strict=True):
+                    spans = [(*_trim(chunk, e.start_char, e.end_char), e.label_) for e in doc.ents]
                     cache[chunk] = [
-                        (e.start_char, _extend_name(chunk, e.end_char), "PERSON")
-                        if e.label_ == "PERSON"
-                        else (e.start_char, e.end_char, LABELS[e.label_])
-                        for e in doc.ents
-                        if e.label_ in LABELS
+                        (s, _extend_name(chunk, e), "PERSON") if label == "PERSON" else (s, e, LABELS[label])
+                        for s, e, label in spans
+                        if label in LABELS
                     ]
         out: list[Candidate] = []
         for off, chunk in todo:
