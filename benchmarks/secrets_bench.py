@@ -25,6 +25,10 @@ labels are per rule ("this rule must not fire"), so two secondary figures are re
 * ``rules_reviewed``: labels re-decided by hand for the question a scrubber answers ("does this text
   hold something to remove?"), one reason per string in ``benchmarks/secrets_label_review.csv``.
 
+``--heldout FILE`` (repeatable) scores extra JSONL files of positives (``{"id", "text"}`` per line, e.g. a
+sample of Kingfisher rule examples, which SOURCE.md keeps out of the DEV data) as recall only, for us
+and the peer.
+
 detect-secrets 1.5.0 (if installed) runs on the same strings / files with its default plugins.
 Throughput is measured on the leaky repo plus the rule examples concatenated: wall clock and CPU
 time, best of ``--runs``. The last line of output is JSON.
@@ -194,6 +198,12 @@ def _show_disagreements(
             print(f"        reviewed {review[r['id']][0]}: {review[r['id']][1]}")
 
 
+def heldout_recall(rows: list[Row], detect: Callable[[str], bool]) -> dict[str, Any]:
+    """Share of held-out positives on which ``detect`` reports anything."""
+    found = sum(1 for r in rows if detect(r["text"]))
+    return {"positives": len(rows), "found": found, "recall": round(found / len(rows), 4) if rows else 0.0}
+
+
 def throughput(corpus: str, fn: Callable[[str], object], runs: int = 3) -> tuple[float, float]:
     """(MB/s by wall clock, MB/s by CPU time), each the best of ``runs``."""
     wall = cpu = float("inf")
@@ -217,6 +227,9 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true", help="both --misses and --lines")
     ap.add_argument("--no-peer", action="store_true", help="skip detect-secrets (faster while iterating)")
     ap.add_argument("--runs", type=int, default=5, help="throughput: best of this many runs")
+    ap.add_argument(
+        "--heldout", type=Path, action="append", default=[], help="JSONL of held-out positives (recall only)"
+    )
     args = ap.parse_args()
     base = args.data / "secrets"
     rows = [
@@ -260,6 +273,11 @@ def main() -> None:
         "corpus_bytes": len(corpus.encode()),
     }  # fmt: skip
 
+    heldout = {p.name: [json.loads(x) for x in p.read_text().splitlines() if x.strip()] for p in args.heldout}
+    report["heldout"] = {
+        name: heldout_recall(hrows, lambda t: bool(find_secrets(t))) for name, hrows in heldout.items()
+    }
+
     peer = None if args.no_peer else _detect_secrets_finder()
     if peer is not None:
         p_leaky = score_leaky(repo, peer)
@@ -279,6 +297,9 @@ def main() -> None:
             "rules_reviewed": score_rules(reviewed, theirs),
             "mb_per_s": p_mb, "mb_per_s_cpu": p_mb_cpu,
         }  # fmt: skip
+        report["peer"]["heldout"] = {
+            name: heldout_recall(hrows, lambda t: bool(peer(t))) for name, hrows in heldout.items()
+        }
         report["speed_ratio_vs_peer"] = round(mb_per_s_cpu / max(p_mb_cpu, 1e-9), 1)
     else:
         report["peer"] = None

@@ -4,16 +4,20 @@ Secrets are never stored, never mapped to placeholders and never restored; this 
 and cuts them. It covers provider token formats (GitHub, GitLab, Slack, Stripe, OpenAI, ...), PEM
 and PuTTY private keys, JWTs, ``Authorization`` headers, cookies, passwords inside URLs, password
 hashes, credentials on command lines (``curl -u``, ``--password``), a few log and file formats
-(Jenkins' first admin password, ``~/.pgpass``) and ``key = value`` lines whose key names a secret.
-Documentation dummies (``xxxx``, ``EXAMPLE``, ``abcdef…``, ``changeme``) are never secrets.
+(Jenkins' first admin password, ``~/.pgpass``, Redis ``requirepass`` and ACL rules), ``key = value``
+lines whose key names a secret, and a random-looking token right after a secret word ("client secret
+9fJ2…"). Documentation dummies (``xxxx``, ``EXAMPLE``, ``abcdef…``, ``changeme``) are never secrets.
+Token and fixed-format patterns are data in :mod:`devops_agent.privacy.secret_rules`; the finders that
+need more than one regex (keys, URLs, headers, command lines, config lines) live here.
 
 Speed matters (every tool output passes through here), so each rule carries literal *keywords*;
 a rule's regex runs only when one of its keywords occurs in the text (one C-level substring scan
 per keyword), and every regex is written without nested unbounded quantifiers.
 
-Entropy is used only inside a narrow context (the value of a secret-named key); on ordinary text it
-flags nearly everything. This module must not import anything outside ``devops_agent.errors`` /
-``devops_agent.config``; it must never log or return the secret values themselves.
+Entropy is used only inside a narrow context (the value of a secret-named key, the token right after a
+secret word); on ordinary text it flags nearly everything. This module imports nothing outside
+``secret_rules``, ``devops_agent.errors`` and ``devops_agent.config``; it must never log or return
+the secret values themselves.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from devops_agent.privacy.secret_rules import TOKEN_RULES
 
 try:  # optional accelerator: one pass for all rule keywords instead of one scan per keyword
     import ahocorasick as _ahocorasick  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -126,212 +132,12 @@ def _token(
     return _Rule(kind, tuple(keywords), _group_finder(pattern, flags, group), multiline)
 
 
-# Provider token formats. Each pattern anchors on a distinctive literal prefix.
-_B = r"(?<![A-Za-z0-9_])"  # token start boundary ("\b" is wrong before a prefix like "_" or "-")
-_E = r"(?![A-Za-z0-9_])"
+# Provider token formats and fixed file/log formats (data only: see ``secret_rules``), then the
+# command-line flag rule, which needs this module's value tests.
 _PROVIDER_RULES: list[_Rule] = [
-    _token(
-        "aws_access_key_id",
-        ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
-        _B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E,
-    ),
-    _token(
-        "github_token", ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], _B + r"gh[pousr]_[A-Za-z0-9]{36,255}" + _E
-    ),
-    _token("github_pat", ["github_pat_"], _B + r"github_pat_[A-Za-z0-9_]{22,255}"),
-    _token(
-        "gitlab_token", ["gl"], _B + r"gl(?:pat|dt|ptt|rt|cbt|oas|soat|ffct|imt|agent|ft)-[A-Za-z0-9_-]{20,}"
-    ),
-    _token("gitlab_runner_token", ["GR1348941"], _B + r"GR1348941[A-Za-z0-9_-]{20,}"),
-    _token(
-        "slack_token",
-        ["xox"],
-        _B + r"xox[abpsr]-\d{6,}-[A-Za-z0-9-]{10,}|" + _B + r"xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{60,}",
-    ),
-    _token("slack_app_token", ["xapp-"], _B + r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
-    _token(
-        "slack_webhook",
-        ["hooks.slack.com"],
-        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
-    ),
-    _token(
-        "stripe_key", ["_live_", "_test_", "_prod_"], _B + r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}"
-    ),
-    _token("stripe_webhook_secret", ["whsec_"], _B + r"whsec_[A-Za-z0-9]{24,}"),
-    _token("twilio_api_key", ["SK"], _B + r"SK[0-9a-fA-F]{32}" + _E),
-    _token("sendgrid_key", ["SG."], _B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _E),
-    _token("npm_token", ["npm_"], _B + r"npm_[A-Za-z0-9]{36}" + _E),
-    _token("pypi_token", ["pypi-"], _B + r"pypi-Ag[A-Za-z0-9_-]{50,}"),
-    _token("anthropic_key", ["sk-ant-"], _B + r"sk-ant-(?:api|admin|sid)\d\d-[A-Za-z0-9_-]{93}AA" + _E),
-    _token("openai_key", ["T3BlbkFJ"], _B + r"sk-(?:[a-z]+-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}"),
-    _token(
-        "openai_key",
-        ["sk-"],
-        _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|" + _B + r"sk-[A-Za-z0-9]{48}" + _E,
-    ),
-    _token("google_api_key", ["AIza"], _B + r"AIza[0-9A-Za-z_-]{35}" + _E),
-    _token("google_oauth_secret", ["gocspx-"], _B + r"GOCSPX-[A-Za-z0-9_-]{28}"),
-    _token("google_oauth_token", ["ya29."], _B + r"ya29\.[0-9A-Za-z_-]{20,}"),
-    _token("heroku_key", ["hrku-"], _B + r"HRKU-[A-Za-z0-9_-]{20,}"),
-    _token("mailgun_key", ["key-"], _B + r"key-[0-9a-f]{32}" + _E),
-    _token(
-        "shopify_token",
-        ["shpat_", "shpca_", "shppa_", "shpss_"],
-        _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E,
-    ),
-    _token("digitalocean_token", ["_v1_"], _B + r"do[opr]_v1_[a-f0-9]{64}" + _E),
-    _token("vault_token", ["hvs.", "hvb.", "hvr."], _B + r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
-    # Legacy (< 1.10) batch tokens: "b." and a base64url protobuf that starts with version 1.
-    _token("vault_token", ["b.AAAAAQ"], _B + r"b\.AAAAAQ[A-Za-z0-9_-]{100,}"),
-    _token("atlassian_token", ["ATATT", "ATCTT"], _B + r"AT[AC]TT3[A-Za-z0-9_=-]{60,}"),
-    _token(
-        "discord_webhook", ["/api/webhooks/"], r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"
-    ),
-    _token(
-        "discord_bot_token",
-        ["discord", "bot"],
-        _B + r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + _E,
-    ),
-    _token("telegram_bot_token", [":AA"], _B + r"\d{8,10}:AA[0-9A-Za-z_-]{30,35}" + _E),
-    _token("tavily_key", ["tvly-"], _B + r"tvly-[A-Za-z0-9]{32}" + _E),
-    _token("sourcegraph_token", ["sgp_"], _B + r"sgp_(?:[A-Fa-f0-9]{16}_|local_)?[A-Fa-f0-9]{40}" + _E),
-    _token("facebook_token", ["EAA"], _B + r"EAA[A-Za-z0-9]{90,}"),
-    _token("facebook_app_token", ["|"], _B + r"\d{15,16}\|[A-Za-z0-9_-]{27}" + _E),
-    _token("notion_token", ["ntn_"], _B + r"ntn_[A-Za-z0-9]{40,}"),
-    _token("intra42_secret", ["s-s4t2"], _B + r"s-s4t2(?:ud|af)-[a-f0-9]{64}" + _E),
-    _token("onepassword_token", ["ops_eyj"], _B + r"ops_eyJ[A-Za-z0-9+/=_-]{100,}"),
-    _token("grafana_api_key", ["eyJrIjoi"], r"eyJrIjoi[A-Za-z0-9+/]{40,}={0,2}"),
+    *(_token(r.kind, r.keywords, r.pattern, r.flags, r.group, multiline=r.multiline) for r in TOKEN_RULES),
     _Rule(
         "cli_password_flag", ("pass", "token", "secret", "key"), lambda t, lo, hi: _find_cli_flags(t, lo, hi)
-    ),
-    _token(
-        "square_token",
-        ["sq0atp-", "sq0csp-", "eaaa"],
-        _B + r"sq0(?:atp-[A-Za-z0-9_-]{22}|csp-[A-Za-z0-9_-]{43})" + _E,
-    ),
-    _token("twitch_stream_key", ["live_"], _B + r"live_\d{6,10}_[A-Za-z0-9]{30}" + _E),
-    _token("salesforce_token", ["00D"], _B + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{80,}"),
-    _token("sonarqube_token", ["sqa_", "squ_", "sqp_"], _B + r"sq[upa]_[a-f0-9]{40}" + _E),
-    _token(
-        "sonarqube_token",
-        ["sonar"],
-        r"(?i)sonar[._]?(?:login|token)[\"']?[ \t]*(?:[:=]|,)[ \t]*[\"']?([a-f0-9]{40})" + _E,
-        group=1,
-    ),
-    _token(
-        "vault_unseal_key", ["unseal"], r"(?i)unseal(?: key \d+:)?[ \t]+([A-Za-z0-9+/]{43,}={0,2})", group=1
-    ),
-    _token("jwt", ["eyJ"], _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
-    _token(
-        "azure_storage_key",
-        ["accountkey=", "sharedaccesskey="],
-        r"(?i:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}={0,2})",
-        group=1,
-    ),
-    _token("azure_sas_signature", ["sig="], r"[?&;]sig=([A-Za-z0-9%+/]{20,}(?:%3[dD]|=){0,2})", group=1),
-    _token(
-        "azure_client_secret",
-        ["q~"],
-        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
-    ),
-    _token(
-        "newrelic_key",
-        ["NRAK-", "NRII-", "NRJS-", "NRAA-", "NRIQ-", "NRRA-"],
-        _B + r"NR(?:AK|II|JS|AA|IQ|RA)-[A-Za-z0-9_-]{19,42}",
-    ),
-    _token("sentry_token", ["sntrys_", "sntryu_"], _B + r"sntry[su]_[A-Za-z0-9_=+/-]{40,}"),
-    _token("linear_key", ["lin_api_"], _B + r"lin_api_[A-Za-z0-9]{40}"),
-    _token("postman_key", ["pmak-"], _B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
-    _token("age_secret_key", ["age-secret-key-"], r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    _token("dockerhub_pat", ["dckr_pat_"], _B + r"dckr_pat_[A-Za-z0-9_-]{27,}"),
-    _token("huggingface_token", ["hf_"], _B + r"hf_[A-Za-z]{34}" + _E),
-    _token("databricks_token", ["dapi"], _B + r"dapi[a-f0-9]{32}(?:-\d)?" + _E),
-    _token("grafana_token", ["glc_", "glsa_"], _B + r"gl(?:c|sa)_[A-Za-z0-9_+/=-]{32,}"),
-    _token("doppler_token", ["dp."], _B + r"dp\.(?:st|pt|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{40,}"),
-    _token("pulumi_token", ["pul-"], _B + r"pul-[a-f0-9]{40}" + _E),
-    _token("adafruit_key", ["aio_"], _B + r"aio_[A-Za-z0-9]{28}" + _E),
-    _token(
-        "teams_webhook",
-        ["webhook"],
-        r"(?:outlook\.office(?:365)?\.com/webhook|\.webhook\.office\.com/webhookb2)/[A-Za-z0-9@/_-]{40,}",
-    ),
-    _token("nuget_key", ["oy2"], _B + r"oy2[a-z0-9]{43}" + _E),
-    _token("newrelic_license_key", ["NRAL"], _B + r"[A-Za-z0-9]{36}NRAL" + _E),
-    _token("mapbox_token", ["k.eyJ"], _B + r"[spt]k\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
-    _token("mailchimp_key", ["-us"], _B + r"[0-9a-f]{32}-us\d{1,2}" + _E),
-    _token("azure_devops_pat", ["AZDO"], _B + r"[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}" + _E),
-    _token(
-        "google_client_id",
-        ["apps.googleusercontent.com"],
-        r"\d{12}-[a-z0-9]{32}\.apps\.googleusercontent\.com",
-    ),
-    _token("base64_private_key", ["LS0tLS1CRUdJTi"], r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}"),
-    _token("dynatrace_token", ["dt0c01."], r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),
-    _token("dependency_track_key", ["odt_"], _B + r"odt_[A-Za-z0-9]{32,}"),
-    _token("cratesio_token", ["cio"], _B + r"cio[A-Za-z0-9]{32}" + _E),
-    _token(
-        "k8s_bootstrap_token",
-        ["bootstrap-token"],
-        r"(?i)bootstrap-token[\s=:\"']+([a-z0-9]{6}\.[a-z0-9]{16})",
-        group=1,
-    ),
-    _token(
-        "jenkins_crumb", ["jenkins-crumb"], r"(?i)Jenkins-Crumb[\"']?\s*[:=]\s*[\"']?([a-f0-9]{32,})", group=1
-    ),
-    _token(
-        "dotnet_credential",
-        ["networkcredential", "directoryentry"],
-        r"(?:NetworkCredential|DirectoryEntry)\(\s*(?:\"[^\"\n]*\"\s*,\s*){1,2}\"([^\"\n]{3,})\"",
-        group=1,
-        multiline=True,
-    ),
-    # Printed once by a new Jenkins controller (also in /var/jenkins_home/secrets/initialAdminPassword).
-    _token(
-        "jenkins_setup_password",
-        ["password to proceed to installation"],  # Jenkins' exact wording, so the scan is case-sensitive
-        r"password to proceed to installation:\s{1,10}([a-f0-9]{32})(?![a-f0-9])",
-        group=1,
-        multiline=True,
-    ),
-    _token(
-        "codeclimate_reporter_id",
-        ["cc_test_reporter_id"],
-        r"(?i)CC_TEST_REPORTER_ID[\"']?[ \t]*[:=][ \t]*[\"']?([a-f0-9]{64})(?![a-f0-9])",
-        group=1,
-    ),
-    # Postmark server/account tokens are UUIDs: only a Postmark key or header makes one a secret.
-    _token(
-        "postmark_token",
-        ["postmark"],
-        r"(?i)postmark(?:[_.-]?(?:server|account|api))?(?:[_.-]?(?:token|key))?[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9a-f-])",
-        group=1,
-    ),
-    # TrueNAS API keys ("<id>-<64 alphanumerics>") passed to the WebSocket login method.
-    _token(
-        "truenas_api_key",
-        ["login_with_api_key"],
-        r"login_with_api_key[\"'][^\[\]]{0,60}\[\s{0,20}[\"'](\d{1,6}-[A-Za-z0-9]{64})[\"']",
-        group=1,
-        multiline=True,
-    ),
-    _token(
-        "aws_bedrock_key", ["ABSKQmVkcm9ja0FQSUtleS"], _B + r"ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{100,}={0,2}"
-    ),
-    # ~/.pgpass lines, hostname:port:database:username:password (PostgreSQL's documented format);
-    # keyed on the default port or a wildcard, which nearly every such line has.
-    _token(
-        "pgpass_password",
-        [":5432:", ":*:"],
-        r"(?m)^[^:\s#]{1,253}:(?:5432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\.){1,200})$",
-        group=1,
-    ),
-    _token("psexec_password", ["psexec"], r"(?i)psexec[^\n]{0,200}?\s-p\s+([^\s$%][^\s]*)", group=1),
-    _token(
-        "password_hash",
-        ["$"],
-        r"\$(?:1|2[abxy]?|5|6|8|9|7|apr1|y|gy|sha1|md5|pbkdf2(?:-sha\d+)?|krb5[a-z]+|argon2(?:id|i|d))\$"
-        r"[./A-Za-z0-9=,+@:$-]{0,60}\$[./A-Za-z0-9=+:$-]{20,}",
     ),
 ]
 
@@ -520,6 +326,15 @@ _PLACEHOLDER_RX = re.compile(
 _IDENTIFIER_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z]+(?:[A-Z][a-z]+)+$")
 
 
+_LONG_HEX_RX = re.compile(r"(?:^|\.)(?=[a-f]{0,63}[0-9])(?=[0-9]{0,63}[a-f])[0-9a-f]{32,}(?:\.|$)")
+
+
+def _is_code_reference(value: str) -> bool:
+    """A variable or attribute chain (``settings.SECRET_KEY``), not a dotted token: no segment of an
+    attribute chain is 32+ hex digits (``patXfsZBLOgxbJqSi.fd6210cf…`` is an Airtable token)."""
+    return _IDENTIFIER_RX.match(value) is not None and _LONG_HEX_RX.search(value) is None
+
+
 def _is_placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER_RX.match(value.strip()))
 
@@ -575,7 +390,7 @@ def _value_is_secret(key: str, value: str, quoted: bool, *, compared: bool = Fal
         return False
     if value.lower() == key.lower():
         return False
-    if not quoted and (_IDENTIFIER_RX.match(value) or value.startswith(("~", "http://", "https://"))):
+    if not quoted and (_is_code_reference(value) or value.startswith(("~", "http://", "https://"))):
         return False  # a variable, attribute access or path, not a literal secret
     if _PATH_OR_SELECTOR_RX.match(value):
         return False
@@ -648,7 +463,11 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
             if not _key_word_starts(text, p, kw):
                 continue  # "monkey", "compat": checked before the regex, most hits end here
             m = _KV_TAIL_RX.match(text, p)
-            if m is None or m.end() in done:
+            if m is None:
+                if kw in _SPACED_WORDS:
+                    yield from _spaced_value(text, p + len(kw))
+                continue
+            if m.end() in done:
                 continue
             done.add(m.end())
             ks = p
@@ -687,6 +506,55 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
                 yield m.span(group)
 
 
+# Redis ACL rules: "user alice on >pw ~* +@all" (aclfile, ACL LIST) and "ACL SETUSER alice >pw".
+# ">" adds a password, "#" its SHA-256; a rule may add several.
+_REDIS_ACL_LINE_RX = re.compile(r"(?im)^[ \t]*(?:user|acl[ \t]+setuser)[ \t]+\S+[ \t][^\n]{0,2000}")
+_REDIS_ACL_RULE_RX = re.compile(r"(?<=[ \t])(?:>([^\s]{1,200})|#([a-f0-9]{64})(?![^\s]))")
+_REDIS_ACL_WORD_RX = re.compile(
+    r"(?i)[ \t](?:on|off|nopass|resetpass|allkeys|allcommands|~\S*|[+-]@\S+)(?=[ \t]|$)"
+)
+
+
+# Keywords (scanned in every text, so neither "user" nor a bare "~"): ACL SETUSER, a password right
+# after "on", or what a rule line also holds ("nopass", "allkeys", "+@category").
+_REDIS_ACL_KEYWORDS = ("setuser", "on >", "on #", "nopass", "resetpass", "allkeys", "allcommands", "+@")
+
+
+def _find_redis_acl_passwords(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
+    for line in _REDIS_ACL_LINE_RX.finditer(text, lo, hi):
+        rule = line.group()
+        if not rule.lstrip().lower().startswith("acl") and not _REDIS_ACL_WORD_RX.search(rule):
+            continue  # "user" at the start of some other line, not an ACL rule
+        for m in _REDIS_ACL_RULE_RX.finditer(rule):
+            g = 1 if m.group(1) is not None else 2
+            if not _is_placeholder(m.group(g)):
+                yield line.start() + m.start(g), line.start() + m.end(g)
+
+
+# "<secret word> <token>" without a separator ("client secret 9fJ2…", "token Zq8xK2…"): prose and
+# log lines, found where the config-line scan finds no separator after the word. Only a value no
+# person would type is taken: 20+ characters of letters, digits, "+/_" (no "-" or ".": names of
+# Kubernetes secrets and files have them) with upper, lower and digits, or 32+ hex digits.
+_SPACED_WORDS = ("secret", "token", "key")
+_SPACED_VALUE_RX = re.compile(r"[ \t]{1,4}([A-Za-z0-9+/_]{20,200}={0,2})(?![A-Za-z0-9+/_=.-])")
+_HEX_TOKEN_RX = re.compile(r"[0-9a-f]{32,}")
+
+
+def _spaced_value(text: str, end: int) -> Iterable[tuple[int, int]]:
+    """The token after the secret word ending at ``end``, if one follows a blank."""
+    m = _SPACED_VALUE_RX.match(text, end)
+    if m is None:
+        return
+    before = text[max(0, text.rfind(" ", 0, end) - 5) : end].lower()  # the word and the one before it
+    if "csrf" in before or "xsrf" in before:
+        return  # anti-forgery tokens are per session and useless without their cookie
+    value = m.group(1)
+    mixed = all(any(f(c) for c in value) for f in (str.islower, str.isupper, str.isdigit))
+    hex_token = _HEX_TOKEN_RX.fullmatch(value) is not None and not value.isdigit()
+    if (mixed or hex_token) and _looks_random(value, 20) and not _is_dummy(value):
+        yield m.span(1)
+
+
 # Terraform: the secret's name is the variable's, the literal is its default.
 _TF_VARIABLE_RX = re.compile(
     r"variable \"(?P<key>[^\"\n]{1,100})\"[ \t]*\{[^{}]{0,400}?"
@@ -720,6 +588,7 @@ _RULES: list[_Rule] = [
     _Rule("cookie", ("cookie",), _find_cookie_values),
     _Rule("cli_password", ("-u", "--user"), _find_cli_passwords),
     _Rule("config_secret", _SECRET_KEY_KEYWORDS, _find_kv_secrets),
+    _Rule("redis_password", _REDIS_ACL_KEYWORDS, _find_redis_acl_passwords),
     _Rule("terraform_variable_default", ('variable "',), _find_tf_variable_defaults, multiline=True),
 ]
 

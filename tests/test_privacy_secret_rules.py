@@ -1,0 +1,204 @@
+"""Provider token formats of ``privacy/secret_rules.py``: each is found whole, lookalikes are not.
+
+Token bodies are generated from a hash at test time (right alphabet and length, valid for no
+service), so this file holds no literal that a push-protection scanner would take for a token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+
+import pytest
+
+from devops_agent.privacy import find_secrets, scrub
+from devops_agent.privacy.secret_rules import TOKEN_RULES
+
+AN = string.ascii_letters + string.digits
+LOWAN = string.ascii_lowercase + string.digits
+UPAN = string.ascii_uppercase + string.digits
+HEX = "0123456789abcdef"
+URLSAFE = AN + "_-"
+
+
+def body(alphabet: str, n: int, seed: str) -> str:
+    """``n`` characters of ``alphabet``, pseudo-random and stable for a given ``seed``."""
+    out: list[str] = []
+    i = 0
+    while len(out) < n:
+        out.extend(alphabet[b % len(alphabet)] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
+        i += 1
+    value = "".join(out[:n])
+    if alphabet is AN or alphabet is URLSAFE:  # the mixed-class formats: make sure of a digit
+        value = "7" + value[1:]
+    return value
+
+
+NEW_TOKENS: list[tuple[str, str]] = [
+    ("buildkite_token", "bkua_" + body(AN, 40, "bk")),
+    ("circleci_token", "CCIPAT_" + body(AN, 22, "cci") + "_" + body(HEX, 40, "cci2")),
+    ("artifactory_token", "AKCp" + body(AN, 69, "jf")),
+    ("artifactory_token", "cmVmdGtuOjAxOj" + body(AN, 50, "jfref")),
+    ("bitbucket_app_password", "ATBB" + body(AN, 32, "atbb")),
+    ("terraform_cloud_token", body(AN, 14, "tfc") + ".atlasv1." + body(URLSAFE, 67, "tfc2")),
+    ("openshift_token", "sha256~" + body(URLSAFE, 43, "oc")),
+    ("tailscale_key", "tskey-auth-" + body(AN, 12, "ts") + "-" + body(AN, 30, "ts2")),
+    ("cloudflare_origin_ca_key", "v1.0-" + body(HEX, 24, "cf") + "-" + body(HEX, 146, "cf2")),
+    ("flyio_token", "fo1_" + body(URLSAFE, 43, "fly")),
+    ("flyio_token", "fm2_" + body(AN + "+/", 120, "fly2")),
+    ("netlify_token", "nfp_" + body(AN, 36, "nf")),
+    ("render_key", "rnd_" + body(AN, 32, "rnd")),
+    ("supabase_token", "sbp_" + body(HEX, 40, "sb")),
+    ("supabase_token", "sb_secret_" + body(URLSAFE, 31, "sb2")),
+    ("planetscale_token", "pscale_tkn_" + body(AN, 43, "ps")),
+    ("octopus_deploy_key", "API-" + body(UPAN, 26, "oct")),
+    (
+        "harness_token",
+        "pat." + body(URLSAFE, 22, "h1") + "." + body(HEX, 24, "h2") + "." + body(AN, 20, "h3"),
+    ),
+    ("infracost_key", "ico-" + body(AN, 32, "ico")),
+    ("alibaba_access_key_id", "LTAI" + body(AN, 20, "ali")),
+    ("scaleway_access_key", "SCW" + body(UPAN, 17, "scw")),
+    ("rubygems_key", "rubygems_" + body(HEX, 48, "gem")),
+    ("groq_key", "gsk_" + body(AN, 52, "groq")),
+    ("replicate_token", "r8_" + body(AN, 37, "r8")),
+    ("perplexity_key", "pplx-" + body(AN, 48, "pplx")),
+    ("xai_key", "xai-" + body(AN, 80, "xai")),
+    ("openrouter_key", "sk-or-v1-" + body(HEX, 64, "or")),
+    ("langsmith_key", "lsv2_pt_" + body(HEX, 32, "ls") + "_" + body(HEX, 10, "ls2")),
+    ("huggingface_token", "api_org_" + body(string.ascii_letters, 34, "hforg")),
+    ("prefect_key", "pnu_" + body(AN, 36, "pnu")),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "token"), NEW_TOKENS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(NEW_TOKENS)]
+)
+def test_provider_token_is_found_whole_in_a_config_line(kind: str, token: str) -> None:
+    text = f'deploy:\n  credential: "{token}"\n  region: eu-west-1\n'
+    found = find_secrets(text)
+    assert [(f.kind, text[f.start : f.end]) for f in found] == [(kind, token)]
+    assert token not in scrub(text).text
+
+
+@pytest.mark.parametrize(
+    ("kind", "token"), NEW_TOKENS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(NEW_TOKENS)]
+)
+def test_provider_token_is_found_in_prose_without_a_secret_named_key(kind: str, token: str) -> None:
+    assert kind in {f.kind for f in find_secrets(f"the job failed with {token} in its env")}
+
+
+def test_every_token_rule_has_a_case() -> None:
+    kinds = {r.kind for r in TOKEN_RULES}
+    new_kinds = {k for k, _ in NEW_TOKENS}
+    assert new_kinds <= kinds
+
+
+def test_sourcegraph_key_holding_a_bare_hex_token() -> None:
+    token = body(HEX, 40, "sg")
+    text = f"sourcegraph: {token}\n"
+    assert [(f.kind, text[f.start : f.end]) for f in find_secrets(text)] == [("sourcegraph_token", token)]
+    assert find_secrets(f"sourcegraph_version: {token[:12]}") == []  # a short hex pin is not a token
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # hand-typed placeholders of the new formats
+        "BUILDKITE_TOKEN=bkua_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        'PREFECT_API_KEY = "pnu_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"',
+        "PERPLEXITY_API_KEY=pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "oc login --token=sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX",
+        # lookalikes
+        "GET /assets/favicon.ico-" + body(HEX, 32, "ico") + " 200",  # a fingerprinted file name
+        "rnd_initializationVectorForTheCipher = None",  # an identifier, no digit
+        "pk_live_" + body(AN, 24, "stripe-pk"),  # Stripe publishable key: public
+        "API-" + body(UPAN, 25, "short"),  # one character short
+    ],
+)
+def test_new_format_lookalikes_and_placeholders(text: str) -> None:
+    assert [f.kind for f in find_secrets(text) if f.kind != "config_secret"] == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        ("requirepass S3cretRedisPw\n", ["S3cretRedisPw"]),
+        ('  masterauth "Zq8xK2mP9vL4"\n', ["Zq8xK2mP9vL4"]),
+        ("user alice on >p1pp0 >s3cond ~cached:* +get\n", ["p1pp0", "s3cond"]),
+        ("ACL SETUSER bob on >Zq8xK2mP9 ~* +@all", ["Zq8xK2mP9"]),
+        ("user worker on #" + body(HEX, 64, "acl") + " ~jobs:* +@list", [body(HEX, 64, "acl")]),
+        ("redis-cli -h cache-1 -p 6380 -a S3cretRedisPw ping", ["S3cretRedisPw"]),
+    ],
+)
+def test_redis_passwords(text: str, secrets: list[str]) -> None:
+    found = find_secrets(text)
+    assert [text[f.start : f.end] for f in found] == secrets
+    assert {f.kind for f in found} == {"redis_password"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# requirepass foobared",  # redis.conf's commented-out example
+        "user default on nopass ~* &* +@all",  # no password
+        "user foo >/tmp/out",  # a shell redirect, not an ACL rule
+        "redis-cli -h cache-1 -a $REDIS_PASSWORD ping",
+    ],
+)
+def test_redis_near_misses(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Refreshing token Zq8xK2mP9vL4nB7cT1wR5yH3jD6f now",
+        "clarifai access key dkHL49dId5skLfBjsf342RJkdskdpD54",
+        "client secret " + body(AN, 40, "cs"),
+        "token " + body(HEX, 40, "tok"),
+    ],
+)
+def test_secret_word_then_a_random_token_without_a_separator(text: str) -> None:
+    value = text.split()[-1] if not text.endswith("now") else text.split()[-2]
+    assert [(f.kind, text[f.start : f.end]) for f in find_secrets(text)] == [("config_secret", value)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kubectl get secret my-app-token-7k2px9qz3abc -o yaml",  # a resource name
+        "csrf token Zq8xK2mP9vL4nB7cT1wR5yH3jD6f",  # anti-forgery token: per session, not a credential
+        "token abcdefghijklmnopqrstuvwxyz123456",  # hand-typed
+        "token 12345678901234567890123456789012",  # digits only: an id
+        "the secret ingredient of this recipe is patience",
+        "mounted secret volume /var/run/secrets/kubernetes.io/serviceaccount",
+    ],
+)
+def test_secret_word_near_misses(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+def test_dotted_token_with_a_long_hex_segment_is_not_an_attribute_chain() -> None:
+    token = "patXfsZBLOgxbJqSi.fd" + body(HEX, 62, "airtable")  # a segment that starts with a letter
+    assert [f.kind for f in find_secrets(f"airtable_pat = {token}")] == ["config_secret"]
+    assert find_secrets("api_token = settings.AIRTABLE_TOKEN") == []  # code: an attribute chain
+
+
+def test_new_rules_stay_fast_on_adversarial_input() -> None:
+    import time
+
+    evil = [
+        "user a " + "on " * 30_000 + ">",  # an ACL-looking line that never ends in a password
+        "ACL SETUSER x " + ">" * 50_000,
+        "token " * 20_000,
+        ("key " + "A1b2" * 5 + "-") * 5_000,  # 20 token characters, then a character that ends it
+        "rnd_" + "a" * 100_000,
+        "requirepass " + "x" * 100_000,
+        "redis-cli" + " -a" * 30_000,
+        "sourcegraph" + "_" * 100_000,
+    ]
+    for text in evil:
+        t0 = time.perf_counter()
+        find_secrets(text)
+        assert time.perf_counter() - t0 < 2.0, text[:40]
