@@ -215,3 +215,67 @@ def test_file_lexical_leaves_prose_out_of_a_code_collection(tmp_path: Path) -> N
     with KnowledgeIndex(tmp_path / "runbooks.sqlite") as idx:
         idx.update(tmp_path / "docs")
         assert [p for p, _ in idx.file_lexical("rotate keys", 5)] == ["keys.md"]
+
+
+def test_module_name() -> None:
+    from devops_agent.knowledge.search import module_name
+
+    assert module_name("src/_pytest/nodes.py") == "nodes"
+    assert module_name("sphinx/ext/autodoc/__init__.py") == "autodoc"
+    assert module_name("Makefile") == "makefile"
+    assert module_name("setup.py") == "setup"
+
+
+def test_title_modules_weighs_rare_names_and_ignores_the_body() -> None:
+    from devops_agent.knowledge.search import module_map, title_modules
+
+    paths = [
+        "django/core/management/commands/inspectdb.py",
+        "django/contrib/gis/management/commands/inspectdb.py",
+        "django/db/models/fields/related.py",
+        "django/contrib/gis/gdal/error.py",
+        "sphinx/ext/autodoc/__init__.py",
+        "docs/related.txt",
+    ]
+    idf = {"inspectdb": 5.8, "related": 2.0, "error": 0.9, "autodoc": 4.0}.get
+    query = "inspectdb error: should generate related_name\nthe autodoc body does not count"
+    # inspectdb: 5.8 shared by two files (2.9 each) > related: 2.0 shared by two; "error" is too
+    # common a word to name a module; "autodoc" is only in the body.
+    modules = module_map(paths)
+    assert modules["related"] == ["django/db/models/fields/related.py", "docs/related.txt"]
+    assert title_modules(query, modules, lambda w: idf(w, 10.0)) == [
+        "django/contrib/gis/management/commands/inspectdb.py",
+        "django/core/management/commands/inspectdb.py",
+        "django/db/models/fields/related.py",
+        "docs/related.txt",
+    ]
+    assert title_modules("\n\nautodoc skips members", modules, lambda w: 4.0) == [
+        "sphinx/ext/autodoc/__init__.py"
+    ]
+    assert title_modules("nothing here", modules, lambda w: 4.0) == []
+
+
+def test_search_files_lifts_the_module_the_title_names(tmp_path: Path) -> None:
+    from devops_agent.knowledge.search import search_files
+
+    src = tmp_path / "src"
+    (src / "tools").mkdir(parents=True)
+    (src / "tools" / "inspectdb.py").write_text("def handle(table):\n    return describe(table)\n")
+    # Shares every body word with the query, so both BM25 channels rank it first.
+    (src / "tools" / "schema.py").write_text(
+        "def relations(table):\n    # foreign key relations of a table, reverse accessor clash\n"
+        "    return [k for k in table.keys if k.relation and k.reverse and k.accessor]\n"
+    )
+    for n in range(5):  # unrelated files, so that "inspectdb" is a rare word
+        (src / "tools" / f"misc{n}.py").write_text(f"def helper{n}():\n    return {n}\n")
+    query = "inspectdb output clashes\nforeign key relations of a table get a reverse accessor clash"
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(src)
+        assert [p for p, _ in idx.file_lexical(query, 2)][0] == "tools/schema.py"
+        assert rank_files(idx.lexical(query, 50))[0] == "tools/schema.py"
+        assert search_files(idx, query)[0] == "tools/inspectdb.py"
+        # A file added later is found by its module name too (the module map follows the index).
+        (src / "tools" / "vacuum.py").write_text("def handle(table):\n    return table\n")
+        idx.update(src)
+        again = "vacuum output clashes\nforeign key relations of a table get a reverse accessor clash"
+        assert search_files(idx, again)[0] == "tools/vacuum.py"
