@@ -6,6 +6,7 @@ import importlib.util
 import math
 import random
 import sys
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import ModuleType
@@ -111,6 +112,26 @@ def test_refractory_damps_repeat_alarms() -> None:
     scores = detect(TS, values, config=DetectorConfig()).scores
     assert scores[EVENT] > 0.9
     assert scores[EVENT + 10] <= DetectorConfig().refractory_damping
+
+
+def test_alarm_rate_lowers_alarms_on_a_series_that_keeps_alarming() -> None:
+    values = flat()
+    spikes = [600 + 150 * k for k in range(6)]  # each past the refractory period, each an alarm
+    for k, i in enumerate(spikes):
+        values[i] = 300.0 + 100 * k
+    values[1900] = 1000.0  # after a quiet spell longer than the window
+    config = DetectorConfig(alarm_rate_window=400)
+    step = config.alarm_rate_step
+    on = score_series(TS, values, config)
+    off = score_series(TS, values, replace(config, alarm_rate_step=0.0))
+    # the calibration only scales the alarm score: what the detector learns is unchanged
+    assert [p.value for p in on] == [p.value for p in off]
+    gains = [on[i].score / off[i].score for i in spikes]
+    # no alarm in the 400 points before the first spike, then 1, then 2 (the window holds two)
+    assert gains == pytest.approx([1.0, 1 - step, 1 - 2 * step, 1 - 2 * step, 1 - 2 * step, 1 - 2 * step])
+    assert on[1900].score == pytest.approx(off[1900].score)  # old alarms are forgotten
+    floor = replace(config, alarm_rate_step=0.5, alarm_rate_floor=0.6)
+    assert score_series(TS, values, floor)[spikes[2]].score == pytest.approx(0.6 * off[spikes[2]].score)
 
 
 # --- context (pattern) detector and anomaly likelihood ---------------------------------------

@@ -20,7 +20,9 @@ deviation and the level-shift features are each calibrated against their OWN rec
 (``value``: a sustained shift is news even where single-point spikes are larger), and the
 novelty of the recent sub-sequence (:mod:`.context`), turned into a per-series tail
 probability by :mod:`.likelihood` (``context``: a change of pattern inside the normal range).
-``score`` is the larger of the two; after it reaches ``alarm_level``, scores are damped for
+``score`` is the larger of the two, lowered by a share for each alarm the detector raised over
+the last ``alarm_rate_window`` points (a series that keeps breaking its own records is noisy,
+so each new record says less); after it reaches ``alarm_level``, scores are damped for
 ``refractory`` points so one incident raises one alarm.
 
 :func:`detect` runs the detector over a series, groups alarmed points into :class:`Anomaly`
@@ -64,6 +66,11 @@ class DetectorConfig:
     z_floor: float = 3.0  # z-scores below this are never more than half-alarming
     refractory: int = 100  # points after an alarm during which scores are damped
     refractory_damping: float = 0.5
+    # alarm-rate calibration: each alarm raised over the last alarm_rate_window points lowers
+    # the alarm score by alarm_rate_step (down to alarm_rate_floor); 0 turns it off
+    alarm_rate_window: int = 3000
+    alarm_rate_step: float = 0.02
+    alarm_rate_floor: float = 0.5
     alarm_level: float = 0.5  # score that starts a refractory period (the detector "fired")
     report_z: float = 6.0  # detect() reports an alarm only if its deviation reaches this z
     # the streaming alarm score (PointScore.score, what NAB thresholds): each value feature is
@@ -140,6 +147,7 @@ class StreamingDetector:
         self._peak = 0.0
         self._decay = 0.5 ** (1.0 / c.memory_halflife)
         self._since_alarm = c.refractory + 1
+        self._alarms: deque[int] = deque()  # indexes of the recent alarms (refractory onsets)
         self._feature_peaks = [0.0, 0.0]  # local (or seasonal) deviation, short-median shift
         self._context: ContextDetector | None = None
         self._likelihood = AnomalyLikelihood(
@@ -179,14 +187,28 @@ class StreamingDetector:
         context = 0.0
         if self._context is not None:
             context = c.context_weight * self._likelihood.update(self._context.update(value))
-        alarm = max(result.value, context)
+        alarm = max(result.value, context) * self._rate_gain()
         score = alarm
         if self._since_alarm <= c.refractory:
             score *= c.refractory_damping
         elif alarm >= c.alarm_level:
             self._since_alarm = 0
+            self._alarms.append(self.count)
         self._learn(ts, value, profile)
         return replace(result, score=score, context=context)
+
+    def _rate_gain(self) -> float:
+        """Share of the alarm score kept given this detector's own recent alarm rate.
+
+        Calibrates per series without labels or look-ahead: on a noisy series new records (what
+        the value score reports) keep coming, so the bar rises with each one; on a quiet series
+        the first alarm passes unchanged. Counts from the first point (on NAB, probation included).
+        """
+        c = self.config
+        alarms = self._alarms
+        while alarms and alarms[0] < self.count - c.alarm_rate_window:
+            alarms.popleft()
+        return max(c.alarm_rate_floor, 1.0 - c.alarm_rate_step * len(alarms))
 
     def _score(self, ts: datetime, value: float, profile: SeasonalProfile | None) -> PointScore:
         c = self.config
