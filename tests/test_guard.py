@@ -59,11 +59,15 @@ def test_allow_and_deny_patterns_apply(tmp_path: Path) -> None:
 
 
 def _sleepers() -> list[psutil.Process]:
-    return [
-        p
-        for p in psutil.process_iter(["cmdline"])
-        if p.info["cmdline"] in (["sleep", "300"], ["sleep", "301"])
-    ]
+    # Only this test process's descendants: another run on the machine may have its own sleepers.
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.cmdline() in (["sleep", "300"], ["sleep", "301"]):
+                found.append(p)
+        except psutil.NoSuchProcess:
+            continue
+    return found
 
 
 def test_cancelling_a_run_kills_the_running_command_and_its_children(store_url: str) -> None:
@@ -71,6 +75,8 @@ def test_cancelling_a_run_kills_the_running_command_and_its_children(store_url: 
     turns = (shell("sleep 300 | sleep 301"), {"text": "never"})
     with Store(store_url) as store:
         service = SessionService(Settings(database_url=store_url), store, model=model(*turns))
+
+        running: list[psutil.Process] = []
 
         async def go() -> list[RunEvent]:
             seen: list[RunEvent] = []
@@ -81,7 +87,8 @@ def test_cancelling_a_run_kills_the_running_command_and_its_children(store_url: 
                         if len(_sleepers()) == 2:
                             break
                         await asyncio.sleep(0.05)
-                    assert len(_sleepers()) == 2, "the command is running"
+                    running.extend(_sleepers())
+                    assert len(running) == 2, "the command is running"
                     service.cancel(event.run_id)
             return seen
 
@@ -91,7 +98,9 @@ def test_cancelling_a_run_kills_the_running_command_and_its_children(store_url: 
     assert final.status == "cancelled"
     assert not any(isinstance(e, ToolResultEvent) for e in events)
     time.sleep(0.3)
-    assert [p for p in _sleepers() if p.status() != psutil.STATUS_ZOMBIE] == []
+    # The very processes seen running are gone (checked by pid: an escaped one would no longer
+    # be this process's descendant).
+    assert [p.pid for p in running if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
 
 
 def test_destructive_prompt_needs_confirm_typed_out(monkeypatch: pytest.MonkeyPatch) -> None:
