@@ -249,10 +249,47 @@ _CUE_WORDS = ("Mr", " Ms", "Ms.", " Mx", "Dr", "Prof", " Miss", "Sir ", "Dame ",
 index_keywords(_CUE_WORDS)
 
 
-def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
-    """``PERSON`` spans that a cue names, without the model (part of the default pattern path)."""
-    index = index or LineIndex(text)
+# Organisations that need no model: capitalised words ending in a legal-form suffix
+# (``Pixia Corp.``, ``48 Factoring Inc``, ``Smith & Sons``), or after ``I work for`` / ``employed
+# by``. One word at least must pass :func:`_is_name_word`, so a vendor in a log (``Intel
+# Corporation``, ``Oracle Corp``: TECH_WORDS) stays readable.
+_ORG_WORD = rf"(?:{_NAME}|[{_UP}]\w*|\d{{1,4}})"
+_ORG_SUFFIX = (
+    r"(?:Inc\.?|Incorporated|Corp\.?|Corporation|LLC|L\.L\.C\.|Ltd\.?|Limited|GmbH|PLC|plc|LLP|"
+    r"S\.A\.|S\.p\.A\.|B\.V\.|N\.V\.|Pty[ ]Ltd\.?|(?:&|and)[ ](?:Sons|Co\.?))"
+)
+_ORG_SUFFIX_RX = re.compile(rf"(?<![\w.@/&-])((?:{_ORG_WORD},?[ ]){{1,4}}){_ORG_SUFFIX}(?![\w@/-]|\.\w)")
+_ORG_CUE_RX = re.compile(
+    r"(?i:\b(?:i|we|she|he|they)[ ](?:work(?:s|ed)?|am[ ]working|is[ ]working)[ ](?:for|at)[ ]"
+    r"|\bemployed[ ]by[ ]|\bemployer[ ](?:is|was)[ ])"
+    + rf"({_ORG_WORD}(?:[ ]{_ORG_WORD}){{0,3}})(?![\w@/-]|\.\w)"
+)
+_ORG_WORDS = (" Inc", "Incorporated", "Corp", "LLC", "L.L.C.", "Ltd", "Limited", "GmbH", " PLC", " plc",
+              "LLP", " Sons", " Co", "S.A.", "S.p.A.", "B.V.", "N.V.", "work for", "work at", "works ",
+              "worked ", "working ", "employ")  # fmt: skip
+index_keywords(_ORG_WORDS)
+
+
+def cue_orgs(text: str, index: LineIndex) -> list[Candidate]:
+    """``ORG`` spans named by a legal-form suffix or an employment cue (default pattern path)."""
     out: list[Candidate] = []
+    for lo, hi in index.ranges(_ORG_WORDS):
+        for m in _ORG_SUFFIX_RX.finditer(text, lo, hi):
+            words = m.group(1).replace(",", " ").split()
+            if any(_is_name_word(w) for w in words):
+                start = m.start() + 4 if words[0] == "The" and len(words) > 1 else m.start()
+                out.append(Candidate("ORG", start, m.end(), PATTERN_PRIORITY["ORG"]))
+        for m in _ORG_CUE_RX.finditer(text, lo, hi):
+            if any(_is_name_word(w) for w in m.group(1).split()):
+                out.append(Candidate("ORG", *m.span(1), PATTERN_PRIORITY["ORG"]))
+    return out
+
+
+def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
+    """``PERSON`` spans that a cue names, and ``ORG`` spans that a suffix or an employment cue
+    names (:func:`cue_orgs`), without the model (part of the default pattern path)."""
+    index = index or LineIndex(text)
+    out: list[Candidate] = cue_orgs(text, index)
     for lo, hi in index.ranges(_CUE_WORDS):
         for rx in _CUE_RXS:
             for m in rx.finditer(text, lo, hi):

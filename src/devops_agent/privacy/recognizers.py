@@ -6,7 +6,9 @@ resolves overlaps and replaces them. Types: ``EMAIL``, ``HOST``, ``IP``, ``PHONE
 ``CREDIT_CARD``, ``IBAN``, ``US_SSN``, ``USERNAME``, ``ADDRESS`` (postal addresses), ``AGE``,
 ``DATE`` (dates of birth; every date with ``mask_dates``), ``BUCKET`` (S3 / GCS bucket names) and
 ``PUBLIC_KEY`` (SSH public keys and age recipients: public, but each names one person's key, and
-services such as code forges publish them per account). URLs keep their shape: only the host (and a
+services such as code forges publish them per account). ``LOCATION`` (countries, US states, cued cities) comes
+from :mod:`.places` when its optional gazetteer is installed; ``ORG`` and cued ``PERSON`` from
+:func:`devops_agent.privacy.ner.cue_names`. URLs keep their shape: only the host (and a
 user name in the userinfo) is an entity, the scheme, port, path and query stay readable.
 
 Everything here is offline and dependency-free: hostnames are accepted only with a TLD from the
@@ -22,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
+from devops_agent.privacy.places import ends_in_region, ends_with_region, find_places
 from devops_agent.privacy.secrets import LineIndex, index_keywords
 
 
@@ -85,6 +88,8 @@ PRIORITY = {
     "AGE": 25,
     "USERNAME": 20,
     "PERSON": 18,  # a name after a title or "my name is" (the NER path adds more, below every pattern)
+    "ORG": 17,  # a capitalised name ending in a company suffix (Inc., GmbH …) or after "I work for"
+    "LOCATION": 16,  # a country or US state; a city with a cue (:mod:`.places`, optional gazetteer)
 }
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -747,6 +752,8 @@ class Recognizers:
                     end = unit.end()
                 done = end = _address_tail(text, end)
                 yield Candidate("ADDRESS", m.start(), end, PRIORITY["ADDRESS"])
+        for s, e in find_places(text, index):
+            yield Candidate("LOCATION", s, e, PRIORITY["LOCATION"])
         for lo, hi in index.ranges(_AGE_WORDS):
             for m in _AGE_RX.finditer(text, lo, hi):
                 g = next(i for i in range(1, 5) if m.group(i) is not None)
@@ -771,13 +778,16 @@ _POSTAL_LINE_RX = re.compile(
 _PLACE_LINE_RX = re.compile(
     r"[^\W\d_]" + _WORD_CHARS + r"*(?:[ ]" + _WORD_CHARS + r"+){0,4}(?=[ \t]*(?:[\n,]|$))"
 )
+# The last place of a block that ends a sentence: "…\n BARMOLLOCH\n United Kingdom. Please call".
+_LAST_PLACE_RX = re.compile(r"[^\W\d_][\w'’()-]*(?:[ ][\w'’()-]+){0,4}?(?=\.(?:\s|$))")
 
 
 def _address_tail(text: str, end: int) -> int:
     """Extend an address over the lines of its block (city, region, country) up to the last one
-    that holds a postal code: ``…Apt. 066\\nSt Georges, QC 54256``. Without a postal code within
-    four short segments the street line stands alone (a sentence may simply go on)."""
-    best = pos = end
+    that holds a postal code: ``…Apt. 066\\nSt Georges, QC 54256``, or ends with a country or US
+    state (with the optional gazetteer, :mod:`.places`: ``…Apt. 051, Tallinn, Estonia``). Without
+    either within four short segments the street line stands alone (a sentence may simply go on)."""
+    best = pos = ends_with_region(text, end)
     for _ in range(4):
         sep = _SEGMENT_RX.match(text, pos)
         if sep is None:
@@ -787,9 +797,15 @@ def _address_tail(text: str, end: int) -> int:
             best = pos = postal.end()
             continue
         place = _PLACE_LINE_RX.match(text, sep.end())
+        if place is None or not ends_in_region(place.group()):
+            last = _LAST_PLACE_RX.match(text, sep.end())
+            if last is not None and ends_in_region(last.group()):
+                return last.end()
         if place is None:
             break
         pos = place.end()
+        if ends_in_region(place.group()):
+            best = pos
     return best
 
 
