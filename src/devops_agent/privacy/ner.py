@@ -237,8 +237,10 @@ def plausible(span: str) -> bool:
 # must pass :func:`_is_name_word` (``Name: Kubernetes Dashboard`` is no person).
 _NAME = rf"[{_UP}](?:['’][{_UP}])?[{_LOW}][^\W\d_]*(?:['’-][^\W\d_]+)*"
 _NAMES = rf"({_NAME}(?:[ ](?:[{_UP}]\.?[ ])?{_NAME}){{0,2}})(?![\w@/-]|\.\w)"
+# The honorific is masked too (``TITLE``): it tells gender or profession.
+_TITLE_RX = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Miss|Sir|Dame|Mme|Mlle)\.?[ ]" + _NAMES)
 _CUE_RXS = (
-    re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Miss|Sir|Dame|Mme|Mlle)\.?[ ]" + _NAMES),
+    _TITLE_RX,
     re.compile(
         r"(?i:\b(?:my|his|her|their|your)[ ](?:full[ ]|first[ ]|last[ ]|sur)?name[ ](?:is|was)[ ])" + _NAMES
     ),
@@ -298,6 +300,8 @@ def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
                     words[-1]
                 ):
                     out.append(Candidate("PERSON", *m.span(1), PATTERN_PRIORITY["PERSON"]))
+                    if rx is _TITLE_RX:
+                        out.append(Candidate("TITLE", m.start(), m.start(1) - 1, PATTERN_PRIORITY["TITLE"]))
     return out
 
 

@@ -11,6 +11,8 @@ used with care, since many place names are ordinary words (``Reading``, ``Mobile
 * *cities* (GeoNames cities of at least 15,000 people) are masked only with a cue: a city right
   before ``, <region>`` (``Austin, Texas``), or after a phrase that places a person (``lives in``,
   ``moved to``, ``born in``, ``based in`` …). A bare ``Reading`` or ``from Mobile`` stays;
+* :func:`find_nationalities` finds nationality adjectives from a hand list (no gazetteer needed),
+  capitalised and before a lower-case word (``the Spanish government``, not ``Language: English``);
 * :func:`ends_with_region` lets the address recognizer extend a postal block over a trailing
   ``…, Tallinn, Estonia`` that has no postal code.
 
@@ -215,3 +217,33 @@ def ends_with_region(text: str, start: int) -> int:
                 end = text.index(w, end) + len(w)
             return end
     return start
+
+
+# Nationality adjectives (a hand list, needs no gazetteer): ``the Spanish government``, ``a
+# Russian citizen``. Only capitalised and followed by a lower-case word, so a heading, a locale
+# name or a language setting (``English``, ``lang=French``, ``Swiss-army``) stays.
+NATIONALITIES = _words(
+    """Afghan Albanian Algerian American Argentine Argentinian Armenian Australian Austrian
+    Bangladeshi Belarusian Belgian Bolivian Bosnian Brazilian British Bulgarian Cambodian Cameroonian
+    Canadian Chilean Chinese Colombian Croatian Cuban Cypriot Czech Danish Dutch Ecuadorian Egyptian
+    Emirati Estonian Ethiopian Filipino Finnish French Georgian German Ghanaian Greek Guatemalan
+    Haitian Honduran Hungarian Icelandic Indian Indonesian Iranian Iraqi Irish Israeli Italian
+    Jamaican Japanese Jordanian Kazakh Kenyan Korean Kuwaiti Latvian Lebanese Libyan Lithuanian
+    Luxembourgish Malaysian Maltese Mexican Moldovan Mongolian Moroccan Nepalese Nigerian Norwegian
+    Pakistani Palestinian Panamanian Paraguayan Peruvian Polish Portuguese Qatari Romanian Russian
+    Saudi Scottish Senegalese Serbian Singaporean Slovak Slovenian Somali Spanish Sudanese Swedish
+    Swiss Syrian Taiwanese Thai Tunisian Turkish Ugandan Ukrainian Uruguayan Uzbek Venezuelan
+    Vietnamese Welsh Yemeni Zambian Zimbabwean"""
+)
+_NRP_RX = re.compile(r"(?<![\w./\\@$%=:<#&*+-])([A-Z][a-z]+)(?=[ ][a-z])")
+_NRP_WORDS = tuple(sorted(n.lower() for n in NATIONALITIES))
+index_keywords(_NRP_WORDS)
+
+
+def find_nationalities(text: str, index: LineIndex | None = None) -> Iterator[tuple[int, int]]:
+    """Spans of nationality adjectives before a lower-case word (see :data:`NATIONALITIES`)."""
+    index = index or LineIndex(text)
+    for lo, hi in index.ranges(_NRP_WORDS):
+        for m in _NRP_RX.finditer(text, lo, hi):
+            if m.group(1) in NATIONALITIES:
+                yield m.span(1)

@@ -7,8 +7,9 @@ resolves overlaps and replaces them. Types: ``EMAIL``, ``HOST``, ``IP``, ``PHONE
 ``DATE`` (dates of birth; every date with ``mask_dates``), ``BUCKET`` (S3 / GCS bucket names) and
 ``PUBLIC_KEY`` (SSH public keys and age recipients: public, but each names one person's key, and
 services such as code forges publish them per account). ``LOCATION`` (countries, US states, cued cities) comes
-from :mod:`.places` when its optional gazetteer is installed; ``ORG`` and cued ``PERSON`` from
-:func:`devops_agent.privacy.ner.cue_names`. URLs keep their shape: only the host (and a
+from :mod:`.places` when its optional gazetteer is installed, ``NATIONALITY`` (``the Spanish
+government``) from its hand list; ``ORG``, cued ``PERSON`` and the ``TITLE`` before it (``Mr.``)
+from :func:`devops_agent.privacy.ner.cue_names`. URLs keep their shape: only the host (and a
 user name in the userinfo) is an entity, the scheme, port, path and query stay readable.
 
 Everything here is offline and dependency-free: hostnames are accepted only with a TLD from the
@@ -24,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from devops_agent.privacy.places import ends_in_region, ends_with_region, find_places
+from devops_agent.privacy.places import ends_in_region, ends_with_region, find_nationalities, find_places
 from devops_agent.privacy.secrets import LineIndex, index_keywords
 
 
@@ -90,6 +91,8 @@ PRIORITY = {
     "PERSON": 18,  # a name after a title or "my name is" (the NER path adds more, below every pattern)
     "ORG": 17,  # a capitalised name ending in a company suffix (Inc., GmbH …) or after "I work for"
     "LOCATION": 16,  # a country or US state; a city with a cue (:mod:`.places`, optional gazetteer)
+    "TITLE": 15,  # an honorific before a cued name (``Mr.``, ``Dr.``): it tells gender or profession
+    "NATIONALITY": 14,  # a nationality adjective before a lower-case word (``the Spanish government``)
 }
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -754,6 +757,8 @@ class Recognizers:
                 yield Candidate("ADDRESS", m.start(), end, PRIORITY["ADDRESS"])
         for s, e in find_places(text, index):
             yield Candidate("LOCATION", s, e, PRIORITY["LOCATION"])
+        for s, e in find_nationalities(text, index):
+            yield Candidate("NATIONALITY", s, e, PRIORITY["NATIONALITY"])
         for lo, hi in index.ranges(_AGE_WORDS):
             for m in _AGE_RX.finditer(text, lo, hi):
                 g = next(i for i in range(1, 5) if m.group(i) is not None)
