@@ -339,3 +339,48 @@ def test_guard_takes_date_masking_from_settings(store_url: str, mask_dates: bool
         guard = PrivacyGuard.for_session(settings, store, "s-1", KEY)
         masked = guard.mask("deployed 2026-03-12 10:11", "tool_out")
     assert ("2026-03-12" not in masked) is mask_dates
+
+
+def test_kept_entity_types_stay_readable_and_hide_nothing_else() -> None:
+    line = "PAY-123 failed for ann@example.com on db1.corp.example.com token=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"
+    kept = Anonymizer(KEY, "s", keep_entities=["JIRA_KEY", "HOST"])
+    out = kept.anonymize(line)
+    assert "PAY-123" in out.text
+    assert "db1.corp.example.com" in out.text
+    assert "ann@example.com" not in out.text  # EMAIL still masked (its host part is not "kept" away)
+    assert "ghp_" not in out.text
+    assert "[REDACTED_SECRET]" in out.text
+    assert {e.type for e in out.entities} == {"EMAIL"}
+    default = {e.type for e in Anonymizer(KEY, "s").anonymize(line).entities}
+    assert {"JIRA_KEY", "HOST", "EMAIL"} <= default
+
+
+def test_unknown_kept_entity_type_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="PERSONS"):
+        Anonymizer(KEY, "s", keep_entities=["PERSONS"])
+
+
+def test_settings_entity_types_match_the_recognizers() -> None:
+    import typing
+
+    from devops_agent.config.settings import EntityType
+    from devops_agent.privacy.recognizers import PRIORITY
+
+    assert set(typing.get_args(EntityType)) == set(PRIORITY)
+
+
+def test_guard_takes_kept_entities_from_settings(store_url: str) -> None:
+    from pydantic import ValidationError
+
+    from devops_agent.config import Settings
+    from devops_agent.privacy.guard import PrivacyGuard
+    from devops_agent.store import Store
+
+    settings = Settings(database_url=store_url, privacy={"ner": "off", "keep_entities": ["JIRA_KEY"]})
+    with Store(store_url) as store:
+        guard = PrivacyGuard.for_session(settings, store, "s-1", KEY)
+        masked = guard.mask("PAY-123 on 10.1.2.3", "tool_out")
+    assert "PAY-123" in masked
+    assert "10.1.2.3" not in masked
+    with pytest.raises(ValidationError, match="keep_entities"):
+        Settings(database_url=store_url, privacy={"keep_entities": ["JIRA"]})

@@ -96,6 +96,13 @@ class SafetySettings(BaseModel):
 
 NerEntity = Literal["PERSON", "ORG", "LOCATION"]
 NER_ENTITIES: tuple[NerEntity, ...] = ("PERSON", "ORG", "LOCATION")
+# Every entity type the privacy guard masks (privacy.recognizers.PRIORITY; a test keeps them equal).
+# Secrets are not an entity type: they are always cut out.
+EntityType = Literal[
+    "EMAIL", "PUBLIC_KEY", "BUCKET", "AWS_ACCOUNT", "GCP_PROJECT", "AZURE_SUBSCRIPTION", "US_SSN",
+    "ADDRESS", "DATE", "CREDIT_CARD", "IBAN", "IP", "HOST", "PHONE", "K8S_POD", "K8S_NAMESPACE",
+    "JIRA_KEY", "AGE", "USERNAME", "PERSON", "ORG", "LOCATION", "TITLE", "NATIONALITY",
+]  # fmt: skip
 
 
 class PrivacySettings(BaseModel):
@@ -130,6 +137,10 @@ class PrivacySettings(BaseModel):
     )
     ner_entities: list[NerEntity] = Field(
         default_factory=lambda: list(NER_ENTITIES), description="which NER types to mask"
+    )
+    keep_entities: list[EntityType] = Field(
+        default_factory=list,
+        description='entity types never masked, e.g. ["JIRA_KEY", "NATIONALITY"] (secrets always are)',
     )
 
 

@@ -27,13 +27,13 @@ from __future__ import annotations
 import bisect
 import hashlib
 import hmac
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from devops_agent.errors import UserError
 from devops_agent.privacy.ner import NerRecognizer, cue_names, plausible
-from devops_agent.privacy.recognizers import PLACEHOLDER_RX, Candidate, Recognizers
+from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY, Candidate, Recognizers
 from devops_agent.privacy.secrets import REDACTED, LineIndex, SecretFinding, find_secrets
 
 _SECRET_PRIORITY = 1_000
@@ -136,7 +136,9 @@ class Anonymizer:
     ``keep_domains`` lists domains whose hosts stay readable (``localhost`` always does), and
     ``keep_public_hosts`` keeps well-known public endpoints (``PUBLIC_HOSTS``: github.com, pypi.org …);
     ``ner`` adds person names, organisations and places found by a local model (:mod:`.ner`;
-    see :func:`devops_agent.privacy.ner.from_settings`).
+    see :func:`devops_agent.privacy.ner.from_settings`); ``keep_entities`` lists entity types left
+    readable (their matches are dropped before overlaps are resolved, so they hide nothing else;
+    secrets cannot be kept).
     """
 
     def __init__(
@@ -149,6 +151,7 @@ class Anonymizer:
         keep_public_hosts: bool = True,
         mask_dates: bool = False,
         ner: NerRecognizer | None = None,
+        keep_entities: Iterable[str] = (),
     ) -> None:
         if not hmac_key:
             raise UserError(
@@ -160,6 +163,13 @@ class Anonymizer:
             sensitive_namespaces, keep_domains, keep_public_hosts=keep_public_hosts, mask_dates=mask_dates
         )
         self._ner = ner
+        self._keep = frozenset(keep_entities)
+        unknown = self._keep - set(PRIORITY)
+        if unknown:
+            raise UserError(
+                f"unknown entity types to keep: {', '.join(sorted(unknown))}",
+                hint=f"known types: {', '.join(PRIORITY)}",
+            )
         self._cache: dict[tuple[str, str], str] = {}
 
     def placeholder(self, entity_type: str, original: str) -> str:
@@ -191,13 +201,16 @@ class Anonymizer:
                 start = text.find(REDACTED, start + 1)
         candidates.extend(self._recognizers.find(text, index))
         candidates.extend(cue_names(text, index))
+        if self._keep:
+            candidates = [c for c in candidates if c.type not in self._keep]
         out: list[str] = []
         entities: list[Entity] = []
         pos = 0
         cache = self._cache
         chosen = resolve_overlaps(candidates)
         if self._ner is not None:
-            chosen = fill_gaps(chosen, self._ner.find(text), text)
+            found = [c for c in self._ner.find(text) if c.type not in self._keep]
+            chosen = fill_gaps(chosen, found, text)
         for c in chosen:
             out.append(text[pos : c.start])
             pos = c.end

@@ -80,6 +80,7 @@ class PrivacyGuard:
             keep_public_hosts=p.keep_public_hosts,
             mask_dates=p.mask_dates,
             ner=ner_from_settings(p),
+            keep_entities=p.keep_entities,
         )
         return cls(anonymizer, Vault(store, session_id))
 
