@@ -19,6 +19,7 @@ from devops_agent.privacy.anonymizer import fill_gaps
 from devops_agent.privacy.ner import (
     NerRecognizer,
     _extend_name,
+    _person_named,
     _selected_lines,
     _trim,
     cap_words,
@@ -32,6 +33,16 @@ KEY = b"test-key-0123456789abcdef"
 
 def words(line: str) -> list[str]:
     return [line[s:e] for s, e in cap_words(line)]
+
+
+def test_model_org_with_a_known_first_name_reads_as_a_person() -> None:
+    assert _person_named("Sandra Young")
+    assert _person_named("Christine")
+    assert _person_named("Mary J. Blige")
+    assert not _person_named("Bertha Inc")  # a company word
+    assert not _person_named("Clean Power Finance")  # no first name
+    assert not _person_named("Maria Lopez Garcia Holdings")  # too long for a name
+    assert not _person_named("Maria nginx")  # not name-like
 
 
 @pytest.fixture(scope="module")

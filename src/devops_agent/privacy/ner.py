@@ -15,7 +15,8 @@ wraps it in two cheap filters:
   characters (digits, ``/ = _ @ : < > [ ] { }`` …) and no ALL-CAPS word (``INFO Node``).
 
 A PERSON span is extended over up to two name-like words right after it (the small model
-often stops at ``Jane`` in ``Author: Jane Doe <jane@…>``).
+often stops at ``Jane`` in ``Author: Jane Doe <jane@…>``); an ORG span that starts with a known
+first name and reads as a name is retyped PERSON (:func:`_person_named`).
 
 Model labels map to ours: ``PERSON``; ``ORG``; ``GPE``/``LOC``/``FAC`` → ``LOCATION``. Dates,
 numbers, nationalities and the rest are not kept (a log's timestamps must stay readable).
@@ -441,9 +442,24 @@ class NerRecognizer:
         out: list[Candidate] = []
         for off, chunk in todo:
             for s, e, kind in cache[chunk]:
-                if kind in self._entities and plausible(text[off + s : off + e]):
+                span = text[off + s : off + e]
+                if kind == "ORG" and _person_named(span):
+                    kind = "PERSON"  # the small model often calls a person an organisation
+                if kind in self._entities and plausible(span):
                     out.append(Candidate(kind, off + s, off + e, PRIORITY[kind]))
         return out
+
+
+def _person_named(span: str) -> bool:
+    """Whether a model ``ORG`` span reads as a person: a known first name and at most two more
+    name-like words, none a company word (``Zoe Young``, not ``Bertha Inc``)."""
+    words = span.split()
+    return (
+        len(words) <= 3
+        and words[0] in first_names()
+        and all(_is_name_word(w) or len(w) <= 2 for w in words)
+        and not any(w.strip(".,") in _ORG_SUFFIX_WORDS for w in words)
+    )
 
 
 def from_settings(privacy: Any) -> NerRecognizer | None:
