@@ -199,3 +199,49 @@ def test_privacy_purge_command(store_url: str, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "purged 1 vault entry" in done.stdout
+
+
+def test_privacy_mask_command_previews_what_the_model_sees(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+
+    line = "deploy by Maria Lopez to db1.corp.example.com token=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 PAY-123\n"
+    env = dict(
+        os.environ,
+        DEVOPS_AGENT_DATA_DIR=str(tmp_path / "data"),
+        DEVOPS_AGENT_PRIVACY__NER="off",
+        DEVOPS_AGENT_PRIVACY__KEEP_ENTITIES='["JIRA_KEY"]',
+    )
+    cmd = [sys.executable, "-m", "devops_agent", "privacy", "mask"]
+
+    def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*cmd, *args], input=stdin, capture_output=True, text=True, env=env, timeout=60, check=False
+        )
+
+    plain = run(stdin=line)
+    assert plain.returncode == 0, plain.stderr
+    assert "Maria Lopez" not in plain.stdout
+    assert "db1.corp.example.com" not in plain.stdout
+    assert "ghp_" not in plain.stdout
+    assert "PAY-123" in plain.stdout  # kept by the setting
+    assert "1 PERSON" in plain.stderr
+    assert "1 secret removed" in plain.stderr
+    # a preview writes no session and no vault entry: only the placeholder key is created
+    assert [p.name for p in (tmp_path / "data").iterdir()] == ["privacy.key"]
+
+    source = tmp_path / "ticket.txt"
+    source.write_text(line)
+    data = json.loads(run(str(source), "--json").stdout)
+    assert data[0]["source"] == str(source)
+    assert {(e["type"], e["original"]) for e in data[0]["entities"]} == {
+        ("PERSON", "Maria Lopez"),
+        ("HOST", "db1.corp.example.com"),
+    }
+    assert len(data[0]["secrets"]) == 1
+    assert data[0]["text"] == plain.stdout  # same key, same placeholders
+
+    missing = run(str(tmp_path / "nope.txt"))
+    assert missing.returncode == 2
+    assert "cannot read" in missing.stderr

@@ -1,18 +1,73 @@
-"""``devops-agent privacy …``: the vault of placeholders."""
+"""``devops-agent privacy …``: preview what the model would see, and the vault of placeholders."""
 
 from __future__ import annotations
 
+import json
+import sys
+from collections import Counter
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from devops_agent.cli.context import out, state
 from devops_agent.errors import UserError
-from devops_agent.privacy.vault import purge_expired
+from devops_agent.privacy.guard import anonymizer_for
+from devops_agent.privacy.vault import hmac_key, purge_expired
 
 privacy_app = typer.Typer(
-    help="The privacy vault (placeholder → original, per session).", no_args_is_help=True
+    help="The privacy guard: preview masking, and the vault (placeholder → original, per session).",
+    no_args_is_help=True,
 )
+
+
+@privacy_app.command("mask")
+def mask(
+    ctx: typer.Context,
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="text files to mask ('-' or none: standard input)")
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="masked text, entities (with originals) and secret kinds as JSON")
+    ] = False,
+) -> None:
+    """Show what the model would see of some text, with the current ``privacy`` settings.
+
+    A preview: nothing is stored in the vault. Entities become ``<<TYPE_tag>>`` placeholders
+    (stable per run), secrets ``[REDACTED_SECRET]``; a summary of the counts goes to stderr.
+    """
+    app = state(ctx)
+    texts: list[tuple[str, str]] = []
+    for path in files or [Path("-")]:
+        if str(path) == "-":
+            texts.append(("-", sys.stdin.read()))
+            continue
+        try:
+            texts.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
+        except OSError as exc:
+            raise UserError(
+                f"cannot read {path}: {exc.strerror or exc}", hint="give a readable text file"
+            ) from exc
+    anonymizer = anonymizer_for(app.settings, "preview", hmac_key(app.settings))
+    results = [(name, anonymizer.anonymize(text)) for name, text in texts]
+    if json_out:
+        data = [
+            {
+                "source": name,
+                "text": r.text,
+                "entities": [e._asdict() for e in r.entities],
+                "secrets": [{"kind": f.kind, "start": f.start, "end": f.end} for f in r.secrets],
+            }
+            for name, r in results
+        ]
+        out.print_json(json.dumps(data))
+        return
+    for _, r in results:
+        sys.stdout.write(r.text if r.text.endswith("\n") or not r.text else r.text + "\n")
+    counts = Counter(e.type for _, r in results for e in r.entities)
+    secrets = sum(len(r.secrets) for _, r in results)
+    summary = ", ".join(f"{n} {t}" for t, n in counts.most_common()) or "no entities"
+    typer.echo(f"masked: {summary}; {secrets} secret{'s' if secrets != 1 else ''} removed", err=True)
 
 
 @privacy_app.command("purge")

@@ -62,6 +62,22 @@ def enabled_for(settings: Settings) -> bool:
     return not (provider in LOCAL_PROVIDERS or (provider in ("openai-compatible",) and local_url))
 
 
+def anonymizer_for(settings: Settings, session_id: str, key: bytes) -> Anonymizer:
+    """The anonymizer the ``privacy`` settings describe (what a session's guard and
+    ``devops-agent privacy mask`` use)."""
+    p = settings.privacy
+    return Anonymizer(
+        key,
+        session_id,
+        sensitive_namespaces=tuple(p.sensitive_namespaces),
+        keep_domains=tuple(p.keep_domains),
+        keep_public_hosts=p.keep_public_hosts,
+        mask_dates=p.mask_dates,
+        ner=ner_from_settings(p),
+        keep_entities=p.keep_entities,
+    )
+
+
 @dataclass
 class PrivacyGuard:
     anonymizer: Anonymizer
@@ -71,18 +87,7 @@ class PrivacyGuard:
 
     @classmethod
     def for_session(cls, settings: Settings, store: Store, session_id: str, key: bytes) -> PrivacyGuard:
-        p = settings.privacy
-        anonymizer = Anonymizer(
-            key,
-            session_id,
-            sensitive_namespaces=tuple(p.sensitive_namespaces),
-            keep_domains=tuple(p.keep_domains),
-            keep_public_hosts=p.keep_public_hosts,
-            mask_dates=p.mask_dates,
-            ner=ner_from_settings(p),
-            keep_entities=p.keep_entities,
-        )
-        return cls(anonymizer, Vault(store, session_id))
+        return cls(anonymizer_for(settings, session_id, key), Vault(store, session_id))
 
     # -- masking ------------------------------------------------------------------------------
 
