@@ -34,7 +34,8 @@ def mask(
     """Show what the model would see of some text, with the current ``privacy`` settings.
 
     A preview: nothing is stored in the vault. Entities become ``<<TYPE_tag>>`` placeholders
-    (stable per run), secrets ``[REDACTED_SECRET]``; a summary of the counts goes to stderr.
+    (the same for the same text on every run), secrets ``[REDACTED_SECRET]``; a summary of the
+    counts goes to stderr.
     """
     app = state(ctx)
     texts: list[tuple[str, str]] = []
