@@ -6,6 +6,7 @@ import contextlib
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
@@ -304,6 +305,32 @@ def test_sqlite_runs_in_wal_with_pragmas(sqlite_store: Store, tmp_path: Path) ->
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 5000
 
 
+def test_connections_opening_a_fresh_sqlite_file_together_all_get_wal(tmp_path: Path) -> None:
+    # Several connections switching a new file to WAL at once: SQLite answers all but one
+    # "database is locked" at once (deadlock, no busy wait), which once failed CI. About one
+    # round in six lost a connection before the retry; 60 rounds make a regression near-certain.
+    failures: list[BaseException] = []
+    for trial in range(60):
+        path = tmp_path / f"fresh-{trial}.db"
+        start = threading.Barrier(4)
+
+        def connect(path: Path = path, start: threading.Barrier = start) -> None:
+            with raw_engine(f"sqlite:///{path}") as engine:
+                start.wait()
+                try:
+                    with engine.connect() as conn:
+                        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+                except BaseException as exc:  # noqa: BLE001 - collected and reported below
+                    failures.append(exc)
+
+        threads = [threading.Thread(target=connect) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+
+
 def test_sqlite_creates_missing_parent_dirs(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b" / "agent.db"
     with Store(f"sqlite:///{target}") as store:
@@ -443,14 +470,24 @@ def test_processes_share_one_database(store_url: str, tmp_path: Path) -> None:
         )
         for tag in TAGS
     ]
-    for child in children:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "ready"  # imports done: start them together
-    go.touch()
-    for child in children:
-        out, err = child.communicate(timeout=120)
-        assert child.returncode == 0, err
-        assert out.strip() == "done"
+    results: list[tuple[int, str, str]] = []
+    try:
+        for child in children:
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "ready"  # imports done: start them together
+        go.touch()
+        for child in children:
+            out, err = child.communicate(timeout=120)
+            results.append((child.returncode, out.strip(), err))
+    finally:
+        # Reap every child before asserting: one left running (or its pipes left open) would
+        # surface as a ResourceWarning in whichever later test the garbage collector runs in.
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+            child.communicate()
+    for returncode, out, err in results:
+        assert (returncode, out) == (0, "done"), err
     with Store(store_url) as store:
         messages = store.load_messages("shared-session")
         assert len(messages) == 25 * len(TAGS)

@@ -12,6 +12,8 @@ it builds may contain the URL's password.
 from __future__ import annotations
 
 import re
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -126,11 +128,30 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> N
     try:
         # busy_timeout first: switching to WAL needs a lock another process may briefly hold.
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
     finally:
         cursor.close()
+
+
+def _enable_wal(cursor: Any) -> None:
+    # Processes that open a fresh database together all try to switch it to WAL; SQLite sees
+    # two connections each holding SHARED and wanting EXCLUSIVE as a deadlock and answers
+    # SQLITE_BUSY at once, without the busy handler. Retry until the busy timeout is spent;
+    # once one switch lands the mode is persistent and the others find WAL already set.
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def _sqlite_begin(conn: Connection) -> None:
