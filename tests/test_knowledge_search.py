@@ -147,6 +147,39 @@ def test_symbol_table_prefers_rare_definitions() -> None:
     assert table.rank_files("nothing code-like here") == []
 
 
+def test_module_level_constants_are_definitions(tmp_path: Path) -> None:
+    from devops_agent.knowledge.search import search_files
+    from devops_agent.knowledge.symbols import defined_names
+
+    module = (
+        "import os\n"
+        "FILE_UPLOAD_PERMISSIONS = None\n"
+        "MAX_RETRIES: int = 3\n"
+        "_ = gettext\n"
+        "__all__ = ['x']\n"
+        "logger = getLogger(__name__)\n"
+        "if FILE_UPLOAD_PERMISSIONS == 1:\n"
+        "    NESTED_FLAG = True\n"
+    )
+    # Only column-0 UPPER_CASE assignments: not comparisons, lower-case names or indented code.
+    assert defined_names("module", "global_settings", module) == ["FILE_UPLOAD_PERMISSIONS", "MAX_RETRIES"]
+    (tmp_path / "src" / "conf").mkdir(parents=True)
+    (tmp_path / "src" / "conf" / "global_settings.py").write_text(
+        "# Default settings.\nDEBUG = False\nFILE_UPLOAD_PERMISSIONS = None\n"
+    )
+    # The file that only reads the setting mentions it more often than the one that sets it.
+    (tmp_path / "src" / "storage.py").write_text(
+        "from conf import settings\n\n\ndef save(name):\n"
+        "    if settings.FILE_UPLOAD_PERMISSIONS is not None:\n"
+        "        os.chmod(name, settings.FILE_UPLOAD_PERMISSIONS)  # FILE_UPLOAD_PERMISSIONS\n"
+    )
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "src")
+        query = "Set default FILE_UPLOAD_PERMISSIONS to 0o644"
+        assert idx.symbols().rank_files(query) == ["conf/global_settings.py"]
+        assert search_files(idx, query)[0] == "conf/global_settings.py"
+
+
 def _tree(root: Path) -> None:
     (root / "net").mkdir(parents=True)
     # The class is defined here, tersely ...

@@ -302,9 +302,10 @@ class KnowledgeIndex:
         gen = self._generation()
         if self._symbols is None or self._symbols[0] != gen:
             rows = self._db.execute(
-                "SELECT f.path, c.kind, c.symbol, CASE WHEN c.kind = 'class' THEN c.text ELSE '' END "
+                "SELECT f.path, c.kind, c.symbol, "
+                "CASE WHEN c.kind IN ('class', 'module') THEN c.text ELSE '' END "
                 "FROM chunks c JOIN files f ON f.id = c.file_id "
-                "WHERE c.kind IN ('function', 'method', 'class', 'block')"
+                "WHERE c.kind IN ('function', 'method', 'class', 'block', 'module')"
             )
             self._symbols = (gen, SymbolTable(rows))
         return self._symbols[1]

@@ -23,6 +23,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FILE_SUFFIXES = frozenset(
     {"py", "pyi", "pyx", "txt", "md", "rst", "cfg", "ini", "toml", "yaml", "yml", "json", "html", "js", "log"}
 )
+# A module-level constant: ``FILE_UPLOAD_PERMISSIONS = 0o644`` or ``TIMEOUT: float = 5`` at column 0.
+_MODULE_CONSTANT = re.compile(r"^([A-Z_][A-Z0-9_]*)[ \t]*(?::[^=\n]+)?=(?!=)", re.MULTILINE)
 _INNER_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 # Code-looking spans of a query: `backticked`, dotted paths (a.b.C), calls name(, frames, defs.
 _BACKTICKS = re.compile(r"`+([^`\n]{1,200})`+")
@@ -37,8 +39,11 @@ _CODE_SHAPED = re.compile(
 
 
 def defined_names(kind: str, symbol: str, text: str) -> list[str]:
-    """Names one chunk defines: its symbol (``Class.method`` also as ``method``) and, for a class
-    kept whole, the methods and nested classes in it as ``Class.name``."""
+    """Names one chunk defines: its symbol (``Class.method`` also as ``method``); for a class
+    kept whole, the methods and nested classes in it as ``Class.name``; for module-level code,
+    its ``UPPER_CASE`` constants (settings such as ``FILE_UPLOAD_PERMISSIONS``)."""
+    if kind == "module":
+        return [n for n in dict.fromkeys(_MODULE_CONSTANT.findall(text)) if any(c.isalpha() for c in n)]
     if kind not in {"function", "method", "class", "block"} or not symbol:
         return []
     parts = symbol.split(".")
