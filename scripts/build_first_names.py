@@ -30,7 +30,7 @@ COMMON_WORDS = frozenset(
 
 def build(folder: Path) -> list[str]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from devops_agent.privacy.ner import HONORIFICS, TECH_WORDS
+    from devops_agent.privacy.names import HONORIFICS, TECH_WORDS
 
     names: set[str] = set()
     for sex in ("male", "female"):
@@ -46,8 +46,10 @@ def build(folder: Path) -> list[str]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
         sys.exit(__doc__)
+    if not Path(sys.argv[1]).is_dir():
+        sys.exit(f"error: {sys.argv[1]} is not a directory (see --help)")
     out = Path(__file__).resolve().parents[1] / "src/devops_agent/privacy/data/first_names.txt"
     out.parent.mkdir(exist_ok=True)
     names = build(Path(sys.argv[1]))

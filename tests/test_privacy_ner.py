@@ -16,17 +16,8 @@ import pytest
 from devops_agent.errors import UserError
 from devops_agent.privacy import PLACEHOLDER_RX, REDACTED, Anonymizer, Candidate, deanonymize
 from devops_agent.privacy.anonymizer import fill_gaps
-from devops_agent.privacy.ner import (
-    NerRecognizer,
-    _extend_name,
-    _person_named,
-    _selected_lines,
-    _trim,
-    cap_words,
-    from_settings,
-    installed_model,
-    plausible,
-)
+from devops_agent.privacy.names import cap_words, extend_name, name_lines, person_named, plausible
+from devops_agent.privacy.ner import NerRecognizer, _trim, from_settings, installed_model
 
 KEY = b"test-key-0123456789abcdef"
 
@@ -36,13 +27,13 @@ def words(line: str) -> list[str]:
 
 
 def test_model_org_with_a_known_first_name_reads_as_a_person() -> None:
-    assert _person_named("Sandra Young")
-    assert _person_named("Christine")
-    assert _person_named("Mary J. Blige")
-    assert not _person_named("Bertha Inc")  # a company word
-    assert not _person_named("Clean Power Finance")  # no first name
-    assert not _person_named("Maria Lopez Garcia Holdings")  # too long for a name
-    assert not _person_named("Maria nginx")  # not name-like
+    assert person_named("Sandra Young")
+    assert person_named("Christine")
+    assert person_named("Mary J. Blige")
+    assert not person_named("Bertha Inc")  # a company word
+    assert not person_named("Clean Power Finance")  # no first name
+    assert not person_named("Maria Lopez Garcia Holdings")  # too long for a name
+    assert not person_named("Maria nginx")  # not name-like
 
 
 @pytest.fixture(scope="module")
@@ -105,10 +96,10 @@ def test_postfilter(span: str, ok: bool) -> None:
 
 def test_prefilter_selects_only_lines_with_a_name_word() -> None:
     log = "Mar 12 10:11:12 web-1 sshd[1]: Accepted publickey for alice\nERROR Bearer abc Mozilla/5.0\n"
-    assert list(_selected_lines(log)) == []
+    assert list(name_lines(log)) == []
     text = log + "escalated to Alice Johnson\nINFO done"
     start = text.index("escalated")
-    assert list(_selected_lines(text)) == [(start, text.index("\nINFO"))]
+    assert list(name_lines(text)) == [(start, text.index("\nINFO"))]
 
 
 @pytest.mark.parametrize(
@@ -122,7 +113,7 @@ def test_prefilter_selects_only_lines_with_a_name_word() -> None:
     ],
 )
 def test_person_spans_extend_over_initials_and_surnames(line: str, end: int, expected: str) -> None:
-    assert line[: _extend_name(line, end)] == expected
+    assert line[: extend_name(line, end)] == expected
 
 
 def test_possessive_is_trimmed_from_model_spans() -> None:

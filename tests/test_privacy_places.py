@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from devops_agent.privacy import Anonymizer, places
-from devops_agent.privacy.ner import cue_names
+from devops_agent.privacy.names import cue_names
 from devops_agent.privacy.secrets import LineIndex
 
 LOGHUB = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "loghub2k"
@@ -59,7 +59,7 @@ def test_known_first_name_and_surname_is_a_person() -> None:
 
 
 def test_first_names_ship_with_the_package() -> None:
-    from devops_agent.privacy.ner import first_names
+    from devops_agent.privacy.names import first_names
 
     names = first_names()
     assert len(names) > 1500

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from devops_agent.errors import UserError
-from devops_agent.privacy.ner import NerRecognizer, cue_names, plausible
+from devops_agent.privacy.names import cue_names, plausible
+from devops_agent.privacy.ner import NerRecognizer
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY, Candidate, Recognizers
 from devops_agent.privacy.secrets import REDACTED, LineIndex, SecretFinding, find_secrets
 

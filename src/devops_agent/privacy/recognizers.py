@@ -9,7 +9,7 @@ resolves overlaps and replaces them. Types: ``EMAIL``, ``HOST``, ``IP``, ``PHONE
 services such as code forges publish them per account). ``LOCATION`` (countries, US states, cued cities) comes
 from :mod:`.places` when its optional gazetteer is installed, ``NATIONALITY`` (``the Spanish
 government``) from its hand list; ``ORG``, cued ``PERSON`` and the ``TITLE`` before it (``Mr.``)
-from :func:`devops_agent.privacy.ner.cue_names`. URLs keep their shape: only the host (and a
+from :func:`devops_agent.privacy.names.cue_names`. URLs keep their shape: only the host (and a
 user name in the userinfo) is an entity, the scheme, port, path and query stay readable.
 
 Everything here is offline and dependency-free: hostnames are accepted only with a TLD from the
