@@ -89,13 +89,14 @@ async def run_command(command: str, *, cwd: Path | None, timeout_s: float, max_b
     except NotADirectoryError:
         return ToolResult.fail(f"working directory {cwd} is not a directory", "set safety.shell_cwd")
     timed_out = False
+    readers = asyncio.gather(
+        _read_capped(proc.stdout, max_bytes), _read_capped(proc.stderr, max_bytes), proc.wait()
+    )
+    # When the run is cancelled, wait_for cancels the gather but never reads its CancelledError,
+    # which asyncio would then log as "exception was never retrieved" at exit.
+    readers.add_done_callback(lambda f: f.cancelled() or f.exception())
     try:
-        (out, out_dropped), (err, err_dropped), _ = await asyncio.wait_for(
-            asyncio.gather(
-                _read_capped(proc.stdout, max_bytes), _read_capped(proc.stderr, max_bytes), proc.wait()
-            ),
-            timeout_s,
-        )
+        (out, out_dropped), (err, err_dropped), _ = await asyncio.wait_for(readers, timeout_s)
     except TimeoutError:
         timed_out = True
         await kill_group(proc)
