@@ -137,6 +137,17 @@ def test_public_endpoints_stay_readable_unless_disabled() -> None:
     assert {e.original for e in strict.entities} == {"ghcr.io", "github.com"}
 
 
+def test_public_documentation_links_stay_readable_but_a_private_docs_host_does_not() -> None:
+    config = (
+        "# https://docs.djangoproject.com/en/4.2/ref/settings/#databases\n"
+        "# tuning: https://nginx.org/en/docs/http/ngx_http_proxy_module.html\n"
+        "# runbook: https://docs.acme-corp.com/payments/db\n"
+    )
+    result = Anonymizer(KEY, "s").anonymize(config)
+    assert [e.original for e in result.entities] == ["docs.acme-corp.com"]
+    assert "https://docs.djangoproject.com/en/4.2/ref/settings/#databases" in result.text
+
+
 def test_keep_domains_suffix(anon: Anonymizer) -> None:
     a = Anonymizer(KEY, "s", keep_domains=["example.org"])
     assert a.anonymize("docs.example.org and api.acme.com").entities[0].original == "api.acme.com"

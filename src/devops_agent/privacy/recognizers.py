@@ -44,15 +44,28 @@ _TLDS = _words(
 )
 _FILE_EXT_TLDS = _words("py sh md rs pl so ps ms tf mk cc am ws to ly gg fm in it is me no do")
 
-# Public service endpoints identify nobody and the model needs them to reason ("pull from
-# ghcr.io failed"); they stay readable unless ``keep_public_hosts=False``. Exact names only: a
-# customer's own subdomain of a cloud provider (xyz.rds.amazonaws.com) is still masked.
+# Public service endpoints and documentation sites identify nobody and the model needs them to
+# reason ("pull from ghcr.io failed", "# see https://nginx.org/en/docs/..." in a config); they stay
+# readable unless ``keep_public_hosts=False``. Exact names only: a customer's own subdomain of a
+# cloud provider (xyz.rds.amazonaws.com) or its own docs site (docs.acme.internal) is still masked.
 PUBLIC_HOSTS = _words(
-    """github.com api.github.com raw.githubusercontent.com gitlab.com bitbucket.org docker.io index.docker.io
-    registry-1.docker.io hub.docker.com ghcr.io quay.io gcr.io registry.k8s.io registry.npmjs.org npmjs.com
-    pypi.org files.pythonhosted.org rubygems.org crates.io proxy.golang.org repo.maven.apache.org
-    docs.python.org kubernetes.io cloud.google.com docs.aws.amazon.com learn.microsoft.com s3.amazonaws.com
+    # code hosting, registries and package indexes
+    """github.com api.github.com raw.githubusercontent.com gist.github.com objects.githubusercontent.com
+    gitlab.com bitbucket.org docker.io index.docker.io registry-1.docker.io hub.docker.com ghcr.io quay.io
+    gcr.io registry.k8s.io registry.npmjs.org npmjs.com www.npmjs.com pypi.org files.pythonhosted.org
+    rubygems.org crates.io proxy.golang.org pkg.go.dev repo.maven.apache.org repo1.maven.org
+    registry.terraform.io artifacthub.io"""
+    # cloud providers' public endpoints and documentation
+    """ cloud.google.com docs.aws.amazon.com learn.microsoft.com docs.microsoft.com s3.amazonaws.com
     storage.googleapis.com"""
+    # documentation of languages, frameworks and the tools the agent works with
+    """ docs.python.org docs.djangoproject.com flask.palletsprojects.com nodejs.org developer.mozilla.org
+    go.dev docs.rs doc.rust-lang.org docs.oracle.com kubernetes.io helm.sh docs.docker.com
+    prometheus.io grafana.com docs.github.com docs.gitlab.com www.jenkins.io plugins.jenkins.io
+    developer.hashicorp.com nginx.org docs.nginx.com httpd.apache.org www.postgresql.org redis.io
+    docs.ansible.com www.rfc-editor.org datatracker.ietf.org"""
+    # questions and answers, references
+    """ stackoverflow.com serverfault.com superuser.com en.wikipedia.org"""
 )
 
 PLACEHOLDER_RX = re.compile(r"<<[A-Z][A-Z0-9_]*_[0-9a-f]{8}>>")
