@@ -1,0 +1,70 @@
+"""The PII benchmark's presidio-evaluator-style scoring (benchmarks/pii_bench.py), on hand-made spans."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+
+def _bench() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "pii_bench.py"
+    spec = importlib.util.spec_from_file_location("pii_bench_protocol", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["pii_bench_protocol"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _bench()
+SKIP = bench._skip_words()
+
+
+def tokens(text: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m.group().lower()) for m in bench._TOKEN.finditer(text)]
+
+
+def span(text: str, part: str) -> tuple[int, int]:
+    start = text.index(part)
+    return start, start + len(part)
+
+
+def test_pieces_of_one_address_join_and_skip_words_are_trimmed() -> None:
+    text = "Ship to Allika 46\n Suite 501\n Riisa, Estonia please."
+    gold = [("STREET_ADDRESS", span(text, "Allika 46")), ("STREET_ADDRESS", span(text, "Suite 501")),
+            ("GPE", span(text, "Riisa")), ("GPE", span(text, "Estonia"))]  # fmt: skip
+    runs = bench._runs(tokens(text), gold, SKIP)
+    # The street and suite lines are one span ("Suite" is a skip word, so nothing else lies between);
+    # the two places join across the comma. Different types never join.
+    assert [text[a:b] for a, b in runs] == ["Allika 46\n Suite 501", "Riisa, Estonia"]
+
+
+def test_a_word_that_is_not_a_skip_word_keeps_pieces_apart() -> None:
+    text = "Allika 46 near Riisa 12"
+    gold = [("STREET_ADDRESS", span(text, "Allika 46")), ("STREET_ADDRESS", span(text, "Riisa 12"))]
+    assert [text[a:b] for a, b in bench._runs(tokens(text), gold, SKIP)] == ["Allika 46", "Riisa 12"]
+
+
+def test_a_span_of_skip_words_only_is_dropped_and_edges_are_trimmed() -> None:
+    text = "the city of Paris and"
+    runs = bench._runs(tokens(text), [("GPE", (0, len(text))), ("GPE", span(text, "the city"))], SKIP)
+    assert [text[a:b] for a, b in runs] == ["Paris"]
+
+
+def test_several_predictions_may_cover_one_gold_span_and_count_once() -> None:
+    gold = [(0, 20)]
+    # Two halves: each alone has IoU 0.5, together 1.0 -> one hit, one prediction counted.
+    assert bench._match(gold, [(0, 10), (10, 20)], 0.9) == (1, 1)
+    # (18, 40) overlaps but would lower the IoU (it widens the union more than it adds): not taken,
+    # so it counts as a false positive.
+    assert bench._match(gold, [(0, 20), (18, 40)], 0.9) == (1, 2)
+
+
+def test_below_the_threshold_is_a_miss_and_every_prediction_counts() -> None:
+    assert bench._match([(0, 20)], [(0, 12)], 0.7) == (0, 1)
+    assert bench._match([(0, 20)], [(0, 12)], 0.5) == (1, 1)
+    assert bench._match([(0, 10), (30, 40)], [(0, 10)], 0.5) == (1, 1)
+    assert bench._match([], [(0, 10)], 0.5) == (0, 1)
