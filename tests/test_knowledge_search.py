@@ -312,3 +312,63 @@ def test_search_files_lifts_the_module_the_title_names(tmp_path: Path) -> None:
         idx.update(src)
         again = "vacuum output clashes\nforeign key relations of a table get a reverse accessor clash"
         assert search_files(idx, again)[0] == "tools/vacuum.py"
+
+
+def _payments(root: Path) -> None:
+    (root / "payments").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "payments" / "client.py").write_text(
+        "class PaymentClient:\n"
+        "    def charge(self, amount):\n"
+        "        return self._retry(lambda: self.http.post('/charge', amount))\n\n"
+        "    def _retry(self, call, attempts=5):\n"
+        "        delay = 0.1\n"
+        "        for _ in range(attempts):\n"
+        "            try:\n"
+        "                return call()\n"
+        "            except TimeoutError:\n"
+        "                sleep(delay)\n"
+        "                delay *= 2  # exponential backoff\n"
+    )
+    # The test repeats the question's words more often than the code does.
+    (root / "tests" / "test_client.py").write_text(
+        "def test_payment_client_retry_backoff():\n"
+        "    client = PaymentClient()  # payment client retry backoff\n"
+        "    assert client.charge(1)  # retry with backoff, payment client\n\n"
+        "def test_payment_client_retry_gives_up():\n"
+        "    client = PaymentClient()  # payment client retry\n"
+    )
+
+
+def test_test_files_yield_to_code_unless_the_query_is_about_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from devops_agent.knowledge import search
+    from devops_agent.knowledge.search import search_files
+
+    _payments(tmp_path / "src")
+    question = "where is the retry backoff of the payment client"
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "src")
+        with monkeypatch.context() as m:  # without the demotion the test wins on word counts
+            m.setattr(search, "TEST_FILE_WEIGHT", 1.0)
+            assert search_files(idx, question)[0] == "tests/test_client.py"
+            assert hybrid_search(idx, question, 3)[0].chunk.path == "tests/test_client.py"
+        assert search_files(idx, question)[:2] == ["payments/client.py", "tests/test_client.py"]
+        assert hybrid_search(idx, question, 3)[0].chunk.path == "payments/client.py"
+        # Asking about tests: no demotion, the test comes first again.
+        about_tests = "which test covers the retry backoff of the payment client"
+        assert search_files(idx, about_tests)[0] == "tests/test_client.py"
+
+
+def test_test_file_patterns_and_when_the_query_is_about_tests() -> None:
+    from devops_agent.knowledge.search import TEST_FILE_WEIGHT, demotion_for_tests, is_test_file
+
+    tests = ["tests/test_api.py", "pkg/tests/helpers.py", "src/testing/util.py", "conftest.py",
+             "pkg/client_test.go", "web/app.spec.ts", "web/__tests__/menu.js", "a/b/test_x.py"]  # fmt: skip
+    code = ["pkg/client.py", "src/latest.py", "contest/run.py", "pkg/attestation.py", "testdata.md"]
+    assert [p for p in tests if not is_test_file(p)] == []
+    assert [p for p in code if is_test_file(p)] == []
+    assert demotion_for_tests("why does the payment client retry forever") == TEST_FILE_WEIGHT < 1.0
+    for q in ("the retry test is flaky", "pytest fixture fails", "Testing the client", "see unittest"):
+        assert demotion_for_tests(q) == 1.0
