@@ -190,8 +190,9 @@ def predecessor(name: str, version: str, src: Path, gold: str) -> str | None:
 
     A gold file missing from the indexed release was usually renamed between that release and the
     base commit (``voting_classifier.py`` -> ``voting.py``). The first of the next three final
-    releases that has the gold path gives its defined names; the release's ``.py`` file sharing at
-    least half of them (Jaccard of the name sets) is taken as its predecessor. Used only to score
+    releases that has the gold path gives its defined names; the release's ``.py`` file whose
+    defined names overlap them most (Jaccard of the two name sets, at least 0.5) is taken as its
+    predecessor. Used only to score
     the separate ``renames`` block, never for retrieval; the answer is cached on disk.
     """
     cache = CACHE / "renames.json"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -59,7 +60,7 @@ def test_a_renamed_gold_file_is_traced_to_its_old_name_by_the_names_it_defines(c
             "pkg/forest.py": _defs("fit", "predict", "grow"),
         },
     )
-    _release(
+    later = _release(
         cache,
         "1.1",
         {"pkg/voting.py": _defs("fit", "predict", "_weights", "transform", "score") + "class Voter: ..."},
@@ -69,6 +70,8 @@ def test_a_renamed_gold_file_is_traced_to_its_old_name_by_the_names_it_defines(c
     assert json.loads((cache / "renames.json").read_text()) == {
         "pkg==1.0:pkg/voting.py": "pkg/voting_classifier.py"
     }
+    shutil.rmtree(later)
+    assert bench.predecessor("pkg", "1.0", old, "pkg/voting.py") == "pkg/voting_classifier.py"
 
 
 def test_a_new_file_with_no_old_self_has_no_predecessor(cache: Path) -> None:

@@ -348,27 +348,50 @@ def test_test_files_yield_to_code_unless_the_query_is_about_tests(
 
     _payments(tmp_path / "src")
     question = "where is the retry backoff of the payment client"
+    named = "PaymentClient retry backoff: where is the payment client's retry delay doubled"
     with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
         idx.update(tmp_path / "src")
+        assert idx.symbols().scores(named)  # this one also takes the fused (RRF) path of hybrid_search
         with monkeypatch.context() as m:  # without the demotion the test wins on word counts
             m.setattr(search, "TEST_FILE_WEIGHT", 1.0)
             assert search_files(idx, question)[0] == "tests/test_client.py"
             assert hybrid_search(idx, question, 3)[0].chunk.path == "tests/test_client.py"
         assert search_files(idx, question)[:2] == ["payments/client.py", "tests/test_client.py"]
         assert hybrid_search(idx, question, 3)[0].chunk.path == "payments/client.py"
+        # On the fused path the symbol channel already puts the code first; the test's chunk keeps
+        # its place but at half the fused score.
+        fused = {h.citation: h.score for h in hybrid_search(idx, named, 3)}
+        with monkeypatch.context() as m:
+            m.setattr(search, "TEST_FILE_WEIGHT", 1.0)
+            undemoted = {h.citation: h.score for h in hybrid_search(idx, named, 3)}
+        assert fused.keys() == undemoted.keys()
+        for citation, score in fused.items():
+            share = search.TEST_FILE_WEIGHT if citation.startswith("tests/") else 1.0
+            assert score == pytest.approx(undemoted[citation] * share), citation
+        assert any(c.startswith("tests/") for c in fused)
         # Asking about tests: no demotion, the test comes first again.
         about_tests = "which test covers the retry backoff of the payment client"
         assert search_files(idx, about_tests)[0] == "tests/test_client.py"
+        assert hybrid_search(idx, about_tests, 3)[0].chunk.path == "tests/test_client.py"
 
 
 def test_test_file_patterns_and_when_the_query_is_about_tests() -> None:
-    from devops_agent.knowledge.search import TEST_FILE_WEIGHT, demotion_for_tests, is_test_file
+    from devops_agent.knowledge.search import TEST_FILE_WEIGHT, demotion, demotion_for_tests, is_test_file
 
     tests = ["tests/test_api.py", "pkg/tests/helpers.py", "src/testing/util.py", "conftest.py",
-             "pkg/client_test.go", "web/app.spec.ts", "web/__tests__/menu.js", "a/b/test_x.py"]  # fmt: skip
-    code = ["pkg/client.py", "src/latest.py", "contest/run.py", "pkg/attestation.py", "testdata.md"]
+             "pkg/client_test.go", "web/app.spec.ts", "web/__tests__/menu.js", "a/b/test_x.py",
+             "shop/tests.py", "test.py", "spec/models/user_spec.rb", "src/PaymentClientTest.java",
+             "lib/app.test.mjs", "Tests/Unit/Api.cs"]  # fmt: skip
+    code = ["pkg/client.py", "src/latest.py", "contest/run.py", "pkg/attestation.py", "testdata.md",
+            "src/Testament.java", "k8s/pod_spec.yaml"]  # fmt: skip
     assert [p for p in tests if not is_test_file(p)] == []
     assert [p for p in code if is_test_file(p)] == []
-    assert demotion_for_tests("why does the payment client retry forever") == TEST_FILE_WEIGHT < 1.0
-    for q in ("the retry test is flaky", "pytest fixture fails", "Testing the client", "see unittest"):
-        assert demotion_for_tests(q) == 1.0
+    # Prose is never demoted, even under tests/: a runbook about smoke tests is a runbook.
+    assert demotion("runbooks/smoke_tests.md", TEST_FILE_WEIGHT) == 1.0
+    assert demotion("tests/test_api.py", TEST_FILE_WEIGHT) == TEST_FILE_WEIGHT
+    for q in ("why does the payment client retry forever", "the pod spec has no replicas",
+              "the latest release broke retries"):  # fmt: skip
+        assert demotion_for_tests(q) == TEST_FILE_WEIGHT < 1.0, q
+    for q in ("the retry test is flaky", "pytest fixture fails", "Testing the client", "see unittest",
+              "error in test_client.py", "TestCase teardown leaks", "the smoke_tests job fails"):  # fmt: skip
+        assert demotion_for_tests(q) == 1.0, q

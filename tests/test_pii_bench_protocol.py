@@ -20,7 +20,7 @@ def _bench() -> ModuleType:
 
 
 bench = _bench()
-SKIP = bench._skip_words()
+SKIP, _ = bench._skip_words()
 
 
 def tokens(text: str) -> list[tuple[int, int, str]]:
@@ -68,3 +68,22 @@ def test_below_the_threshold_is_a_miss_and_every_prediction_counts() -> None:
     assert bench._match([(0, 20)], [(0, 12)], 0.5) == (1, 1)
     assert bench._match([(0, 10), (30, 40)], [(0, 10)], 0.5) == (1, 1)
     assert bench._match([], [(0, 10)], 0.5) == (0, 1)
+
+
+def test_dotted_skip_words_are_one_token_so_a_lone_title_is_dropped() -> None:
+    text = "Dear Mr. Lopez, P.O. Box 12"
+    words = [t for _, _, t in tokens(text)]
+    assert "mr." in words
+    assert "p.o." in words
+    # A span that is only "Mr." holds nothing but a skip word: it is dropped, as upstream drops it.
+    runs = bench._runs(tokens(text), [("TITLE", span(text, "Mr.")), ("PERSON", span(text, "Lopez"))], SKIP)
+    assert [text[a:b] for a, b in runs] == ["Lopez"]
+
+
+def test_street_and_place_pieces_join_once_mapped_to_one_type() -> None:
+    text = "Allika 46\n Suite 501\n Riisa\n Estonia 62488"
+    gold = [("STREET_ADDRESS", span(text, "Allika 46\n Suite 501")), ("GPE", span(text, "Riisa\n Estonia")),
+            ("STREET_ADDRESS", span(text, "62488"))]  # fmt: skip
+    mapped = [(bench._PROTOCOL_TYPES.get(t, t), sp) for t, sp in gold]
+    assert [text[a:b] for a, b in bench._runs(tokens(text), mapped, SKIP)] == [text]
+    assert len(bench._runs(tokens(text), gold, SKIP)) == 3  # unmapped, the types keep them apart
