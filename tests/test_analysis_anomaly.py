@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
-import sys
 from dataclasses import replace
 from datetime import datetime, timedelta
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from bench_scripts import load
 from devops_agent.analysis.anomaly import DetectorConfig, StreamingDetector, detect, score_series
 from devops_agent.analysis.context import ContextDetector, RollingRange
 from devops_agent.analysis.likelihood import AnomalyLikelihood, tail_log10
@@ -227,18 +224,7 @@ def test_tail_is_continuous_and_increasing() -> None:
 # --- NAB scoring (benchmarks/nab_scoring.py) -------------------------------------------------
 
 
-def _nab() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "nab_scoring.py"
-    spec = importlib.util.spec_from_file_location("nab_scoring", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["nab_scoring"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-nab = _nab()
+nab = load("nab_scoring")
 STANDARD, LOW_FP, LOW_FN = nab.PROFILES
 FILE_TS = [T0 + timedelta(minutes=5 * i) for i in range(100)]  # probation: first 15 rows
 WINDOW = (FILE_TS[40], FILE_TS[49])  # 10 rows

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from bench_scripts import load
 
-def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "code_retrieval.py"
-    spec = importlib.util.spec_from_file_location("code_retrieval_bench", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["code_retrieval_bench"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load("code_retrieval")
 
 
 def _release(cache: Path, version: str, files: dict[str, str]) -> Path:

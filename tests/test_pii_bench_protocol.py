@@ -2,24 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
+from bench_scripts import load
 
-
-def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "pii_bench.py"
-    spec = importlib.util.spec_from_file_location("pii_bench_protocol", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["pii_bench_protocol"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load("pii_bench")
 SKIP, _ = bench._skip_words()
 
 
