@@ -380,10 +380,11 @@ def test_test_file_patterns_and_when_the_query_is_about_tests() -> None:
 
     tests = ["tests/test_api.py", "pkg/tests/helpers.py", "src/testing/util.py", "conftest.py",
              "pkg/client_test.go", "web/app.spec.ts", "web/__tests__/menu.js", "a/b/test_x.py",
-             "shop/tests.py", "test.py", "spec/models/user_spec.rb", "src/PaymentClientTest.java",
+             "shop/tests.py", "spec/models/user_spec.rb", "src/PaymentClientTest.java",
              "lib/app.test.mjs", "Tests/Unit/Api.cs"]  # fmt: skip
     code = ["pkg/client.py", "src/latest.py", "contest/run.py", "pkg/attestation.py", "testdata.md",
-            "src/Testament.java", "k8s/pod_spec.yaml"]  # fmt: skip
+            "src/Testament.java", "k8s/pod_spec.yaml",
+            "django/core/management/commands/test.py"]  # fmt: skip
     assert [p for p in tests if not is_test_file(p)] == []
     assert [p for p in code if is_test_file(p)] == []
     # Prose is never demoted, even under tests/: a runbook about smoke tests is a runbook.

@@ -49,7 +49,7 @@ MIN_MODULE_IDF = 1.0
 # held-out 60 -> 64 of 77); weights from 0 to 0.6 tied on the tuning half.
 TEST_FILE_WEIGHT = 0.5
 _TEST_FILE = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)tests?\.py$|(^|/)test_[^/]*$|_tests?\.\w+$|_spec\.rb$"
+    r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)tests\.py$|(^|/)test_[^/]*$|_tests?\.\w+$|_spec\.rb$"
     r"|(^|/)conftest\.py$|\.(test|spec)\.[cm]?[jt]sx?$|(^|/)\w+Tests?\.(java|kt|cs|scala)$",
     re.IGNORECASE,
 )
