@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from devops_agent.knowledge.index import Hit, KnowledgeIndex
-from devops_agent.knowledge.search import files_of, rank_files, search_files
+from devops_agent.knowledge.search import files_of, is_test_file, rank_files, search_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("DEVOPS_AGENT_BENCH_CACHE", Path.home() / ".cache" / "devops-agent-bench"))
@@ -85,7 +85,6 @@ RELEASES: dict[str, tuple[str, list[tuple[int, str]]]] = {
     "pallets/flask": ("Flask", [(0, "2.1"), (4500, "2.2"), (4750, "2.3"), (5050, "3.0"), (5250, "3.1")]),
 }
 # fmt: on
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*\.py$|_tests?\.py$|(^|/)conftest\.py$")
 
 
 def _vtuple(v: str) -> tuple[int, ...]:
@@ -108,15 +107,16 @@ def release_for(repo: str, instance_id: str) -> tuple[str, str]:
     name, table = RELEASES[repo]
     number = int(instance_id.rsplit("-", 1)[1])
     bound = [nxt for start, nxt in table if number >= start][-1]
-    releases = _pypi_json(name)["releases"]
-    finals = [
+    return name, max((v for v in _final_sdists(name) if _vtuple(v) < _vtuple(bound)), key=_vtuple)
+
+
+def _final_sdists(name: str) -> list[str]:
+    """The final releases of ``name`` (no pre-releases) that have a source distribution."""
+    return [
         v
-        for v, files in releases.items()
-        if re.fullmatch(r"\d+(\.\d+)*", v)
-        and any(f["packagetype"] == "sdist" for f in files)
-        and _vtuple(v) < _vtuple(bound)
+        for v, files in _pypi_json(name)["releases"].items()
+        if re.fullmatch(r"\d+(\.\d+)*", v) and any(f["packagetype"] == "sdist" for f in files)
     ]
-    return name, max(finals, key=_vtuple)
 
 
 def fetch_source(name: str, version: str) -> Path:
@@ -166,7 +166,7 @@ def file_ranking_paths(paths: list[str], include_tests: bool) -> list[str]:
 def ranked(path: str, include_tests: bool) -> bool:
     # The benchmark's gold files are non-test Python files by construction (SWE-bench patches
     # minus tests), so other files are dropped from every ranking alike; --include-tests keeps them.
-    return path.endswith(".py") and (include_tests or not _TEST_PATH.search(path))
+    return path.endswith(".py") and (include_tests or not is_test_file(path))
 
 
 def _metrics(ranks: list[int | None]) -> dict[str, float]:
@@ -192,23 +192,14 @@ def predecessor(name: str, version: str, src: Path, gold: str) -> str | None:
     base commit (``voting_classifier.py`` -> ``voting.py``). The first of the next three final
     releases that has the gold path gives its defined names; the release's ``.py`` file whose
     defined names overlap them most (Jaccard of the two name sets, at least 0.5) is taken as its
-    predecessor. Used only to score
-    the separate ``renames`` block, never for retrieval; the answer is cached on disk.
+    predecessor. Used only to score the separate ``renames`` block, never for retrieval; the answer
+    is cached on disk.
     """
     cache = CACHE / "renames.json"
     known: dict[str, str | None] = json.loads(cache.read_text()) if cache.exists() else {}
     key = f"{name}=={version}:{gold}"
     if key not in known:
-        later = sorted(
-            (
-                v
-                for v, files in _pypi_json(name)["releases"].items()
-                if re.fullmatch(r"\d+(\.\d+)*", v)
-                and any(f["packagetype"] == "sdist" for f in files)
-                and _vtuple(v) > _vtuple(version)
-            ),
-            key=_vtuple,
-        )[:3]
+        later = sorted((v for v in _final_sdists(name) if _vtuple(v) > _vtuple(version)), key=_vtuple)[:3]
         best = (0.0, "")
         for v in later:
             target = fetch_source(name, v) / gold
@@ -245,7 +236,6 @@ def run_benchmark(data: Path, limit: int | None, use_dense: bool, include_tests:
         except ImportError as exc:
             print(f"dense skipped: {exc}", file=sys.stderr)
     ranks: dict[str, list[int | None]] = {"bm25": [], "dense": [], "hybrid": []}
-    present = 0
     has_gold: list[bool] = []
     renamed: list[int | None] = []  # hybrid ranks, a renamed gold file's predecessor counting as gold
     opened: dict[tuple[str, str], KnowledgeIndex] = {}
@@ -271,7 +261,6 @@ def run_benchmark(data: Path, limit: int | None, use_dense: bool, include_tests:
         idx = opened[(name, version)]
         gold = case["gold_files"]
         has_gold.append(any((src / g).is_file() for g in gold))
-        present += has_gold[-1]
         query = case["problem_statement"]
         t0 = time.perf_counter()
         lex = file_ranking_paths(rank_files(idx.lexical(query, CANDIDATES)), include_tests)
@@ -290,7 +279,7 @@ def run_benchmark(data: Path, limit: int | None, use_dense: bool, include_tests:
         )
     for idx in opened.values():
         idx.close()
-    out: dict[str, Any] = {"cases": len(cases), "gold_files_present": present}
+    out: dict[str, Any] = {"cases": len(cases), "gold_files_present": sum(has_gold)}
     holdout: dict[str, Any] = {"cases": sum(1 for n in range(len(cases)) if n % 2 == 0)}
     for key in ("bm25", "dense", "hybrid"):
         for metric, value in _metrics(ranks[key]).items():

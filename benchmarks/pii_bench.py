@@ -202,6 +202,11 @@ def _skip_words() -> tuple[frozenset[str], str]:
     return frozenset({*string.punctuation, *_SKIP_EXTRA, *STOP_WORDS}), "spacy"
 
 
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, lower-cased text)`` of each token of ``text``."""
+    return [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
+
+
 def _runs(
     tokens: list[tuple[int, int, str]], spans: list[tuple[str, tuple[int, int]]], skip: frozenset[str]
 ) -> list[tuple[int, int]]:
@@ -276,7 +281,7 @@ def presidio_protocol(
     annotated = 0
     for s in samples:
         text = s["full_text"]
-        tokens = [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
+        tokens = _tokens(text)
         labelled = [(g["entity_type"], (g["start_position"], g["end_position"])) for g in s["spans"]]
         gold = _runs(tokens, [(_PROTOCOL_TYPES.get(t, t), span) for t, span in labelled], skip)
         result = anon.anonymize(text)
