@@ -46,7 +46,7 @@ from typing import Any
 
 from devops_agent.privacy import Anonymizer, find_secrets
 
-LineFinder = Callable[[str], set[int]]
+LineFinder = Callable[[str, str], set[int]]  # (text, the file's path in the repo) -> lines
 Row = dict[str, Any]
 
 REVIEW_FILE = Path(__file__).with_name("secrets_label_review.csv")
@@ -56,21 +56,23 @@ def _line_of(text: str, offsets: list[int]) -> set[int]:
     return {text.count("\n", 0, off) for off in offsets}
 
 
-def ours_lines(text: str) -> set[int]:
-    """Line numbers (0-based) with a secret or a maskable entity."""
-    result = _GUARD.anonymize(text)
+def ours_lines(text: str, path: str = "") -> set[int]:
+    """Line numbers (0-based) with a secret or a maskable entity; a file of key material by its
+    name (``master.key``) is secret on every line, as the guard treats a tool's read of it."""
+    result = _GUARD.anonymize(text, secret_file=_GUARD.holds_only_secrets(path))
     offsets = [f.start for f in result.secrets] + [e.start for e in result.entities]
     return _line_of(text, offsets)
 
 
-def ours_all_hosts_lines(text: str) -> set[int]:
+def ours_all_hosts_lines(text: str, path: str = "") -> set[int]:
     """As ``ours_lines`` but masking public endpoints too (``keep_public_hosts=False``)."""
-    result = _GUARD_ALL_HOSTS.anonymize(text)
+    result = _GUARD_ALL_HOSTS.anonymize(text, secret_file=_GUARD.holds_only_secrets(path))
     return _line_of(text, [f.start for f in result.secrets] + [e.start for e in result.entities])
 
 
-def ours_secret_lines(text: str) -> set[int]:
-    return _line_of(text, [f.start for f in find_secrets(text)])
+def ours_secret_lines(text: str, path: str = "") -> set[int]:
+    found = find_secrets(text, secret_file=_GUARD.holds_only_secrets(path))
+    return _line_of(text, [f.start for f in found])
 
 
 _GUARD = Anonymizer(b"bench-key", "bench")
@@ -84,7 +86,7 @@ def _detect_secrets_finder() -> LineFinder | None:
     except ImportError:
         return None
 
-    def finder(text: str) -> set[int]:
+    def finder(text: str, _path: str) -> set[int]:  # its plugins read lines only
         lines: set[int] = set()
         with default_settings():
             for i, line in enumerate(text.splitlines()):
@@ -111,7 +113,7 @@ def score_leaky(repo: Path, finder: LineFinder, show: bool = False) -> dict[str,
     finds = fps = covered = 0
     for name, exp in sorted(expected.items()):
         text = (repo / name).read_text(errors="replace")
-        lines = finder(text)
+        lines = finder(text, name)
         found = len(lines)
         fp = max(0, found - exp)
         finds += found - fp

@@ -34,8 +34,9 @@ def mask(
     """Show what the model would see of some text, with the current ``privacy`` settings.
 
     A preview: nothing is stored in the vault. Entities become ``<<TYPE_tag>>`` placeholders
-    (the same for the same text on every run), secrets ``[REDACTED_SECRET]``; a summary of the
-    counts goes to stderr.
+    (the same for the same text on every run), secrets ``[REDACTED_SECRET]``; a file whose name
+    says it is key material (``id_rsa``, ``*.key``, ``privacy.secret_files``) is redacted whole. A
+    summary of the counts goes to stderr.
     """
     app = state(ctx)
     texts: list[tuple[str, str]] = []
@@ -50,7 +51,10 @@ def mask(
                 f"cannot read {path}: {exc.strerror or exc}", hint="give a readable text file"
             ) from exc
     anonymizer = anonymizer_for(app.settings, "preview", hmac_key(app.settings))
-    results = [(name, anonymizer.anonymize(text)) for name, text in texts]
+    results = [
+        (name, anonymizer.anonymize(text, secret_file=name != "-" and anonymizer.holds_only_secrets(name)))
+        for name, text in texts
+    ]
     if json_out:
         data = [
             {

@@ -142,6 +142,11 @@ class PrivacySettings(BaseModel):
         default_factory=list,
         description='entity types never masked, e.g. ["JIRA_KEY", "NATIONALITY"] (secrets always are)',
     )
+    secret_files: list[str] = Field(
+        default_factory=list,
+        description='more file-name globs whose whole content is redacted as a secret, e.g. ["*.secret"] '
+        "(built in: id_rsa and the other SSH key names, *.key, *.ppk, Ansible vault password files)",
+    )
 
 
 class PrometheusSettings(BaseModel):

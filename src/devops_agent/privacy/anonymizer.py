@@ -35,7 +35,7 @@ from devops_agent.errors import UserError
 from devops_agent.privacy.names import cue_names, plausible
 from devops_agent.privacy.ner import NerRecognizer
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY, Candidate, Recognizers
-from devops_agent.privacy.secrets import REDACTED, LineIndex, SecretFinding, find_secrets
+from devops_agent.privacy.secrets import REDACTED, LineIndex, SecretFinding, find_secrets, is_secret_file
 
 _SECRET_PRIORITY = 1_000
 
@@ -139,7 +139,8 @@ class Anonymizer:
     ``ner`` adds person names, organisations and places found by a local model (:mod:`.ner`;
     see :func:`devops_agent.privacy.ner.from_settings`); ``keep_entities`` lists entity types left
     readable (their matches are dropped before overlaps are resolved, so they hide nothing else;
-    secrets cannot be kept).
+    secrets cannot be kept); ``secret_files`` adds file-name globs to
+    :data:`~devops_agent.privacy.secrets.SECRET_FILE_NAMES`.
     """
 
     def __init__(
@@ -153,6 +154,7 @@ class Anonymizer:
         mask_dates: bool = False,
         ner: NerRecognizer | None = None,
         keep_entities: Iterable[str] = (),
+        secret_files: Sequence[str] = (),
     ) -> None:
         if not hmac_key:
             raise UserError(
@@ -172,6 +174,12 @@ class Anonymizer:
                 hint=f"known types: {', '.join(PRIORITY)}",
             )
         self._cache: dict[tuple[str, str], str] = {}
+        self._secret_files = tuple(secret_files)
+
+    def holds_only_secrets(self, path: str) -> bool:
+        """Whether the file at ``path`` is key material by its name (built-in names and the
+        ``secret_files`` globs); its content is then redacted whole (``anonymize(..., secret_file=True)``)."""
+        return is_secret_file(path, self._secret_files)
 
     def placeholder(self, entity_type: str, original: str) -> str:
         """The placeholder this session uses for ``original`` of ``entity_type``."""
@@ -184,12 +192,16 @@ class Anonymizer:
             self._cache[key] = ph
         return ph
 
-    def anonymize(self, text: str) -> AnonymizedText:
-        """Remove secrets and mask entities in ``text``; see the module docstring for the rules."""
+    def anonymize(self, text: str, *, secret_file: bool = False) -> AnonymizedText:
+        """Remove secrets and mask entities in ``text``; see the module docstring for the rules.
+
+        ``secret_file``: the text is the content of a file whose name says it holds only key
+        material (:func:`~devops_agent.privacy.secrets.is_secret_file`); every line is a secret.
+        """
         if not text:
             return AnonymizedText(text)
         index = LineIndex(text)
-        secrets = find_secrets(text, index)
+        secrets = find_secrets(text, index, secret_file=secret_file)
         candidates: list[Candidate] = [Candidate("", f.start, f.end, _SECRET_PRIORITY) for f in secrets]
         if "<<" in text:
             candidates.extend(

@@ -45,6 +45,9 @@ from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult
 
 LOCAL_PROVIDERS = ("scripted", "ollama", "vllm", "llamacpp", "test")
+# Keys of a tool's output that name the file a piece of text comes from, and keys that hold its text.
+_FILE_KEYS = ("path", "file")
+_CONTENT_KEYS = frozenset({"text", "line", "lines", "before", "after", "content"})
 RESTORE_FAILED_NOTE = "\n\n_(Identifiers are shown masked: the privacy vault could not be read.)_"
 
 
@@ -75,6 +78,7 @@ def anonymizer_for(settings: Settings, session_id: str, key: bytes) -> Anonymize
         mask_dates=p.mask_dates,
         ner=ner_from_settings(p),
         keep_entities=p.keep_entities,
+        secret_files=tuple(p.secret_files),
     )
 
 
@@ -91,19 +95,30 @@ class PrivacyGuard:
 
     # -- masking ------------------------------------------------------------------------------
 
-    def mask(self, text: str, namespace: str) -> str:
-        result = self.anonymizer.anonymize(text)
+    def mask(self, text: str, namespace: str, *, secret_file: bool = False) -> str:
+        result = self.anonymizer.anonymize(text, secret_file=secret_file)
         self.vault.remember(namespace, result.entities)
         return result.text
 
-    def mask_value(self, value: Any, namespace: str) -> Any:
-        """Mask every string inside ``value`` (dicts, lists, tuples); keys are kept."""
+    def mask_value(self, value: Any, namespace: str, *, secret_file: bool = False) -> Any:
+        """Mask every string inside ``value`` (dicts, lists, tuples); keys are kept.
+
+        A dict whose ``path`` or ``file`` names a file of key material (``id_rsa``, ``*.key``: see
+        :meth:`Anonymizer.holds_only_secrets`) is a piece of that file: the strings under its
+        content keys (``text``, ``line``, ``lines``, ``before``, ``after``, ``content``) are redacted
+        whole, its other fields masked as usual.
+        """
         if isinstance(value, str):
-            return self.mask(value, namespace)
+            return self.mask(value, namespace, secret_file=secret_file)
         if isinstance(value, dict):
-            return {k: self.mask_value(v, namespace) for k, v in value.items()}
+            named = next((v for k in _FILE_KEYS if isinstance(v := value.get(k), str)), None)
+            if named is not None and self.anonymizer.holds_only_secrets(named):
+                return {
+                    k: self.mask_value(v, namespace, secret_file=k in _CONTENT_KEYS) for k, v in value.items()
+                }
+            return {k: self.mask_value(v, namespace, secret_file=secret_file) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.mask_value(v, namespace) for v in value]
+            return [self.mask_value(v, namespace, secret_file=secret_file) for v in value]
         return value
 
     # -- restoring ------------------------------------------------------------------------------

@@ -22,9 +22,10 @@ the secret values themselves.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -707,10 +708,33 @@ class LineIndex:
         return merged
 
 
-def find_secrets(text: str, index: LineIndex | None = None) -> list[SecretFinding]:
+# Files whose whole content is key material, by name: the text alone may not say so (a Rails
+# ``master.key`` is 32 hex digits, an Ansible vault password file one word, a grep match inside
+# ``id_rsa`` a base64 line without its PEM armour). Matched against the file's name, not its path.
+SECRET_FILE_NAMES = (
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",  # SSH private keys
+    "*.key", "*.ppk",  # TLS / Rails master keys, PuTTY keys
+    ".vault_pass", ".vault-pass", ".vault_password", "vault_pass.txt", "vault-password.txt",  # Ansible
+)  # fmt: skip
+
+
+def is_secret_file(path: str, extra: Sequence[str] = ()) -> bool:
+    """Whether the file at ``path`` holds nothing but secrets: its name matches one of
+    :data:`SECRET_FILE_NAMES` or of the ``extra`` globs (``privacy.secret_files``)."""
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return bool(name) and any(fnmatch.fnmatchcase(name, glob) for glob in (*SECRET_FILE_NAMES, *extra))
+
+
+def find_secrets(
+    text: str, index: LineIndex | None = None, *, secret_file: bool = False
+) -> list[SecretFinding]:
     """Every secret span in ``text``, merged where rules overlap, sorted by position.
 
     ``index`` lets a caller that scans the same text again (the anonymizer) share the keyword index.
+    With ``secret_file`` (the text comes from a file :func:`is_secret_file` names) the text is
+    secret even where no rule says so: when the rules find nothing in it (a bare master key, a
+    base64 line of a key without its armour), all of it, from its first to its last non-blank
+    character, is one finding.
     """
     if not text:
         return []
@@ -724,6 +748,9 @@ def find_secrets(text: str, index: LineIndex | None = None) -> list[SecretFindin
             ranges = [(0, len(text))]
         for lo, hi in ranges:
             raw.extend(SecretFinding(rule.kind, s, e) for s, e in rule.find(text, lo, hi) if e > s)
+    if secret_file and not raw and text.strip():
+        start = len(text) - len(text.lstrip())
+        return [SecretFinding("secret_file", start, len(text.rstrip()))]
     return _merge(raw)
 
 
@@ -753,9 +780,10 @@ def redact_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def scrub(text: str) -> ScrubResult:
-    """Remove every secret from ``text``; findings carry kinds and input offsets, never values."""
-    findings = find_secrets(text)
+def scrub(text: str, *, secret_file: bool = False) -> ScrubResult:
+    """Remove every secret from ``text``; findings carry kinds and input offsets, never values.
+    ``secret_file``: see :func:`find_secrets`."""
+    findings = find_secrets(text, secret_file=secret_file)
     if not findings:
         return ScrubResult(text, [])
     return ScrubResult(redact_spans(text, ((f.start, f.end) for f in findings)), findings)
