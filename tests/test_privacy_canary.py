@@ -8,6 +8,7 @@ Every request the model receives is recorded and searched for them.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -245,3 +246,73 @@ def test_privacy_mask_command_previews_what_the_model_sees(tmp_path: Path) -> No
     missing = run(str(tmp_path / "nope.txt"))
     assert missing.returncode == 2
     assert "cannot read" in missing.stderr
+
+
+@pytest.mark.parametrize("scrub", [True, False])
+def test_guard_off_still_cuts_secrets_unless_told_not_to(store_url: str, scrub: bool) -> None:
+    """With the guard off (a local model) identifiers stay readable, but secrets are still cut
+    out of what the model reads and the session stores (``privacy.scrub_secrets``, on by default)."""
+    RECEIVED.clear()
+    settings = Settings(database_url=store_url, privacy={"enabled": "off", "scrub_secrets": scrub})
+    script = Script.model_validate(
+        {
+            "turns": [
+                {"tool_calls": [{"tool": "deploy_status", "args": {"host": DB_HOST, "owner_email": EMAIL}}]},
+                {"text": "checked\n{results}"},
+            ]
+        }
+    )
+    model = RecordingModel(script)
+    with Store(store_url) as store:
+        session = store.create_session(title="local", mode="ask", model="scripted")
+        service = SessionService(settings, store, registry=canary_registry(), model=model)
+        _events, final = asyncio.run(
+            service.run(f"Is {DB_HOST} ok? token {USER_TOKEN}", session_id=session.id)
+        )
+        stored = "\n".join(store.load_messages(session.id))
+        stored += "\n".join(e.payload for e in store.list_events(session.id))
+        vault_rows = store.vault_purge(session_id=session.id)  # how many the run wrote
+    assert final.status == "completed"
+    sent = "\n".join(model.requests)
+    assert DB_HOST in sent, "identifiers stay readable with the guard off"
+    assert EMAIL in sent
+    assert {"host": DB_HOST, "owner_email": EMAIL} in RECEIVED
+    assert vault_rows == 0, "nothing was masked, so nothing was remembered"
+    places = {"model requests": sent, "the store": stored, "the answer": final.output or ""}
+    checks = [(USER_TOKEN, "model requests"), (USER_TOKEN, "the store")]
+    checks += [(secret, where) for secret in (TOOL_PASSWORD, AWS_KEY) for where in places]
+    for secret, where in checks:
+        assert (secret in places[where]) is not scrub, f"{secret!r} in {where} with scrub_secrets={scrub}"
+
+
+def test_offline_runbook_report_and_store_keep_no_secret(tmp_path: Path) -> None:
+    """No model reads the runbooks' tool output, but the report and the session store keep it:
+    a password in a log line is cut out of both (the guard is off: nothing is masked)."""
+    import json
+    import subprocess
+
+    logs = tmp_path / "app"
+    logs.mkdir()
+    lines = [f"2026-11-22T10:{m:02d}:00Z INFO request ok id={m}" for m in range(40)]
+    lines += [
+        f"2026-11-22T10:41:{s:02d}Z ERROR payment gateway login failed for {EMAIL} password={TOOL_PASSWORD}"
+        for s in range(30)
+    ]
+    (logs / "app.log").write_text("\n".join(lines) + "\n")
+    data_dir = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if k != "DEVOPS_AGENT_DATABASE_URL"}  # the default SQLite file
+    env["DEVOPS_AGENT_DATA_DIR"] = str(data_dir)
+    proc = subprocess.run(
+        [sys.executable, "-m", "devops_agent", "investigate", "errors in the payment service", "--logs", str(logs)]
+        + ["--json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert "payment gateway login failed" in json.dumps(report["report"]["findings"])
+    assert EMAIL in proc.stdout, "identifiers stay readable: no model is involved"
+    assert TOOL_PASSWORD not in proc.stdout
+    assert "[REDACTED_SECRET]" in proc.stdout
+    stored = b"".join(p.read_bytes() for p in data_dir.rglob("*") if p.is_file())
+    assert stored, "the session was stored in the data dir"
+    assert TOOL_PASSWORD.encode() not in stored

@@ -154,6 +154,9 @@ class SessionService:
         self.store = store
         self.extra_toolsets = list(extra_toolsets)
         self.privacy = enabled_for(settings) if privacy is None else privacy
+        # Secrets are cut out of what runs read and what the session stores: always with the guard,
+        # and without it unless privacy.scrub_secrets is off (a local model may then read them).
+        self.scrub_secrets = self.privacy or settings.privacy.scrub_secrets
         if self.privacy:
             purge_expired(store, settings.privacy.ttl_hours)
         self.catalog: ToolCatalog = build_catalog(settings, registry)
@@ -211,6 +214,8 @@ class SessionService:
         elif prompt is None:
             raise UserError("a run needs a prompt")
         else:
+            if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
+                prompt = scrub(prompt).text
             session = self.open_session(session_id, title=prompt, mode=mode)
         handle = RunHandle(session.id, uuid.uuid4().hex, journal=Journal(self.store))
         self._runs[handle.run_id] = handle
@@ -488,7 +493,7 @@ class SessionService:
                     args=info.args,
                     status=r.status,
                     duration_ms=r.metadata.get("duration_ms"),
-                    error=r.error,
+                    error=scrub(r.error).text if r.error and self.scrub_secrets else r.error,
                     truncated=bool(r.metadata.get("truncated")),
                     created_at=info.started_at,
                     raw_output=kept_output(info.raw, keep),
@@ -535,6 +540,13 @@ class SessionService:
         call_tool = make_call_tool(
             self.catalog, self.settings, mode, middleware, self._audit_hook(handle, mode, {})
         )
+        if self.scrub_secrets:  # no model reads these, but the report and the events are stored
+            guard = PrivacyGuard.secrets_only(self.settings, self.store, handle.session_id)
+            unscrubbed = call_tool
+
+            async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
+                return guard.mask_result(await unscrubbed(name, args))
+
         report, markdown = await run_offline(
             prompt,
             inputs,
@@ -591,10 +603,11 @@ class SessionService:
             guard = PrivacyGuard.for_session(
                 self.settings, self.store, handle.session_id, hmac_key(self.settings)
             )
-            capabilities += [
-                ProcessHistory(guard.process_history),
-                Hooks(before_tool_validate=strip_unknown_args),
-            ]
+            capabilities.append(Hooks(before_tool_validate=strip_unknown_args))
+        elif self.scrub_secrets:  # identifiers readable, secrets still cut out
+            guard = PrivacyGuard.secrets_only(self.settings, self.store, handle.session_id)
+        if guard is not None:
+            capabilities.append(ProcessHistory(guard.process_history))
         toolset = build_toolset(
             self.catalog,
             mode,

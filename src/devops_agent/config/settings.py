@@ -142,6 +142,11 @@ class PrivacySettings(BaseModel):
         default_factory=list,
         description='entity types never masked, e.g. ["JIRA_KEY", "NATIONALITY"] (secrets always are)',
     )
+    scrub_secrets: bool = Field(
+        True,
+        description="with the guard off (a local model) still cut secrets out of what the model reads and "
+        "the session stores; false lets a local model read them",
+    )
     secret_files: list[str] = Field(
         default_factory=list,
         description='more file-name globs whose whole content is redacted as a secret, e.g. ["*.secret"] '

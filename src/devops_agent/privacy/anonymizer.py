@@ -175,6 +175,8 @@ class Anonymizer:
             )
         self._cache: dict[tuple[str, str], str] = {}
         self._secret_files = tuple(secret_files)
+        # Every entity type kept and no model: only secrets are cut, so the recognizers need not run.
+        self._secrets_only = ner is None and self._keep >= set(PRIORITY)
 
     def holds_only_secrets(self, path: str) -> bool:
         """Whether the file at ``path`` is key material by its name (built-in names and the
@@ -212,8 +214,9 @@ class Anonymizer:
             while start >= 0:
                 candidates.append(Candidate("", start, start + len(REDACTED), _SECRET_PRIORITY + 1))
                 start = text.find(REDACTED, start + 1)
-        candidates.extend(self._recognizers.find(text, index))
-        candidates.extend(cue_names(text, index))
+        if not self._secrets_only:
+            candidates.extend(self._recognizers.find(text, index))
+            candidates.extend(cue_names(text, index))
         if self._keep:
             candidates = [c for c in candidates if c.type not in self._keep]
         out: list[str] = []

@@ -39,7 +39,7 @@ from pydantic_ai.toolsets import ToolsetTool
 from devops_agent.config import Settings
 from devops_agent.privacy.anonymizer import Anonymizer
 from devops_agent.privacy.ner import from_settings as ner_from_settings
-from devops_agent.privacy.recognizers import PLACEHOLDER_RX
+from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY
 from devops_agent.privacy.vault import LOOKUP_ORDER, Vault, VaultUnavailable
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult
@@ -93,6 +93,18 @@ class PrivacyGuard:
     def for_session(cls, settings: Settings, store: Store, session_id: str, key: bytes) -> PrivacyGuard:
         return cls(anonymizer_for(settings, session_id, key), Vault(store, session_id))
 
+    @classmethod
+    def secrets_only(cls, settings: Settings, store: Store, session_id: str) -> PrivacyGuard:
+        """A guard that masks no entity and only cuts secrets out: what runs when the guard is off
+        and ``privacy.scrub_secrets`` is on. No placeholder is made, so the vault stays empty."""
+        anonymizer = Anonymizer(
+            b"secrets-only",
+            session_id,
+            keep_entities=PRIORITY,
+            secret_files=tuple(settings.privacy.secret_files),
+        )
+        return cls(anonymizer, Vault(store, session_id))
+
     # -- masking ------------------------------------------------------------------------------
 
     def mask(self, text: str, namespace: str, *, secret_file: bool = False) -> str:
@@ -120,6 +132,13 @@ class PrivacyGuard:
         if isinstance(value, list | tuple):
             return [self.mask_value(v, namespace, secret_file=secret_file) for v in value]
         return value
+
+    def mask_result(self, result: ToolResult) -> ToolResult:
+        """A tool's result masked for the model (namespace ``tool_out``). Its ``raw`` output rides
+        along unmasked: it goes to the session store for the user (secrets scrubbed there), never
+        to the model."""
+        masked = ToolResult.model_validate(self.mask_value(result.model_dump(mode="json"), "tool_out"))
+        return masked.with_raw(result.raw)
 
     # -- restoring ------------------------------------------------------------------------------
 
@@ -205,8 +224,5 @@ class PrivacyToolset(WrapperToolset[Any]):
         real_args = self.guard.restore_value(tool_args)
         result = await super().call_tool(name, real_args, ctx, tool)
         if isinstance(result, ToolResult):
-            # The raw output goes to the session store for the user, never to the model.
-            return ToolResult.model_validate(
-                self.guard.mask_value(result.model_dump(mode="json"), "tool_out")
-            ).with_raw(result.raw)
+            return self.guard.mask_result(result)
         return self.guard.mask_value(result, "tool_out")
