@@ -50,7 +50,9 @@ def test_privacy_check_reports_the_guard_and_the_ner_model(monkeypatch: pytest.M
 
     offline = doctor.check_privacy(LoadedSettings(Settings()))
     assert offline.level == "ok"
-    assert offline.detail.startswith("off")
+    assert offline.detail.startswith("off (secrets still cut out)")
+    readable = doctor.check_privacy(LoadedSettings(Settings(privacy={"scrub_secrets": False})))
+    assert readable.detail.startswith("off (secrets readable)")
 
     monkeypatch.setattr(doctor.ner, "installed_model", lambda preferred=None: "en_core_web_sm")
     masked = doctor.check_privacy(LoadedSettings(Settings(**hosted)))

@@ -141,9 +141,16 @@ def test_model_sees_no_secret_or_identifier_and_tools_get_real_values(store_url:
     RECEIVED.clear()
     with Store(store_url) as store:
         model, final, host = run_canary(store, store_url)
+        (session,) = store.list_sessions()
+        stored = "\n".join(store.load_messages(session.id))
+        stored += "\n".join(e.payload for e in store.list_events(session.id))
+        stored += "\n".join(f"{c.args} {c.error} {c.raw_output}" for c in store.list_tool_calls(session.id))
     assert final.status == "completed"
     sent = "\n".join(model.requests)
     assert len(model.requests) == 3
+    for secret in SECRETS:  # a tool's error (ERROR_TOKEN) reaches the events outside the wrapper
+        assert secret not in stored, f"{secret!r} was stored"
+    assert "private_token=[REDACTED_SECRET]" in stored
     for value in SECRETS + IDENTIFIERS:
         assert value not in sent, f"{value!r} reached the model"
     assert "[REDACTED_SECRET]" in sent

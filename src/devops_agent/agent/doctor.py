@@ -137,7 +137,7 @@ def check_privacy(loaded: LoadedSettings) -> Check:
     """
     p = loaded.settings.privacy
     on = enabled_for(loaded.settings)
-    state = "on" if on else "off"
+    state = "on" if on else "off (secrets still cut out)" if p.scrub_secrets else "off (secrets readable)"
     why = f"privacy.enabled = {p.enabled}" + (
         f", model {loaded.settings.model.name}" if p.enabled == "auto" else ""
     )

@@ -639,7 +639,7 @@ class SessionService:
                             output = guard.final_output(output, restore=self.settings.privacy.restore_output)
                         persist(ev.result.all_messages(), final=True)
                     else:
-                        for out in _translate(ev, ids):
+                        for out in _translate(ev, ids, scrub_errors=self.scrub_secrets):
                             self._emit(handle, out)
         except UsageLimitExceeded as exc:
             raise ModelError(
@@ -654,7 +654,13 @@ class SessionService:
         return output
 
 
-def _translate(ev: AgentStreamEvent, ids: dict[str, str]) -> list[RunEvent]:
+def _translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool = False) -> list[RunEvent]:
+    """Our events for one pydantic-ai stream event.
+
+    A tool's error text comes from the result the middleware made, outside the privacy wrapper (a
+    tool that raised never passed through it), so with ``scrub_errors`` secrets are cut out of it
+    here, before the event is stored.
+    """
     if isinstance(ev, PartStartEvent) and isinstance(ev.part, TextPart) and ev.part.content:
         return [Token(**ids, text=ev.part.content)]
     if isinstance(ev, PartDeltaEvent) and isinstance(ev.delta, TextPartDelta) and ev.delta.content_delta:
@@ -670,24 +676,22 @@ def _translate(ev: AgentStreamEvent, ids: dict[str, str]) -> list[RunEvent]:
         content = part.content if isinstance(part, ToolReturnPart) else None
         if isinstance(content, dict) and "status" in content:
             meta = content.get("metadata") or {}
-            return [
-                ToolResultEvent(
-                    **ids,
-                    tool_call_id=part.tool_call_id,
-                    tool=part.tool_name,
-                    status=str(content["status"]),
-                    duration_ms=meta.get("duration_ms"),
-                    truncated=bool(meta.get("truncated")),
-                    error=content.get("error"),
-                )
-            ]
+            status, error = str(content["status"]), content.get("error")
+            duration, truncated = meta.get("duration_ms"), bool(meta.get("truncated"))
+        else:
+            status, error = "error", str(getattr(part, "content", ""))[:500]
+            duration, truncated = None, False
+        if scrub_errors and error:
+            error = scrub(str(error)).text
         return [
             ToolResultEvent(
                 **ids,
                 tool_call_id=part.tool_call_id,
                 tool=part.tool_name or "",
-                status="error",
-                error=str(getattr(part, "content", ""))[:500],
+                status=status,
+                duration_ms=duration,
+                truncated=truncated,
+                error=error,
             )
         ]
     return []
