@@ -42,11 +42,18 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from devops_agent.privacy import Anonymizer, find_secrets
 
-LineFinder = Callable[[str, str], set[int]]  # (text, the file's path in the repo) -> lines
+
+class LineFinder(Protocol):
+    """Line numbers (0-based) a detector flags in ``text``; ``path`` is the file's path in the repo
+    (empty for a rule example)."""
+
+    def __call__(self, text: str, path: str = "") -> set[int]: ...
+
+
 Row = dict[str, Any]
 
 REVIEW_FILE = Path(__file__).with_name("secrets_label_review.csv")
@@ -86,7 +93,7 @@ def _detect_secrets_finder() -> LineFinder | None:
     except ImportError:
         return None
 
-    def finder(text: str, _path: str) -> set[int]:  # its plugins read lines only
+    def finder(text: str, path: str = "") -> set[int]:  # noqa: ARG001 - its plugins read lines, not file names
         lines: set[int] = set()
         with default_settings():
             for i, line in enumerate(text.splitlines()):
