@@ -72,6 +72,25 @@ def test_exception_becomes_error_result_with_hint() -> None:
     assert result.metadata["duration_ms"] >= 0
 
 
+def test_an_exceptions_text_loses_its_secrets_everywhere_it_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The error result is made here, outside the privacy wrapper: history, events, the store, the
+    log line and the trace all take their text from it."""
+    mw, _ = make()
+    token = "glpat-Xk29Qm7vLp3Rt8Wz1Ns4"
+
+    async def leaky() -> Any:
+        raise RuntimeError(f"cannot reach https://ci.example/api with private_token={token}")
+
+    _EXPORTER.clear()
+    result = run(mw.invoke("ci_fetch", {}, leaky))
+    assert result.status == "error"
+    assert token not in (result.error or "")
+    assert "private_token=[REDACTED_SECRET]" in (result.error or "")
+    (span,) = [s for s in _EXPORTER.get_finished_spans() if s.name == "tool ci_fetch"]
+    assert token not in (span.status.description or "")
+    assert token not in capsys.readouterr().out  # the structured warning line
+
+
 def test_unexpected_exception_and_timeout_have_actionable_hints() -> None:
     mw, _ = make()
 

@@ -323,3 +323,18 @@ def test_offline_runbook_report_and_store_keep_no_secret(tmp_path: Path) -> None
     stored = b"".join(p.read_bytes() for p in data_dir.rglob("*") if p.is_file())
     assert stored, "the session was stored in the data dir"
     assert TOOL_PASSWORD.encode() not in stored
+
+
+def test_a_token_in_the_question_does_not_become_the_session_title(store_url: str) -> None:
+    settings = Settings(database_url=store_url)  # the scripted model is local: the guard is off
+    model = RecordingModel(Script.model_validate({"turns": [{"text": "noted"}]}))
+    with Store(store_url) as store:
+        service = SessionService(settings, store, model=model)
+        _events, final = asyncio.run(service.run(f"rotate {USER_TOKEN} on {DB_HOST}"))
+        (session,) = store.list_sessions()
+        started = [e.payload for e in store.list_events(session.id) if e.type == "run_started"]
+    assert final.status == "completed"
+    assert session.title == f"rotate [REDACTED_SECRET] on {DB_HOST}"
+    assert started
+    assert USER_TOKEN not in "".join(started)
+    assert USER_TOKEN not in "".join(model.requests)

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +43,10 @@ SSH_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gt
         (r"C:\Users\ops\keys\deploy.ppk", True),
         ("ansible/.vault_pass", True),
         ("config/master.key.example", False),
+        ("/home/ops/.ssh/ID_RSA", True),  # case does not matter
+        ("/home/ops/.ssh/id_rsa.bak", True),  # nor a backup suffix
+        ("server.key~", True),
+        ("id_rsa.pub.bak", False),
         ("keys/", False),
         ("README.md", False),
         ("server.crt", False),  # certificates are public; a PEM private key is found by content
@@ -119,6 +124,12 @@ def test_guard_redacts_the_content_of_secret_files_in_tool_output(store_url: str
         assert masked["matches"][0]["before"] == [REDACTED]
         assert masked["matches"][0]["file"] == "/home/ops/.ssh/id_rsa"
         assert masked["matches"][1]["line"] == SSH_BODY  # an ordinary file: content rules only
+        # a dict naming a directory and a key file: the key file decides
+        both = {"path": "/home/ops", "file": "/home/ops/.ssh/id_rsa", "line": SSH_BODY}
+        assert guard.mask_value(both, "tool_out")["line"] == REDACTED
+        # a key file committed by mistake, in a commit's patch
+        commit = {"path": "config/master.key", "status": "added", "patch": f"@@ -0,0 +1 @@\n+{MASTER_KEY}"}
+        assert guard.mask_value(commit, "tool_out") == {**commit, "patch": REDACTED}
         # a knowledge-search hit keeps its citation and metadata; only the text goes
         hit = {
             "citation": "config/master.key:1-1",
@@ -176,3 +187,56 @@ def test_privacy_mask_command_redacts_a_key_file(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     assert data[0]["text"] == REDACTED + "\n"
     assert [s["kind"] for s in data[0]["secrets"]] == ["secret_file"]
+
+
+PEM_LINES = [
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
+    "LxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo",
+    "-----END RSA PRIVATE KEY-----",
+]
+
+
+def test_a_private_key_read_line_by_line_is_found_across_the_lines(store_url: str) -> None:
+    """files_read returns one string per line; the PEM rule needs the block, so the lines of one
+    text are scanned joined (the file name, tls.pem, says nothing)."""
+    lines = ["# TLS key for the billing API", *PEM_LINES, "ops@example.com rotated it"]
+    read = {"path": "/etc/billing/tls.pem", "lines": [{"n": i, "text": t} for i, t in enumerate(lines, 1)]}
+    with Store(store_url) as store:
+        session = store.create_session(title="t", mode="ask", model="scripted")
+        for guard in (
+            PrivacyGuard(Anonymizer(b"k", session.id), Vault(store, session.id)),
+            PrivacyGuard.secrets_only(Settings(), store, session.id),
+        ):
+            masked = guard.mask_value(read, "tool_out")
+            texts = [line["text"] for line in masked["lines"]]
+            assert [line["n"] for line in masked["lines"]] == list(range(1, len(lines) + 1))
+            assert texts[0] == lines[0]
+            assert all(t == REDACTED for t in texts[1:-1]), texts
+            if guard.anonymizer.secrets_only:
+                assert texts[-1] == lines[-1]  # identifiers stay readable
+            else:
+                assert "ops@example.com" not in texts[-1]
+        # plain string lists (a grep match's context) are lines of one text too
+        context = guard.mask_value({"before": PEM_LINES[:3], "after": []}, "tool_out")
+        assert context["before"][1:] == [REDACTED, REDACTED]
+
+
+def test_lines_are_scanned_for_secrets_once(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from devops_agent.privacy import guard as guard_module
+
+    calls: list[int] = []
+    real = guard_module.find_secrets
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(len(text))
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(guard_module, "find_secrets", counting)
+    lines = [f"2026-11-25T10:00:{i % 60:02d}Z GET /api/orders/{i} 200" for i in range(2000)]
+    with Store(store_url) as store:
+        session = store.create_session(title="t", mode="ask", model="scripted")
+        guard = PrivacyGuard.secrets_only(Settings(), store, session.id)
+        assert guard.mask_value({"path": "/var/log/app.log", "lines": lines}, "tool_out")["lines"] == lines
+    assert len(calls) == 1

@@ -677,12 +677,14 @@ def _translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool 
         if isinstance(content, dict) and "status" in content:
             meta = content.get("metadata") or {}
             status, error = str(content["status"]), content.get("error")
-            duration, truncated = meta.get("duration_ms"), bool(meta.get("truncated"))
-        else:
-            status, error = "error", str(getattr(part, "content", ""))[:500]
-            duration, truncated = None, False
+            duration, truncated, keep = meta.get("duration_ms"), bool(meta.get("truncated")), None
+        else:  # a retry prompt
+            status, error = "error", str(getattr(part, "content", ""))
+            duration, truncated, keep = None, False, 500
         if scrub_errors and error:
             error = scrub(str(error)).text
+        if keep is not None and error:
+            error = error[:keep]  # cut after scrubbing, so no token is cut in two and left readable
         return [
             ToolResultEvent(
                 **ids,

@@ -38,6 +38,7 @@ from devops_agent.config.settings import ToolSettings
 from devops_agent.errors import CircuitOpenError, DevOpsAgentError, RunHaltedError
 from devops_agent.policies.breaker import BreakerBoard
 from devops_agent.policies.limits import as_text, cap_result
+from devops_agent.privacy.secrets import scrub
 from devops_agent.telemetry import tracer
 from devops_agent.tools.base import ToolResult, ToolSpec, spec_from_metadata
 
@@ -71,6 +72,17 @@ def normalize(raw: Any) -> ToolResult:
 
 
 def _exception_result(tool: str, exc: BaseException, timeout_s: float) -> ToolResult:
+    """The error result for an exception, with secrets cut out of its text: it is made here, outside
+    the privacy wrapper, and goes to the history, the events, the store, logs and traces."""
+    result = _describe(tool, exc, timeout_s)
+    if result.error:
+        result.error = scrub(result.error).text
+    if result.hint:
+        result.hint = scrub(result.hint).text
+    return result
+
+
+def _describe(tool: str, exc: BaseException, timeout_s: float) -> ToolResult:
     if isinstance(exc, CircuitOpenError):
         return ToolResult.fail(exc.message, exc.hint, breaker="open", retry_after_s=exc.retry_after_s)
     if isinstance(exc, DevOpsAgentError):
@@ -148,7 +160,7 @@ class ToolMiddleware:
                 if result.metadata.get("error_type") not in (None, "TimeoutError") and not isinstance(
                     exc, DevOpsAgentError
                 ):
-                    log.warning("tool_exception", tool=tool, error=repr(exc))
+                    log.warning("tool_exception", tool=tool, error=scrub(repr(exc)).text)
             capped = cap_result(result, self.cap_chars or self.settings.output_cap_chars)
             raw = result.raw
             if raw is None and capped is not result:

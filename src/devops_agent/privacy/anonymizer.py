@@ -178,6 +178,12 @@ class Anonymizer:
         # Every entity type kept and no model: only secrets are cut, so the recognizers need not run.
         self._secrets_only = ner is None and self._keep >= set(PRIORITY)
 
+    @property
+    def secrets_only(self) -> bool:
+        """Whether this anonymizer masks no entity at all (every type kept, no model): it only cuts
+        secrets, exactly as :func:`~devops_agent.privacy.secrets.scrub` does."""
+        return self._secrets_only
+
     def holds_only_secrets(self, path: str) -> bool:
         """Whether the file at ``path`` is key material by its name (built-in names and the
         ``secret_files`` globs); its content is then redacted whole (``anonymize(..., secret_file=True)``)."""

@@ -18,6 +18,7 @@ audits and shows approvers the real command, and everything on its way to the mo
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 from dataclasses import dataclass, field
@@ -40,14 +41,36 @@ from devops_agent.config import Settings
 from devops_agent.privacy.anonymizer import Anonymizer
 from devops_agent.privacy.ner import from_settings as ner_from_settings
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY
+from devops_agent.privacy.secrets import find_secrets, redact_spans, scrub
 from devops_agent.privacy.vault import LOOKUP_ORDER, Vault, VaultUnavailable
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult
 
 LOCAL_PROVIDERS = ("scripted", "ollama", "vllm", "llamacpp", "test")
 # Keys of a tool's output that name the file a piece of text comes from, and keys that hold its text.
-_FILE_KEYS = ("path", "file")
-_CONTENT_KEYS = frozenset({"text", "line", "lines", "before", "after", "content"})
+_FILE_KEYS = frozenset({"path", "file"})
+_CONTENT_KEYS = frozenset({"text", "line", "lines", "before", "after", "content", "patch", "diff"})
+# Keys under which a list's dicts each hold one line of a text (``files_read``'s ``{"n", "text"}``).
+_LINE_KEYS = ("text", "line")
+
+
+def _line_key(items: list[Any] | tuple[Any, ...]) -> str | None:
+    """``""`` when ``items`` are lines as strings, the key when they are dicts each holding one line
+    under the same :data:`_LINE_KEYS` key, else None (a list of anything else is masked item by item)."""
+    if len(items) < 2:
+        return None
+    if all(isinstance(v, str) for v in items):
+        return ""
+    if isinstance(items[0], dict):
+        for key in _LINE_KEYS:  # dicts naming their file (grep matches) are pieces of several texts
+            if all(
+                isinstance(v, dict) and isinstance(v.get(key), str) and not _FILE_KEYS & v.keys()
+                for v in items
+            ):
+                return key
+    return None
+
+
 RESTORE_FAILED_NOTE = "\n\n_(Identifiers are shown masked: the privacy vault could not be read.)_"
 
 
@@ -108,9 +131,34 @@ class PrivacyGuard:
     # -- masking ------------------------------------------------------------------------------
 
     def mask(self, text: str, namespace: str, *, secret_file: bool = False) -> str:
+        if self.anonymizer.secrets_only:
+            return scrub(text, secret_file=secret_file).text
         result = self.anonymizer.anonymize(text, secret_file=secret_file)
         self.vault.remember(namespace, result.entities)
         return result.text
+
+    def mask_lines(self, texts: list[str], namespace: str, *, secret_file: bool = False) -> list[str]:
+        """Mask consecutive lines of one text (a file read line by line, a grep match's context):
+        secrets are looked for in the lines joined, so a PEM block split over lines is found, and
+        in one pass (one scan for 10,000 lines, not 10,000 scans); entities line by line."""
+        joined = "\n".join(texts)
+        bounds: list[tuple[int, int]] = []
+        pos = 0
+        for t in texts:
+            bounds.append((pos, pos + len(t)))
+            pos += len(t) + 1
+        cuts: list[list[tuple[int, int]]] = [[] for _ in texts]
+        for f in find_secrets(joined, secret_file=secret_file):
+            i = bisect.bisect_right(bounds, (f.start, len(joined) + 1)) - 1
+            while 0 <= i < len(texts) and bounds[i][0] < f.end:
+                lo, hi = max(f.start, bounds[i][0]), min(f.end, bounds[i][1])
+                if hi > lo:
+                    cuts[i].append((lo - bounds[i][0], hi - bounds[i][0]))
+                i += 1
+        scrubbed = [redact_spans(t, c) if c else t for t, c in zip(texts, cuts, strict=True)]
+        if self.anonymizer.secrets_only:
+            return scrubbed
+        return [self.mask(t, namespace) for t in scrubbed]  # a redaction marker is kept as it is
 
     def mask_value(self, value: Any, namespace: str, *, secret_file: bool = False) -> Any:
         """Mask every string inside ``value`` (dicts, lists, tuples); keys are kept.
@@ -123,13 +171,25 @@ class PrivacyGuard:
         if isinstance(value, str):
             return self.mask(value, namespace, secret_file=secret_file)
         if isinstance(value, dict):
-            named = next((v for k in _FILE_KEYS if isinstance(v := value.get(k), str)), None)
-            if named is not None and self.anonymizer.holds_only_secrets(named):
+            named = [v for k in _FILE_KEYS if isinstance(v := value.get(k), str)]
+            if any(self.anonymizer.holds_only_secrets(n) for n in named):
                 return {
                     k: self.mask_value(v, namespace, secret_file=k in _CONTENT_KEYS) for k, v in value.items()
                 }
             return {k: self.mask_value(v, namespace, secret_file=secret_file) for k, v in value.items()}
         if isinstance(value, list | tuple):
+            key = _line_key(value)
+            if key == "":  # lines as strings
+                return self.mask_lines(list(value), namespace, secret_file=secret_file)
+            if key is not None:  # lines as {"n": 1, "text": "..."}
+                texts = self.mask_lines([v[key] for v in value], namespace, secret_file=secret_file)
+                return [
+                    {
+                        k: t if k == key else self.mask_value(x, namespace, secret_file=secret_file)
+                        for k, x in v.items()
+                    }
+                    for v, t in zip(value, texts, strict=True)
+                ]
             return [self.mask_value(v, namespace, secret_file=secret_file) for v in value]
         return value
 

@@ -718,11 +718,19 @@ SECRET_FILE_NAMES = (
 )  # fmt: skip
 
 
+_BACKUP_SUFFIXES = (".bak", ".backup", ".old", ".orig", ".save", ".swp", "~")
+
+
 def is_secret_file(path: str, extra: Sequence[str] = ()) -> bool:
     """Whether the file at ``path`` holds nothing but secrets: its name matches one of
-    :data:`SECRET_FILE_NAMES` or of the ``extra`` globs (``privacy.secret_files``)."""
-    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    return bool(name) and any(fnmatch.fnmatchcase(name, glob) for glob in (*SECRET_FILE_NAMES, *extra))
+    :data:`SECRET_FILE_NAMES` or of the ``extra`` globs (``privacy.secret_files``), ignoring case
+    and a backup suffix (``ID_RSA``, ``id_rsa.bak``, ``server.key~``)."""
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+    while name.endswith(_BACKUP_SUFFIXES):
+        name = name[: -len(next(x for x in _BACKUP_SUFFIXES if name.endswith(x)))]
+    return bool(name) and any(
+        fnmatch.fnmatchcase(name, glob.lower()) for glob in (*SECRET_FILE_NAMES, *extra)
+    )
 
 
 def find_secrets(
