@@ -657,9 +657,10 @@ class SessionService:
 def _translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool = False) -> list[RunEvent]:
     """Our events for one pydantic-ai stream event.
 
-    A tool's error text comes from the result the middleware made, outside the privacy wrapper (a
-    tool that raised never passed through it), so with ``scrub_errors`` secrets are cut out of it
-    here, before the event is stored.
+    With ``scrub_errors`` secrets are cut out of a tool's error text before the event is stored.
+    Errors of our tools are already clean (the privacy wrapper masks failed results, the middleware
+    scrubs an exception's text), but a retry prompt, e.g. an MCP server's error raised as
+    ``ModelRetry``, reaches the stream through neither.
     """
     if isinstance(ev, PartStartEvent) and isinstance(ev.part, TextPart) and ev.part.content:
         return [Token(**ids, text=ev.part.content)]

@@ -204,7 +204,8 @@ class Anonymizer:
         """Remove secrets and mask entities in ``text``; see the module docstring for the rules.
 
         ``secret_file``: the text is the content of a file whose name says it holds only key
-        material (:func:`~devops_agent.privacy.secrets.is_secret_file`); every line is a secret.
+        material (:func:`~devops_agent.privacy.secrets.is_secret_file`): where no rule finds the
+        secret, all of it is one (see :func:`~devops_agent.privacy.secrets.find_secrets`).
         """
         if not text:
             return AnonymizedText(text)
