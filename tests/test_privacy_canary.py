@@ -42,7 +42,8 @@ MCP_VALUES = (
     "billing-db-7.canary-corp.example",
     "ghp_Mc7Tq9Lx2Vb8Nw4Zr6Kp1Hs3Jd5Gf0Ya2eQi",
 )
-SECRETS = (USER_TOKEN, TOOL_PASSWORD, AWS_KEY, ERROR_TOKEN, MCP_VALUES[2])
+MCP_ERROR_KEY = "sk_live_51Hc9QmZ2vT8xW4pN6sB3yL7k"  # in an MCP tool's error (a retry prompt)
+SECRETS = (USER_TOKEN, TOOL_PASSWORD, AWS_KEY, ERROR_TOKEN, MCP_VALUES[2], MCP_ERROR_KEY)
 IDENTIFIERS = (DB_HOST, JENKINS, EMAIL, MCP_VALUES[0], MCP_VALUES[1])
 MCP_SERVER = Path(__file__).parent / "mcp_servers" / "canary_server.py"
 
@@ -120,7 +121,12 @@ def run_canary(store: Store, store_url: str) -> tuple[RecordingModel, Any, str]:
                         {"tool": "fetch_build", "args": {"url": f"https://{jenkins}/job/api/42/"}},
                     ]
                 },
-                {"tool_calls": [{"tool": "customer_lookup", "args": {"customer_id": "42"}}]},
+                {
+                    "tool_calls": [
+                        {"tool": "customer_lookup", "args": {"customer_id": "42"}},
+                        {"tool": "customer_invoices", "args": {"customer_id": "42"}},
+                    ]
+                },
                 {"text": f"{host} is degraded; {email} was paged.\n{{results}}"},
             ]
         }
