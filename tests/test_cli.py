@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from devops_agent.store import BreakerRecord, Store
+from logdata import write_app_log
 
 pytestmark = pytest.mark.slow
 
@@ -54,14 +55,7 @@ def test_investigate_offline_prints_a_real_host_report(tmp_path: Path) -> None:
 
 
 def test_investigate_json_and_logs(tmp_path: Path) -> None:
-    logs = tmp_path / "app"
-    logs.mkdir()
-    lines = [f"2026-11-22T10:{m:02d}:00Z INFO request ok id={m}" for m in range(40)]
-    lines += [
-        f"2026-11-22T10:41:{s:02d}Z ERROR payment gateway timeout after {s}ms order={9000 + s}"
-        for s in range(30)
-    ]
-    (logs / "app.log").write_text("\n".join(lines) + "\n")
+    logs = write_app_log(tmp_path, lambda s: f"payment gateway timeout after {s}ms order={9000 + s}")
     proc = cli("investigate", "errors in the payment service", "--logs", str(logs), "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

@@ -28,6 +28,7 @@ from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolsetBuilder, ToolSpec
 from devops_agent.tools.registry import ToolRegistry
+from logdata import write_app_log
 
 KEY = "canary-hmac-key"
 DB_HOST = "billing-db-7.prod.canary-corp.example"
@@ -304,14 +305,9 @@ def test_offline_runbook_report_and_store_keep_no_secret(tmp_path: Path) -> None
     import json
     import subprocess
 
-    logs = tmp_path / "app"
-    logs.mkdir()
-    lines = [f"2026-11-22T10:{m:02d}:00Z INFO request ok id={m}" for m in range(40)]
-    lines += [
-        f"2026-11-22T10:41:{s:02d}Z ERROR payment gateway login failed for {EMAIL} password={TOOL_PASSWORD}"
-        for s in range(30)
-    ]
-    (logs / "app.log").write_text("\n".join(lines) + "\n")
+    logs = write_app_log(
+        tmp_path, lambda _: f"payment gateway login failed for {EMAIL} password={TOOL_PASSWORD}"
+    )
     data_dir = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if k != "DEVOPS_AGENT_DATABASE_URL"}  # the default SQLite file
     env["DEVOPS_AGENT_DATA_DIR"] = str(data_dir)

@@ -175,7 +175,7 @@ class Anonymizer:
             )
         self._cache: dict[tuple[str, str], str] = {}
         self._secret_files = tuple(secret_files)
-        # Every entity type kept and no model: only secrets are cut, so the recognizers need not run.
+        # Every entity type kept and no model: only secrets are cut (the guard then calls scrub()).
         self._secrets_only = ner is None and self._keep >= set(PRIORITY)
 
     @property
@@ -221,9 +221,8 @@ class Anonymizer:
             while start >= 0:
                 candidates.append(Candidate("", start, start + len(REDACTED), _SECRET_PRIORITY + 1))
                 start = text.find(REDACTED, start + 1)
-        if not self._secrets_only:
-            candidates.extend(self._recognizers.find(text, index))
-            candidates.extend(cue_names(text, index))
+        candidates.extend(self._recognizers.find(text, index))
+        candidates.extend(cue_names(text, index))
         if self._keep:
             candidates = [c for c in candidates if c.type not in self._keep]
         out: list[str] = []

@@ -165,8 +165,8 @@ class PrivacyGuard:
 
         A dict whose ``path`` or ``file`` names a file of key material (``id_rsa``, ``*.key``: see
         :meth:`Anonymizer.holds_only_secrets`) is a piece of that file: the strings under its
-        content keys (``text``, ``line``, ``lines``, ``before``, ``after``, ``content``) are redacted
-        whole, its other fields masked as usual.
+        content keys (:data:`_CONTENT_KEYS`) are redacted whole, its other fields masked as usual.
+        A list of lines of one text goes to :meth:`mask_lines`.
         """
         if isinstance(value, str):
             return self.mask(value, namespace, secret_file=secret_file)
