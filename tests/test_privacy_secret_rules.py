@@ -202,3 +202,37 @@ def test_new_rules_stay_fast_on_adversarial_input() -> None:
         t0 = time.perf_counter()
         find_secrets(text)
         assert time.perf_counter() - t0 < 2.0, text[:40]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "secret"),
+    [
+        ("mysql -uroot -phunter2hunter2 shop", "mysql_password", "hunter2hunter2"),
+        ('mysqladmin -u root -p"hunter2hunter2" status', "mysql_password", "hunter2hunter2"),
+        ("mysqldump -u root -p's3cret!' shop > shop.sql", "mysql_password", "s3cret!"),
+        ("+ MYSQL.EXE -u root -pWinPass1 db", "mysql_password", "WinPass1"),
+        ("mariadb-dump -pMariaPw1 db", "mysql_password", "MariaPw1"),
+        ("sshpass -p hunter2hunter2 ssh deploy@web1 uptime", "sshpass_password", "hunter2hunter2"),
+        ("sshpass -p'S3cr3t!' scp a.tgz web1:", "sshpass_password", "S3cr3t!"),
+    ],
+)
+def test_command_line_passwords_of_database_and_ssh_clients(text: str, kind: str, secret: str) -> None:
+    assert [(f.kind, text[f.start : f.end]) for f in find_secrets(text)] == [(kind, secret)]
+    assert secret not in scrub(text).text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -u root -p shop",  # -p alone prompts; "shop" is the database
+        "mysql -h db -P 3306 -p",  # -P is the port
+        "mysql -u app -p$MYSQL_PWD shop",  # a variable, not a value
+        'mysql -e "select 1"; mkdir -p /tmp/x',  # another command's -p
+        "gcc $(mysql_config --libs) -pthread x.c",  # not a client
+        "sshpass -e ssh web1",
+        "sshpass -f /run/secrets/pw ssh web1",
+        "ssh -p 2222 web1",
+    ],
+)
+def test_command_line_password_near_misses(text: str) -> None:
+    assert find_secrets(text) == []

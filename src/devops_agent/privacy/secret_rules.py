@@ -228,6 +228,25 @@ TOKEN_RULES: tuple[TokenSpec, ...] = (
         group=1,
     ),
     _t("psexec_password", ["psexec"], r"(?i)psexec[^\n]{0,200}?\s-p\s+([^\s$%][^\s]*)", group=1),
+    # The MySQL / MariaDB clients take the password glued to -p (``-phunter2``, ``-p'x y'`` is
+    # not accepted by them); ``-p`` alone prompts, and ``-p dbname`` names the database, so only the
+    # glued form is a secret. ``-P`` is the port. The command must precede it on the same command
+    # (not after ``|``, ``;`` or ``&``), so ``mkdir -p`` elsewhere on the line is left alone; other
+    # programs of the family (``mysql_config ... -pthread``) are not clients.
+    _t(
+        "mysql_password",
+        ["mysql", "mariadb"],
+        r"(?i:\b(?:mysql(?:dump|admin|import|show|check|pump|slap|binlog|sh)?|mariadb(?:-[a-z]+)?)(?:\.exe)?)"
+        r"(?=[ \t])[^\n|;&]{0,200}?\s-p[\"']?([^\s\"'$%<{\[-][^\s\"']*)",
+        group=1,
+    ),
+    # sshpass -p PASSWORD (glued or not); -f FILE / -e (the SSHPASS variable) carry no secret.
+    _t(
+        "sshpass_password",
+        ["sshpass"],
+        r"(?i:\bsshpass)[^\n|;&]{0,100}?\s-p[ \t]*[\"']?([^\s\"'$%<{\[-][^\s\"']*)",
+        group=1,
+    ),
     _t(
         "password_hash",
         ["$"],
