@@ -261,6 +261,22 @@ def test_privacy_mask_command_previews_what_the_model_sees(tmp_path: Path) -> No
     assert missing.returncode == 2
     assert "cannot read" in missing.stderr
 
+    # several files: each headed, so the masked texts can be told apart; a binary one is skipped
+    other = tmp_path / "other.txt"
+    other.write_text("mysql -uroot -phunter2hunter2 shop\n")
+    blob = tmp_path / "core.bin"
+    blob.write_bytes(b"\x7fELF\x00\x01" + bytes(range(256)) * 8)
+    both = run(str(source), str(blob), str(other))
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.startswith(f"==> {source} <==\n")
+    assert f"\n==> {other} <==\nmysql -uroot -p[REDACTED_SECRET] shop\n" in both.stdout
+    assert "ELF" not in both.stdout
+    assert f"skipped {blob}: binary" in both.stderr
+    only_binary = run(str(blob))
+    assert only_binary.returncode == 2
+    assert "nothing to mask" in only_binary.stderr
+    assert only_binary.stdout == ""
+
 
 @pytest.mark.parametrize("scrub", [True, False])
 def test_guard_off_still_cuts_secrets_unless_told_not_to(store_url: str, scrub: bool) -> None:

@@ -15,6 +15,8 @@ from devops_agent.errors import UserError
 from devops_agent.privacy.guard import anonymizer_for
 from devops_agent.privacy.vault import hmac_key, purge_expired
 
+BINARY_PROBE_BYTES = 8192
+
 privacy_app = typer.Typer(
     help="The privacy guard: preview masking, and the vault (placeholder → original, per session).",
     no_args_is_help=True,
@@ -28,28 +30,46 @@ def mask(
         list[Path] | None, typer.Argument(help="text files to mask ('-' or none: standard input)")
     ] = None,
     json_out: Annotated[
-        bool, typer.Option("--json", help="masked text, entities (with originals) and secret kinds as JSON")
+        bool,
+        typer.Option(
+            "--json",
+            help="masked text, entities (with originals) and secret kinds as JSON (offsets: in the original)",
+        ),
     ] = False,
 ) -> None:
-    """Show what the model would see of some text, with the current ``privacy`` settings.
+    """Show what the model would see of some text, with the current privacy settings.
 
-    A preview: nothing is stored in the vault. Entities become ``<<TYPE_tag>>`` placeholders
-    (the same for the same text on every run), secrets ``[REDACTED_SECRET]``; a file whose name
-    says it is key material (``id_rsa``, ``*.key``, ``privacy.secret_files``) is redacted whole. A
-    summary of the counts goes to stderr.
+    A preview: nothing is stored in the vault. Entities become <<TYPE_tag>> placeholders (the same
+    for the same text on every run), secrets [REDACTED_SECRET]. A file whose name says it is key
+    material (id_rsa, *.key, privacy.secret_files) is redacted whole. Binary files are skipped.
+    With several files, each is headed "==> NAME <==". A summary of the counts goes to stderr.
+    In --json, entity and secret offsets point into the original text.
+
+    Example: devops-agent privacy mask app.log config/.env
     """
     app = state(ctx)
     texts: list[tuple[str, str]] = []
+    skipped: list[str] = []
     for path in files or [Path("-")]:
         if str(path) == "-":
             texts.append(("-", sys.stdin.read()))
             continue
         try:
-            texts.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
+            raw = path.read_bytes()
         except OSError as exc:
             raise UserError(
                 f"cannot read {path}: {exc.strerror or exc}", hint="give a readable text file"
             ) from exc
+        if b"\0" in raw[:BINARY_PROBE_BYTES]:  # what the model gets of a file is text
+            typer.echo(f"skipped {path}: binary (NUL bytes in its first 8 KB)", err=True)
+            skipped.append(str(path))
+            continue
+        texts.append((str(path), raw.decode("utf-8", errors="replace")))
+    if not texts:
+        raise UserError(
+            f"nothing to mask: {', '.join(skipped)} {'is' if len(skipped) == 1 else 'are'} binary",
+            hint="give text files (logs, configs, command output)",
+        )
     anonymizer = anonymizer_for(app.settings, "preview", hmac_key(app.settings))
     results = [
         (name, anonymizer.anonymize(text, secret_file=name != "-" and anonymizer.holds_only_secrets(name)))
@@ -67,7 +87,9 @@ def mask(
         ]
         out.print_json(json.dumps(data))
         return
-    for _, r in results:
+    for n, (name, r) in enumerate(results):
+        if len(results) > 1:  # as head and tail do, so each file's text is told apart
+            sys.stdout.write(f"{chr(10) if n else ''}==> {name} <==\n")
         sys.stdout.write(r.text if r.text.endswith("\n") or not r.text else r.text + "\n")
     counts = Counter(e.type for _, r in results for e in r.entities)
     secrets = sum(len(r.secrets) for _, r in results)
