@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,36 @@ def test_index_is_incremental_and_search_cites_lines(tmp_path: Path) -> None:
     assert hits[0]["symbol"] == "retry_payment"
     bad = cli("search", "x", "--collection", "nope")
     assert bad.returncode == 2
+
+
+def test_two_trees_are_told_apart_and_a_deleted_one_can_be_forgotten(tmp_path: Path) -> None:
+    empty = cli("search", "refund")
+    assert empty.returncode == 2
+    assert "nothing is indexed in 'code' yet" in empty.stderr
+    assert "devops-agent index PATH" in empty.stderr
+    a, b = tmp_path / "a", tmp_path / "b"
+    for tree in (a, b):  # the same relative path in two trees
+        (tree / "src").mkdir(parents=True)
+        (tree / "src" / "payment.py").write_text(f"def refund_payment(order):\n    return '{tree.name}'\n")
+    done = cli("index", str(a), str(b))
+    assert done.returncode == 0, done.stderr
+    # each file: its function and its outline
+    assert done.stdout.strip().endswith("index code: 2 files, 4 chunks"), done.stdout
+    text = cli("search", "refund_payment").stdout
+    assert f"{a}/src/payment.py:1-2" in text
+    assert f"{b}/src/payment.py:1-2" in text
+
+    shutil.rmtree(b)
+    gone = cli("index", str(b))
+    assert gone.returncode == 2
+    assert "still in the 'code' index" in gone.stderr
+    assert f"devops-agent index --forget {b}" in gone.stderr
+    forgot = json.loads(cli("index", "--forget", str(b), "--json").stdout)
+    assert forgot["forgotten"][0]["files_removed"] == 1
+    assert forgot["index"]["files"] == 1
+    hits = json.loads(cli("search", "refund_payment", "--json").stdout)["hits"]
+    assert {h["root"] for h in hits} == {str(a)}
+    again = cli("index", "--forget", str(b))
+    assert again.returncode == 2
+    assert f"indexed there: {a}" in again.stderr
+    assert cli("search", "refund", "-n", "0").returncode == 2

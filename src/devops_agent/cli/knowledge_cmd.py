@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from devops_agent.cli.context import err, out, state, with_roots
@@ -45,7 +46,7 @@ def index(
     ctx: typer.Context,
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(exists=True, file_okay=False, resolve_path=True, help="directories"),
+        typer.Argument(resolve_path=True, help="directories"),
     ] = None,
     confluence: Annotated[
         list[str] | None,
@@ -64,13 +65,34 @@ def index(
             help=f"one of: {', '.join(COLLECTIONS)} (default: code; runbooks for Confluence only)",
         ),
     ] = None,
+    forget: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--forget",
+            metavar="PATH",
+            resolve_path=True,
+            help="drop an indexed directory from the collection (repeatable; it may no longer exist)",
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print a JSON summary")] = False,
 ) -> None:
     """Index directories or Confluence spaces for retrieval: only new or changed files and pages are
-    re-chunked; deleted ones leave the index."""
+    re-chunked; deleted ones leave the index.
+
+    Example: devops-agent index ~/src/payments ~/runbooks -c code
+    """
     paths = list(paths or [])
     spaces = list(confluence or [])
     settings = with_roots(state(ctx).settings, paths)
+    if forget:
+        if paths or spaces:
+            raise typer.BadParameter(
+                "--forget runs alone: index and forget in two commands", param_hint="--forget"
+            )
+        _forget(settings, collection or "code", forget, json_out)
+        return
+    for path in paths:
+        _check_dir(settings, collection or "code", path)
     if not paths and not spaces:
         spaces = list(settings.confluence.spaces)
         if not spaces:
@@ -142,19 +164,74 @@ def index(
             f"{r['files_removed']} removed, +{r['chunks_added']}/-{r['chunks_removed']} chunks "
             f"in {r['seconds']:.1f}s"
         )
-    out.print(f"index {collection}: {counts}")
+    out.print(_describe(collection, counts))
+
+
+def _describe(collection: str, counts: dict[str, int]) -> str:
+    vectors = f", {counts['vectors']} vectors" if counts.get("vectors") else ""
+    return f"index {collection}: {counts['files']} files, {counts['chunks']} chunks{vectors}"
+
+
+def _check_dir(settings: Settings, collection: str, path: Path) -> None:
+    """A clear error for a path that is not a directory; for an indexed one that is gone, how to drop it."""
+    if path.is_dir():
+        return
+    if path.exists():
+        raise UserError(f"{path} is not a directory", hint="index the directory that holds it")
+    db = index_dir(settings) / f"{collection}.sqlite"
+    indexed = db.exists() and str(path) in _roots(db)
+    raise UserError(
+        f"{path} does not exist" + (f" (it is still in the {collection!r} index)" if indexed else ""),
+        hint=f"devops-agent index --forget {path}" if indexed else "give an existing directory",
+    )
+
+
+def _roots(db: Path) -> list[str]:
+    with KnowledgeIndex(db) as idx:
+        return idx.roots()
+
+
+def _forget(settings: Settings, collection: str, paths: list[Path], json_out: bool) -> None:
+    _check(collection)
+    db = index_dir(settings) / f"{collection}.sqlite"
+    roots = _roots(db) if db.exists() else []
+    unknown = [str(p) for p in paths if str(p) not in roots]
+    if unknown:
+        raise UserError(
+            f"not indexed in {collection!r}: {', '.join(unknown)}",
+            hint=f"indexed there: {', '.join(roots)}" if roots else f"the {collection!r} collection is empty",
+        )
+    with KnowledgeIndex(db) as idx:
+        forgotten = [{"path": str(p), **dataclasses.asdict(idx.forget(str(p)))} for p in paths]
+        counts = idx.counts()
+    if json_out:
+        out.print_json(json.dumps({"collection": collection, "forgotten": forgotten, "index": counts}))
+        return
+    for r in forgotten:
+        out.print(
+            f"{r['path']}: forgotten, {r['files_removed']} files and {r['chunks_removed']} chunks removed"
+        )
+    out.print(_describe(collection, counts))
 
 
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="what to look for, in words or identifiers")],
     collection: CollectionOpt = "code",
-    limit: Annotated[int, typer.Option("--limit", "-n")] = 8,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="how many hits")] = 8,
+    json_out: Annotated[bool, typer.Option("--json", help="hits as JSON (root, path, lines, text)")] = False,
 ) -> None:
-    """Search an index; each hit comes with a path:line citation."""
+    """Search an index; each hit comes with a path:line citation.
+
+    Example: devops-agent search "retry logic of the payment client" -n 5
+    """
     _check(collection)
-    result = search_collection(state(ctx).settings, query, collection, limit)
+    settings = state(ctx).settings
+    if not (index_dir(settings) / f"{collection}.sqlite").exists():
+        raise UserError(
+            f"nothing is indexed in {collection!r} yet", hint=f"devops-agent index PATH -c {collection}"
+        )
+    result = search_collection(settings, query, collection, limit)
     if result.status == "error":
         raise UserError(result.error or "search failed", hint=result.hint)
     hits: list[dict[str, Any]] = result.data if isinstance(result.data, list) else []
@@ -164,6 +241,10 @@ def search(
     if not hits:
         err.print(result.hint or "no matches")
     for h in hits:
-        out.print(f"[bold]{h.get('citation')}[/]  {h.get('symbol') or ''}", highlight=False)
+        # a directory's files are cited under their root, so two indexed trees' src/app.py differ
+        where = h.get("citation") if h.get("url") or not h.get("root") else f"{h['root']}/{h.get('citation')}"
+        out.print(
+            f"[bold]{escape(str(where))}[/]  {escape(h.get('symbol') or '')}", highlight=False, soft_wrap=True
+        )
         out.print(str(h.get("text") or h.get("snippet") or "")[:400], markup=False, highlight=False)
         out.print()

@@ -75,6 +75,11 @@ class Hit:
             return f"{self.url} § {c.symbol} (lines {c.start_line}-{c.end_line})"
         return self.chunk.citation
 
+    @property
+    def key(self) -> tuple[str, str]:
+        """Identifies the chunk across roots: two indexed trees may both hold ``src/app.py:1-9``."""
+        return (self.root, self.citation)
+
 
 @dataclass
 class IndexStats:
@@ -210,6 +215,23 @@ class KnowledgeIndex:
                     stats.chunks_removed += self._delete_file(fid)
                     stats.files_removed += 1
             if stats.files_indexed or stats.files_removed:
+                self._bump()
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def roots(self) -> list[str]:
+        """The sources indexed in this collection (their keys: directory paths, Confluence spaces)."""
+        return [r[0] for r in self._db.execute("SELECT DISTINCT root FROM files ORDER BY root")]
+
+    def forget(self, key: str) -> IndexStats:
+        """Drop every document of the source ``key`` (e.g. a deleted directory), in one transaction."""
+        started = time.perf_counter()
+        stats = IndexStats()
+        with self._db:
+            for (fid,) in self._db.execute("SELECT id FROM files WHERE root = ?", (key,)).fetchall():
+                stats.chunks_removed += self._delete_file(fid)
+                stats.files_removed += 1
+            if stats.files_removed:
                 self._bump()
         stats.seconds = time.perf_counter() - started
         return stats

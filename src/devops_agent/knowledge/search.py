@@ -95,18 +95,18 @@ def hybrid_search(index: KnowledgeIndex, query: str, limit: int = 8, embedder: A
     dense = index.dense(embedder, query, depth) if embedder is not None else []
     named = set(mentioned_files(query, index.paths()) if names_a_file(query) else [])
     defining = index.symbols().scores(query)
-    rankings = [[h.citation for h in lexical]]
+    rankings = [[h.key for h in lexical]]
     weights = [1.0]
     if dense:
-        rankings.append([h.citation for h in dense])
+        rankings.append([h.key for h in dense])
         weights.append(DENSE_WEIGHT)
     if named:  # chunks of files the query names (a traceback frame, a dotted module path)
-        rankings.append([h.citation for h in [*lexical, *dense] if h.chunk.path in named])
+        rankings.append([h.key for h in [*lexical, *dense] if h.chunk.path in named])
         weights.append(1.0)
     if defining:  # chunks of files defining the code names the query mentions, best file first
         candidates = [h for h in [*lexical, *dense] if h.chunk.path in defining]
         candidates.sort(key=lambda h: -defining[h.chunk.path])  # stable: BM25 order within a file
-        rankings.append(list(dict.fromkeys(h.citation for h in candidates)))
+        rankings.append(list(dict.fromkeys(h.key for h in candidates)))
         weights.append(1.0)
     demote = demotion_for_tests(query)
     if len(rankings) == 1:
@@ -114,7 +114,7 @@ def hybrid_search(index: KnowledgeIndex, query: str, limit: int = 8, embedder: A
             return lexical[:limit]
         scored = [dataclasses.replace(h, score=h.score * demotion(h.chunk.path, demote)) for h in lexical]
         return sorted(scored, key=lambda h: -h.score)[:limit]  # stable: BM25 order among equals
-    by_id = {h.citation: h for h in [*dense, *lexical]}
+    by_id = {h.key: h for h in [*dense, *lexical]}
     fused = rrf_scores(rankings, k=HYBRID_K, weights=weights)
     fused = {c: v * demotion(by_id[c].chunk.path, demote) for c, v in fused.items()}
     best = sorted(fused, key=lambda c: -fused[c])[:limit]
