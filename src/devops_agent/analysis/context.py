@@ -20,6 +20,7 @@ and earlier points only. Pure Python; must not import from policies, agent, cli 
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 
@@ -90,7 +91,13 @@ class ContextDetector:
         return max(0, min(self.levels - 1, int((value - lo) / (hi - lo) * self.levels)))
 
     def update(self, value: float) -> float:
-        """Novelty of the context ending at ``value`` (0 known ... 1 never seen), then learn it."""
+        """Novelty of the context ending at ``value`` (0 known ... 1 never seen), then learn it.
+
+        A non-finite value (Prometheus exports NaN for 0/0) is a missing sample: novelty 0 and
+        nothing learnt, so it can neither break the quantization nor poison the range.
+        """
+        if not math.isfinite(value):
+            return 0.0
         sym = self.symbol(value)
         self._range.push(value)
         self._symbols.append(sym)

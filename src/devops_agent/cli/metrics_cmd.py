@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
+import math
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,31 +22,111 @@ from devops_agent.tools import prometheus
 metrics_app = typer.Typer(help="Find anomalies in metrics without a model.", no_args_is_help=True)
 
 
-def _read_csv(path: Path) -> tuple[list[datetime], list[float]]:
-    """``timestamp,value`` rows (ISO 8601 or unix seconds); a header row is skipped."""
-    times: list[datetime] = []
-    values: list[float] = []
-    with path.open(newline="") as fh:
-        for n, row in enumerate(csv.reader(fh), start=1):
-            if len(row) < 2:
+_DELIMITERS = (";", "\t", ",")  # on a tie ";" or tab wins: in "t;104,68" the comma is a decimal one
+_EPOCH_UNITS = (1, 1_000, 1_000_000, 1_000_000_000)  # s, ms, µs, ns
+_EPOCH_MAX_S = 1e11  # year 5138: a larger epoch number is in a finer unit
+_ROW_HINT = "times are ISO 8601 or unix epoch; ',', ';' or a tab separates the columns"
+
+
+@dataclass
+class _CsvSeries:
+    """A CSV series in time order and what the reader left out or changed."""
+
+    times: list[datetime] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    non_finite: int = 0  # rows whose value is NaN or ±Inf (Prometheus exports them)
+    missing: int = 0  # rows with a timestamp but no value (empty or absent column)
+    reordered: bool = False  # rows were not in time order and were sorted
+
+
+def _delimiter(text: str) -> str:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    best = max(_DELIMITERS, key=first.count)
+    return best if best in first else ","
+
+
+def _timestamp(raw: str) -> datetime:
+    """ISO 8601 (naive means UTC) or unix epoch seconds, ms, µs or ns, told apart by size."""
+    if raw.replace(".", "", 1).isdigit():
+        epoch = float(raw)
+        for unit in _EPOCH_UNITS:
+            if epoch / unit < _EPOCH_MAX_S:
+                return datetime.fromtimestamp(epoch / unit, UTC)
+        raise ValueError(f"epoch {raw} is out of range")
+    ts = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+
+def _read_csv(path: Path) -> _CsvSeries:
+    """``timestamp,value`` rows, sorted by time; the first row is skipped if it is a header."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"{path}: not UTF-8 text (byte {exc.start}); expected a CSV of timestamp,value rows",
+            hint="convert it first, e.g. iconv -f latin1 -t utf-8",
+        ) from None
+    sep = _delimiter(text)
+    series = _CsvSeries()
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    first = True
+    try:
+        for row in rows:
+            if not any(cell.strip() for cell in row):
                 continue
+            is_first, first = first, False
             try:
-                raw = row[0].strip()
-                ts = (
-                    datetime.fromtimestamp(float(raw), UTC)
-                    if raw.replace(".", "", 1).isdigit()
-                    else datetime.fromisoformat(raw.replace("Z", "+00:00"))
-                )
-                value = float(row[1])
+                ts = _timestamp(row[0].strip())
+                raw = row[1].strip() if len(row) > 1 else ""
+                value = float(raw) if raw else None
             except ValueError:
-                if n == 1:
+                if is_first:
                     continue  # header
-                raise UserError(f"{path}:{n}: expected 'timestamp,value', got {row[:2]}") from None
-            times.append(ts if ts.tzinfo else ts.replace(tzinfo=UTC))
-            values.append(value)
-    if len(values) < 10:
-        raise UserError(f"{path}: {len(values)} points is too few to judge", hint="give at least a few dozen")
-    return times, values
+                shown = "timestamp<tab>value" if sep == "\t" else f"timestamp{sep}value"
+                raise UserError(
+                    f"{path}:{rows.line_num}: expected '{shown}', got {row[:2]}", hint=_ROW_HINT
+                ) from None
+            if value is None:
+                series.missing += 1
+            elif not math.isfinite(value):
+                series.non_finite += 1
+            else:
+                series.times.append(ts)
+                series.values.append(value)
+    except csv.Error as exc:
+        raise UserError(f"{path}:{rows.line_num}: {exc}", hint=_ROW_HINT) from None
+    _sort(series)
+    if len(series.values) < 10:
+        skipped = series.missing + series.non_finite
+        note = f"; {skipped} row(s) without a finite value were skipped" if skipped else ""
+        raise UserError(
+            f"{path}: {len(series.values)} points is too few to judge{note}", hint="give at least a few dozen"
+        )
+    return series
+
+
+def _sort(series: _CsvSeries) -> None:
+    """Time order for the causal detector; equal timestamps keep their file order (stable)."""
+    times = series.times
+    if all(a <= b for a, b in zip(times, times[1:], strict=False)):
+        return
+    order = sorted(range(len(times)), key=times.__getitem__)
+    series.times = [times[i] for i in order]
+    series.values = [series.values[i] for i in order]
+    series.reordered = True
+
+
+def _report_reading(path: Path, series: _CsvSeries) -> None:
+    """What the reader skipped or reordered, on stderr so --json output stays clean."""
+    notes: list[str] = []
+    if series.non_finite:
+        notes.append(f"skipped {series.non_finite} row(s) with a non-finite value (NaN, Inf)")
+    if series.missing:
+        notes.append(f"skipped {series.missing} row(s) with no value")
+    if series.reordered:
+        notes.append("rows were not in time order; sorted by timestamp")
+    for note in notes:
+        err.print(f"{path}: {note}", markup=False, highlight=False)
 
 
 @metrics_app.command("anomalies")
@@ -58,13 +141,24 @@ def anomalies(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Spikes, level shifts, trends and seasonal deviations, each explained in words."""
+    """Spikes, level shifts, trends and seasonal deviations, each explained in words.
+
+    --file reads UTF-8 timestamp,value rows (comma, semicolon or tab separated; a header row is
+    skipped; extra columns are ignored). Timestamps are ISO 8601 (UTC unless an offset is given)
+    or unix epoch seconds, milliseconds, µs or ns, told apart by size. Rows are sorted by
+    timestamp; rows with the same timestamp keep their file order. Rows with an empty or missing
+    value, or a non-finite one (NaN, Inf), are skipped and counted on stderr (and under
+    "skipped" with --json).
+    """
     if (query is None) == (file is None):
         raise UserError("give a PromQL query or --file CSV (one of them)")
     rows: list[dict[str, Any]] = []
+    summary: dict[str, Any] = {}
     if file is not None:
-        times, values = _read_csv(file)
-        for a in detect(times, values, name=file.stem).anomalies:
+        series = _read_csv(file)
+        summary["skipped"] = {"non_finite": series.non_finite, "missing_value": series.missing}
+        _report_reading(file, series)
+        for a in detect(series.times, series.values, name=file.stem).anomalies:
             rows.append(
                 {
                     "series": file.stem,
@@ -85,7 +179,7 @@ def anomalies(
                 for a in s["anomalies"]
             ]
     if json_out:
-        out.print_json(json.dumps({"anomalies": rows}))
+        out.print_json(json.dumps({"anomalies": rows, **summary}))
         return
     if not rows:
         err.print("no anomalies found")
