@@ -103,6 +103,16 @@ def test_metrics_anomalies_command_from_prometheus_and_csv(prometheus_url: str, 
     assert found
     assert found[0]["kind"] == "level_shift"
 
+    # NaN (0/0) and Inf (x/0) samples, as real exporters produce: gaps, not a spike with a NaN score
+    gappy = f"({query}) / (time() % 180 > bool 15)"
+    proc = subprocess.run(
+        [*cmd[:5], gappy, *cmd[6:]], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    with_gaps = json.loads(proc.stdout)["anomalies"]
+    assert [a["kind"] for a in with_gaps] == ["level_shift"]
+    assert all(math.isfinite(a["score"]) for a in with_gaps)
+
     rows = ["ts,value"] + [
         f"{1_763_800_000 + 60 * i},{100 + 10 * math.sin(i / 10) + (80 if 150 <= i < 170 else 0)}"
         for i in range(240)

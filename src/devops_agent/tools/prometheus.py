@@ -492,7 +492,8 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         except PromError as exc:
             return exc.result()
         result = sorted(
-            data.get("result") or [], key=lambda r: -max((_num(v[1]) for v in r["values"]), default=0)
+            data.get("result") or [],
+            key=lambda r: -max((x for v in r["values"] if math.isfinite(x := _num(v[1]))), default=0),
         )
         if not result:
             return ToolResult.empty(f"no series match {query!r} in the range", **meta(warnings))
@@ -502,8 +503,11 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             name = labels.pop("__name__", None) or query
             label_text = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
             title = f"{name}{{{label_text}}}" if label_text else name
-            times = [datetime.fromtimestamp(float(t), UTC) for t, _v in series["values"]]
-            values = [_num(v) for _t, v in series["values"]]
+            # NaN (0/0) and ±Inf (x/0) samples are gaps, not values: the detector's baselines
+            # would turn them into spikes with a NaN score
+            finite = [(float(t), x) for t, v in series["values"] if math.isfinite(x := _num(v))]
+            times = [datetime.fromtimestamp(t, UTC) for t, _x in finite]
+            values = [x for _t, x in finite]
             found = detect(times, values, name=title).anomalies
             if found:
                 anomalous.append(
@@ -511,6 +515,11 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                         "series": title,
                         "labels": labels,
                         "points": len(values),
+                        **(
+                            {"non_finite_points": gaps}
+                            if (gaps := len(series["values"]) - len(values))
+                            else {}
+                        ),
                         "anomalies": [
                             {
                                 "start": a.start.isoformat(),
