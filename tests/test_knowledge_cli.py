@@ -48,6 +48,9 @@ def test_two_trees_are_told_apart_and_a_deleted_one_can_be_forgotten(tmp_path: P
     assert empty.returncode == 2
     assert "nothing is indexed in 'code' yet" in empty.stderr
     assert "devops-agent index PATH" in empty.stderr
+    odd = cli("index", str(tmp_path / "build[b]" / "gone"))  # brackets are not console markup
+    assert odd.returncode == 2
+    assert f"{tmp_path}/build[b]/gone does not exist" in odd.stderr
     a, b = tmp_path / "a", tmp_path / "b"
     for tree in (a, b):  # the same relative path in two trees
         (tree / "src").mkdir(parents=True)

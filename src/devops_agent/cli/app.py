@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from devops_agent import __version__
 from devops_agent.cli import admin, approve, run
@@ -109,7 +110,7 @@ def main() -> None:
     except DevOpsAgentError as exc:
         if debug:
             raise
-        err.print(f"[red]error:[/] {exc.one_line()}", highlight=False)
+        err.print(f"[red]error:[/] {escape(exc.one_line())}", highlight=False)  # a path may hold [x]
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")
