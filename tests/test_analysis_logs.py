@@ -139,8 +139,59 @@ def test_syslog_year_defaults_to_the_current_one_and_never_the_future() -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # Apache 2.2 error log; 2.4 adds microseconds; ctime pads a one-digit day with a space
+        ("[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok", local(2005, 12, 4, 4, 47, 44)),
+        (
+            "[Sun Dec 04 04:47:44.123456 2005] [core:error] [pid 9] AH00037",
+            local(2005, 12, 4, 4, 47, 44, 123456),
+        ),
+        ("[Mon Dec  5 19:15:57 2005] [error] mod_jk child", local(2005, 12, 5, 19, 15, 57)),
+        # compact stamps with milliseconds after a colon, fields not always zero-padded
+        (
+            "20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged 3579",
+            local(2017, 12, 23, 22, 15, 29, 606000),
+        ),
+        ("20171224-0:9:8:61|Step_LSC|30002312|onExtend:1514 14 0 4", local(2017, 12, 24, 0, 9, 8, 61000)),
+        # IBM DB2 / Blue Gene RAS: the stamp is a field in the head of the line
+        (
+            "- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS",
+            local(2005, 6, 3, 15, 42, 50, 675872),
+        ),
+    ],
+)
+def test_extract_timestamp_apache_error_compact_and_db2(line: str, expected: datetime) -> None:
+    assert extract_timestamp(line) == expected
+
+
+@pytest.mark.parametrize(
     "line",
-    ["plain text without time", "", "12345 not a date", "{not json", '{"time": 0.5}', "Nov 99 99:99:99 x"],
+    [
+        "plain text without time",
+        "",
+        "12345 not a date",
+        "{not json",
+        '{"time": 0.5}',
+        "Nov 99 99:99:99 x",
+        # two six-digit groups (HDFS' 081109 203615) look like too many ordinary numbers
+        "081109 203615 148 INFO dfs.DataNode: PacketResponder 1 terminating",
+        "204800 102400 /var/lib/docker",
+        # ordinary numbers that resemble the compact, DB2 and ctime forms
+        "20171223 apples sold",
+        "20171399-22:15:29 not a month",
+        "12345678-12:34:56 build tag",
+        "20171223-22:15 no seconds",
+        "20171223-22:15:29:606:7 a counter",
+        "copied 2005-13-03-15.42.50 bytes",
+        "release-2005-06-03-15.42.50 tag",
+        "v2005-06-03-15.42.50.1 build",
+        "2005-06-03-15.42.50.1.2 dotted version",
+        "[Sun Dec 04 04:47:44] no year",
+        "[Sun Dec 04 04:47:44 2005 unclosed",
+        "[Xyz Dec 04 04:47:44 2005] not a weekday",
+        "[Sun Foo 04 04:47:44 2005] not a month",
+    ],
 )
 def test_extract_timestamp_none(line: str) -> None:
     assert extract_timestamp(line) is None
@@ -191,6 +242,21 @@ def test_extract_timestamp_none(line: str) -> None:
         ("E1122 03:35:01.123456       1 reflector.go:138] failed to list", "failed to list", "ERROR"),
         ("2026-11-22T03:35:01Z just a message", "just a message", None),
         ("no timestamp at all", "no timestamp at all", None),
+        (
+            "[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok /etc/httpd/conf/workers2.properties",
+            "workerEnv.init() ok /etc/httpd/conf/workers2.properties",
+            "NOTICE",
+        ),
+        (
+            "[Sun Dec 04 04:47:44.5 2005] [error] mod_jk child in error state 6",
+            "mod_jk child in error state 6",
+            "ERROR",
+        ),
+        (
+            "20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged 3579",
+            "Step_LSC|30002312|onStandStepChanged 3579",
+            None,
+        ),
     ],
 )
 def test_extract_message(line: str, message: str, level: str | None) -> None:

@@ -8,6 +8,7 @@ journal to read, so the script prints entries in journald's own JSON export form
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import shutil
 import stat
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from devops_agent.analysis import TemplateMiner
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
 from devops_agent.tools import logs
@@ -483,3 +485,52 @@ def test_summarize_log_condenses_only_long_logs() -> None:
     assert summary["other_templates"][0]["count"] == SUMMARY_MIN_LINES
     assert all("payment refused" not in t["template"] for t in summary["other_templates"])
     assert summary["tail"] == lines[-SUMMARY_TAIL_LINES:]
+
+
+def test_mine_templates_dates_undated_lines_from_their_own_file_only() -> None:
+    stamped = [("a.log", "2026-01-01T10:00:00Z api started"), ("a.log", "2026-01-01T10:00:05Z api ready")]
+    undated = [("b.log", "worker started"), ("b.log", "worker crashed code 3")]
+    for lines in (stamped + undated, undated + stamped):
+        templates = logs.mine_templates(lines, TemplateMiner())["templates"]
+        seen = {t["template"]: t["first_seen"] for t in templates}
+        assert seen["worker started"] is None, lines
+        assert seen["api ready"] == "2026-01-01T10:00:05Z"
+    since = datetime(2026, 1, 1, 11, tzinfo=UTC)
+    kept = [
+        sorted(t["template"] for t in logs.mine_templates(order, TemplateMiner(), since)["templates"])
+        for order in (stamped + undated, undated + stamped)
+    ]
+    assert kept[0] == kept[1], "--since keeps the same lines whatever the order of the files"
+    # within one file an undated line (a continuation) still takes the previous line's time
+    same_file = [("c.log", "2026-01-01T10:00:00Z job failed"), ("c.log", "  at worker.run")]
+    views = logs.mine_templates(same_file, TemplateMiner())["templates"]
+    assert all(v["first_seen"] == "2026-01-01T10:00:00Z" for v in views)
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_read_stream_gunzips_a_gzip_stream(compress: bool) -> None:
+    text = "".join(f"2026-01-01T10:00:{i:02d}Z worker {i} done\n" for i in range(20)) + "caf\xe9 \xff\n"
+    data = text.encode("latin-1")
+    lines, scanned, skipped = logs.read_stream(io.BytesIO(gzip.compress(data) if compress else data))
+    got = [line for _source, line in lines]
+    assert got[0] == "2026-01-01T10:00:00Z worker 0 done"
+    assert len(got) == 21
+    assert got[-1] == "caf\ufffd \ufffd", "bytes that are not UTF-8 are replaced, not fatal"
+    assert (scanned, skipped) == (["stdin"], [])
+
+
+def test_read_stream_reports_a_truncated_gzip_stream() -> None:
+    data = gzip.compress(b"".join(b"line %d of a long log\n" % i for i in range(5000)))
+    lines, _scanned, skipped = logs.read_stream(io.BytesIO(data[: len(data) // 2]))
+    assert sum(1 for _ in lines) > 0
+    assert len(skipped) == 1
+    assert skipped[0].startswith("stdin (read failed:")
+
+
+def test_patterns_tool_names_the_skipped_files_when_nothing_was_read(
+    root: Path, tools: dict[str, ToolEntry]
+) -> None:
+    (root / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    result = call(tools, "logs_patterns", paths=[str(root / "blob.bin")])
+    assert result.status == "no_data"
+    assert result.metadata["skipped"] == [f"{root / 'blob.bin'} (binary or unreadable)"]

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from devops_agent.analysis.timeparse import _CLF_RE, _ISO_RE, _KLOG_RE, _SYSLOG_RE
+from devops_agent.analysis.timeparse import _CLF_RE, _COMPACT_RE, _CTIME_RE, _ISO_RE, _KLOG_RE, _SYSLOG_RE
 
 __all__ = [
     "ERROR_LEVELS",
@@ -86,15 +86,19 @@ def strip_container_prefix(line: str) -> str:
 
 
 def _strip_timestamp(line: str) -> str:
-    """The line without a leading timestamp (and its brackets)."""
+    """The line without a leading timestamp (and its brackets, and a ``|`` after it)."""
     start = 1 if line[:1] == "[" else 0
-    for regex in (_ISO_RE, _SYSLOG_RE, _KLOG_RE):
+    if start:
+        ctime = _CTIME_RE.match(line)  # brackets included
+        if ctime is not None:
+            return line[ctime.end() :].lstrip(" \t|")
+    for regex in (_ISO_RE, _SYSLOG_RE, _KLOG_RE, _COMPACT_RE):
         m = regex.match(line, start)
         if m is not None:
             end = m.end()
             if start and line[end : end + 1] == "]":
                 end += 1
-            return line[end:].lstrip(" \t")
+            return line[end:].lstrip(" \t|")
     return line
 
 

@@ -21,7 +21,9 @@ or interfaces.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -336,8 +338,13 @@ class TemplateMiner:
 
     # -- persistence --------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-compatible snapshot of the learnt state (templates, statistics, merges)."""
+    def to_dict(self, redact: Callable[[str], str] | None = None) -> dict[str, Any]:
+        """A JSON-compatible snapshot of the learnt state (templates, statistics, merges).
+
+        ``redact`` rewrites each example (raw log text) before it goes into the snapshot, e.g.
+        to cut out secrets before the state is written to disk.
+        """
+        keep = redact or (lambda text: text)
         return {
             "format": _FORMAT,
             "next_id": self._next_id,
@@ -349,7 +356,7 @@ class TemplateMiner:
                     "count": c.count,
                     "first_seen": c.first_seen.isoformat() if c.first_seen else None,
                     "last_seen": c.last_seen.isoformat() if c.last_seen else None,
-                    "examples": c.examples,
+                    "examples": [keep(e) for e in c.examples],
                     "buckets": c.buckets,
                     "tick": c.tick,
                     "alternatives": {str(j): sorted(v) for j, v in sorted(c.alternatives.items())},
@@ -385,12 +392,21 @@ class TemplateMiner:
         miner._tick = max((c.tick for c in miner._clusters.values()), default=0)
         return miner
 
-    def save(self, path: str | Path) -> None:
-        """Write the learnt state to ``path`` as JSON (atomically, via a temporary file)."""
+    def save(self, path: str | Path, redact: Callable[[str], str] | None = None) -> None:
+        """Write the learnt state to ``path`` as JSON (atomically, via a temporary file).
+
+        ``redact``: see :meth:`to_dict`. Raises ``OSError`` when the file cannot be written; the
+        temporary file is removed then.
+        """
         target = Path(path)
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict()), encoding="utf-8")
-        tmp.replace(target)
+        try:
+            tmp.write_text(json.dumps(self.to_dict(redact)), encoding="utf-8")
+            tmp.replace(target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise
 
     @classmethod
     def load(cls, path: str | Path, config: MinerConfig | None = None) -> TemplateMiner:

@@ -2,7 +2,8 @@
 
 :func:`parse_since` turns what a person (or a model) types as a time bound into an aware UTC
 datetime. :func:`extract_timestamp` finds the timestamp of one log line in the common formats
-(ISO 8601 / RFC 3339, Python logging, syslog, Apache/Nginx, Kubernetes, klog, JSON lines) and
+(ISO 8601 / RFC 3339, Python logging, syslog, Apache/Nginx access and error logs, Kubernetes, klog,
+JSON lines, and the compact forms of IBM DB2 and Android-style logs) and
 runs over millions of lines, so it dispatches on the first character and uses compiled regexes
 instead of trying parsers one after another.
 
@@ -108,6 +109,18 @@ _ISO_RE = re.compile(
 _SYSLOG_RE = re.compile(r"([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?")
 # [22/Nov/2026:03:35:01 +0000] (Apache/Nginx common and combined log format)
 _CLF_RE = re.compile(r"\[(\d\d)/([A-Z][a-z]{2})/(\d{4}):(\d\d):(\d\d):(\d\d)(?: ([+-]\d{4}))?\]")
+# [Sun Dec 04 04:47:44 2005], [Sun Dec 04 04:47:44.123456 2005] (Apache error log: ctime in brackets)
+_CTIME_RE = re.compile(
+    r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?"
+    r" (\d{4})\]"
+)
+# 20171223-22:15:29:606, 20171224-0:9:8:61 (compact date, dash, the time with unpadded fields and
+# milliseconds after a colon, as Android-style apps write it; only at the start of a line)
+_COMPACT_RE = re.compile(
+    r"(\d{4})(\d\d)(\d\d)-(\d{1,2}):(\d{1,2}):(\d{1,2})(?::(\d{1,3})|[.,](\d{1,9}))?(?![\d:.,])"
+)
+# 2005-06-03-15.42.50.675872 (IBM DB2 / Blue Gene RAS logs; found in the head of a line)
+_DB2_RE = re.compile(r"(?<![\w.:-])(\d{4})-(\d\d)-(\d\d)-(\d\d)\.(\d\d)\.(\d\d)(?:\.(\d{1,9}))?(?![\w.:-])")
 # E1122 03:35:01.123456    1 file.go:12] (klog / glog, Kubernetes components; no year)
 _KLOG_RE = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
 # "time": "...", "ts": 1700000000.5 … (JSON lines; a regex avoids decoding the whole object)
@@ -226,6 +239,40 @@ def _from_syslog(m: re.Match[str], default_year: int | None) -> datetime | None:
     return _with_fraction(dt, frac)
 
 
+_DB2_DOT = 13  # "2005-06-03-15." the first dot of the time, counted from the year
+
+
+def _find_db2(line: str) -> re.Match[str] | None:
+    # Most lines have no timestamp in this form; trying the regex only where a dot could end its
+    # date and hour costs a fraction of a regex search over the whole head.
+    dot = line.find(".", _DB2_DOT, _HEAD)
+    while dot >= 0:
+        m = _DB2_RE.match(line, dot - _DB2_DOT)
+        if m is not None:
+            return m
+        dot = line.find(".", dot + 1, _HEAD)
+    return None
+
+
+def _from_db2(m: re.Match[str]) -> datetime | None:
+    y, mo, d, h, mi, s, frac = m.groups()
+    return _build(int(y), int(mo), int(d), int(h), int(mi), int(s), _micro(frac), None)
+
+
+def _from_compact(m: re.Match[str]) -> datetime | None:
+    y, mo, d, h, mi, s, millis, frac = m.groups()
+    micro = int(millis) * 1000 if millis else _micro(frac)  # "…:29:61" is 61 ms, not 0.61 s
+    return _build(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, None)
+
+
+def _from_ctime(m: re.Match[str]) -> datetime | None:
+    mon, d, h, mi, s, frac, y = m.groups()
+    month = _MONTHS.get(mon)
+    if month is None:
+        return None
+    return _build(int(y), month, int(d), int(h), int(mi), int(s), _micro(frac), None)
+
+
 def _from_epoch(value: float) -> datetime | None:
     while value > 1e11:  # milliseconds, microseconds or nanoseconds
         value /= 1000
@@ -257,8 +304,12 @@ def extract_timestamp(line: str, default_year: int | None = None) -> datetime | 
     Recognized: ISO 8601 / RFC 3339 (``T`` or space, fractional seconds, ``Z`` or offset; also
     Kubernetes' RFC 3339 nano prefix), Python logging (``2026-11-22 03:35:01,123``), syslog
     (``Nov 22 03:35:01``), Apache/Nginx (``[22/Nov/2026:03:35:01 +0000]``), nginx error logs
-    (``2026/11/22 03:35:01``), klog (``E1122 03:35:01.123456``) and JSON lines with a ``time``,
-    ``timestamp``, ``ts`` or ``@timestamp`` field (ISO text or epoch seconds/milliseconds).
+    (``2026/11/22 03:35:01``), Apache error logs (``[Sun Dec 04 04:47:44 2005]``, also with
+    microseconds), klog (``E1122 03:35:01.123456``), compact stamps at the start of a line
+    (``20171223-22:15:29:606``), IBM DB2 style stamps near it (``2005-06-03-15.42.50.675872``) and
+    JSON lines with a ``time``, ``timestamp``, ``ts`` or ``@timestamp`` field (ISO text or epoch
+    seconds/milliseconds). Two six-digit groups (``081109 203615``) are not taken as a time: too
+    many ordinary numbers look the same.
 
     Args:
         line: one raw log line.
@@ -272,8 +323,15 @@ def extract_timestamp(line: str, default_year: int | None = None) -> datetime | 
         m = _ISO_RE.match(line)
         if m is not None:
             return _from_iso(m)
+        compact = _COMPACT_RE.match(line)
+        if compact is not None:
+            return _from_compact(compact)
     elif first == "{":
         return _from_json(line)
+    elif first == "[" and "A" <= line[1:2] <= "Z":
+        ctime = _CTIME_RE.match(line)
+        if ctime is not None:
+            return _from_ctime(ctime)
     elif "A" <= first <= "S":
         m2 = _SYSLOG_RE.match(line)
         if m2 is not None:
@@ -298,4 +356,5 @@ def extract_timestamp(line: str, default_year: int | None = None) -> datetime | 
     m3 = _ISO_RE.search(line, 0, _HEAD)
     if m3 is not None:
         return _from_iso(m3)
-    return None
+    db2 = _find_db2(line)
+    return _from_db2(db2) if db2 is not None else None

@@ -9,13 +9,60 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from devops_agent.analysis import TemplateMiner, parse_since
 from devops_agent.cli.context import err, out, state, with_roots
-from devops_agent.tools.logs import mine_templates, read_paths
+from devops_agent.errors import PathAccessError, UserError
+from devops_agent.privacy import scrub
+from devops_agent.tools.logs import mine_templates, read_paths, read_stream
 
 logs_app = typer.Typer(help="Analyze log files without a model.", no_args_is_help=True)
+
+
+def _load_state(path: Path) -> TemplateMiner:
+    """The miner saved at ``path`` (a fresh one when the file does not exist yet).
+
+    Checked before any log is read, so a bad ``--state`` costs nothing.
+    """
+    if path.is_dir():
+        raise UserError(f"--state {path} is a directory", hint=f"pass a file, e.g. {path / 'templates.json'}")
+    if not path.exists():
+        return TemplateMiner()
+    try:
+        return TemplateMiner.load(path)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a saved template state"
+        raise UserError(
+            f"cannot read the template state {path}: {reason}",
+            hint="delete the file to start afresh, or pass another --state path",
+        ) from exc
+
+
+def _save_state(miner: TemplateMiner, path: Path) -> None:
+    """Write the state, its parent directory created if missing, with secrets cut from the examples."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        miner.save(path, redact=lambda text: scrub(text).text)
+    except OSError as exc:
+        raise PathAccessError(
+            f"the analysis above is complete but the template state could not be saved to {path}: "
+            f"{exc.strerror or exc}",
+            hint="pass another --state path",
+        ) from exc
+
+
+def _nothing_read(paths: list[str], skipped: list[str]) -> UserError:
+    if skipped:
+        return UserError(
+            f"no input could be read: {'; '.join(skipped[:3])}"
+            + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""),
+            hint="pass text log files (plain or .gz) or directories holding some",
+        )
+    return UserError(
+        f"no files found in {', '.join(paths)}", hint="pass log files or directories holding some"
+    )
 
 
 @logs_app.command("patterns")
@@ -24,20 +71,23 @@ def patterns(
     paths: Annotated[list[str], typer.Argument(help="log files or directories; - reads standard input")],
     since: Annotated[str | None, typer.Option("--since", help="2h, 30m, 1d, an ISO time")] = None,
     until: Annotated[str | None, typer.Option("--until")] = None,
-    top: Annotated[int, typer.Option("--top", help="templates to show")] = 30,
+    top: Annotated[int, typer.Option("--top", min=1, help="templates to show (at least 1)")] = 30,
     state_file: Annotated[
         Path | None,
         typer.Option("--state", help="load learned templates from this file first, save them back after"),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Mine message templates: every kind of line with its count, first/last seen and an example."""
+    """Mine message templates: every kind of line with its count and first/last seen.
+
+    --json adds examples, time buckets and the error templates ranked by novelty and burst.
+    """
     start = parse_since(since) if since else None
     end = parse_since(until) if until else None
-    miner = TemplateMiner.load(state_file) if state_file and state_file.exists() else TemplateMiner()
+    miner = _load_state(state_file) if state_file is not None else TemplateMiner()
     if paths == ["-"]:
-        lines: Iterator[tuple[str, str]] = (("stdin", line.rstrip("\n")) for line in sys.stdin)
-        scanned, skipped = ["stdin"], list[str]()
+        lines: Iterator[tuple[str, str]]
+        lines, scanned, skipped = read_stream(sys.stdin.buffer)
     else:
         files = [Path(p).resolve() for p in paths]
         missing = [str(p) for p in files if not p.exists()]
@@ -47,14 +97,20 @@ def patterns(
         lines, scanned, skipped, _capped = read_paths([str(p) for p in files], settings, start)
     with err.status("mining templates…"):
         data = mine_templates(lines, miner, start, end, top)
-    if state_file is not None:
-        miner.save(state_file)
+    if not scanned:
+        raise _nothing_read(paths, skipped)
     data.update(files_scanned=len(scanned), skipped=skipped)
     if json_out:
         out.print_json(json.dumps(data, default=str))
-        return
-    err.print(f"{data['lines']} lines, {data['templates_total']} templates, {len(scanned)} file(s)")
-    table = Table("count", "template", "first seen", "last seen")
-    for t in data["templates"]:
-        table.add_row(str(t["count"]), t["template"][:120], t["first_seen"] or "-", t["last_seen"] or "-")
-    out.print(table)
+    else:
+        for entry in skipped:
+            err.print(f"skipped {entry}", markup=False, highlight=False)
+        err.print(f"{data['lines']} lines, {data['templates_total']} templates, {len(scanned)} file(s)")
+        table = Table("count", "template", "first seen", "last seen")
+        for t in data["templates"]:
+            table.add_row(
+                str(t["count"]), escape(t["template"][:120]), t["first_seen"] or "-", t["last_seen"] or "-"
+            )
+        out.print(table)
+    if state_file is not None:
+        _save_state(miner, state_file)

@@ -23,7 +23,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from devops_agent.analysis import (
     Template,
@@ -498,7 +498,9 @@ def build(settings: Settings) -> ToolsetBuilder:
         if capped:
             data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
         if not data["templates"]:
-            return ToolResult.empty(f"no log lines in {len(scanned)} file(s){_window_words(start, end)}")
+            return ToolResult.empty(
+                f"no log lines in {len(scanned)} file(s){_window_words(start, end)}", skipped=skipped[:50]
+            )
         return ToolResult.ok(data, source=", ".join(paths))
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
@@ -633,6 +635,37 @@ def _stream_files(
             skipped.append(f"{file} (read failed: {exc})")
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _stream_lines(fh: IO[str], source: str, skipped: list[str]) -> Iterator[tuple[str, str]]:
+    try:
+        for line in _iter_lines(fh):
+            yield source, line
+    except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
+        skipped.append(f"{source} (read failed: {exc})")
+
+
+def read_stream(
+    raw: IO[bytes], source: str = "stdin"
+) -> tuple[Iterator[tuple[str, str]], list[str], list[str]]:
+    """Lines of a byte stream such as standard input: (lines, scanned, skipped), as :func:`read_paths`.
+
+    A stream that starts with the gzip magic bytes is decompressed on the fly, so
+    ``cat app.log.gz | …`` reads like the .gz file itself.
+    """
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast("io.RawIOBase", raw))
+    text: IO[str]
+    if buffered.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC:
+        text = io.TextIOWrapper(
+            gzip.GzipFile(fileobj=buffered, mode="rb"), encoding="utf-8", errors="replace"
+        )
+    else:
+        text = io.TextIOWrapper(buffered, encoding="utf-8", errors="replace")
+    skipped: list[str] = []
+    return _stream_lines(text, source, skipped), [source], skipped
+
+
 def read_paths(
     paths: list[str], settings: Settings, since: datetime | None = None
 ) -> tuple[Iterator[tuple[str, str]], list[str], list[str], bool]:
@@ -669,6 +702,9 @@ def mine_templates(
 ) -> dict[str, Any]:
     """Feed (source, raw line) pairs to ``miner`` (which keeps learning across calls); summarize.
 
+    A line without a timestamp is dated by the previous line of the same source (none at the
+    start of each source).
+
     Besides every template by count, ``error_signatures`` ranks the templates of error lines by
     novelty (not known to the miner before this call, e.g. from a saved state) and then burst
     (peak time bucket over the mean), so a new or bursting failure comes first.
@@ -676,10 +712,12 @@ def mine_templates(
     known_before = {t.id for t in miner.templates()}
     error_ids: set[int] = set()
     total = 0
-    last_ts: datetime | None = None
-    for _source, raw in lines:
-        ts = extract_timestamp(raw) or last_ts
-        last_ts = ts
+    # A line without a time of its own takes the previous line's, from the same source only:
+    # a file without timestamps must not borrow the last time of the file read before it.
+    last_ts: dict[str, datetime | None] = {}
+    for source, raw in lines:
+        ts = extract_timestamp(raw) or last_ts.get(source)
+        last_ts[source] = ts
         if (since and ts and ts < since) or (until and ts and ts > until):
             continue
         message, level = extract_message(raw)
