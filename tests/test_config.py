@@ -74,6 +74,66 @@ def test_unknown_keys_and_bad_toml_are_errors(tmp_path: Path) -> None:
         load_settings(cwd=tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("toml", "key", "known"),
+    [
+        ('[privacy]\nenabeld = "on"\n', "privacy.enabeld", "enabled"),
+        ('[tools]\ndisable = ["shell"]\n', "tools.disable", "disabled"),
+        ("[tools.breaker]\nfailure_treshold = 2\n", "tools.breaker.failure_treshold", "failure_threshold"),
+        ('[prometheus]\nurll = "http://prom:9090"\n', "prometheus.urll", "url"),
+    ],
+)
+def test_a_typo_inside_a_section_is_an_error_that_lists_the_keys(
+    tmp_path: Path, toml: str, key: str, known: str
+) -> None:
+    config = write(tmp_path / "devops-agent.toml", toml)
+    with pytest.raises(ConfigError) as exc:
+        load_settings(cwd=tmp_path)
+    assert exc.value.message == f"unknown setting {key} (from {config})"
+    assert known in (exc.value.hint or "")
+
+
+def test_a_partial_ttl_table_keeps_the_other_namespaces(tmp_path: Path) -> None:
+    config = write(tmp_path / "devops-agent.toml", "[privacy.ttl_hours]\nuser_in = 48\n")
+    loaded = load_settings(cwd=tmp_path)
+    assert loaded.settings.privacy.ttl_hours == {
+        "user_in": 48.0,
+        "tool_args": 24.0,
+        "tool_out": 24.0,
+        "final_out": 168.0,
+    }
+    assert {k: src for k, _, src in describe(loaded)}["privacy.ttl_hours"] == str(config)
+    for bad, needle in (
+        ("user_in = -1", "above 0"),
+        ("user_in = 1e12", "at most"),
+        ("tool_in = 5", "tool_in"),
+    ):
+        write(tmp_path / "devops-agent.toml", f"[privacy.ttl_hours]\n{bad}\n")
+        with pytest.raises(ConfigError, match=needle):
+            load_settings(cwd=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("DEVOPS_AGENT_TOOLS__DISABLED", "shell"),
+        ("DEVOPS_AGENT_PRIVACY__TTL_HOURS", "abc"),
+        ("DEVOPS_AGENT_PROMETHEUS", "abc"),
+    ],
+)
+def test_an_environment_value_that_is_not_json_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as exc:
+        load_settings(cwd=tmp_path)
+    assert f"{name}='{value}'" in exc.value.message
+    assert "must be JSON" in exc.value.message
+    monkeypatch.delenv(name)
+    monkeypatch.setenv("DEVOPS_AGENT_TOOLS__DISABLED", '["shell"]')  # the JSON form works
+    assert load_settings(cwd=tmp_path).settings.tools.disabled == ["shell"]
+
+
 def test_explicit_config_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_settings(config_file=tmp_path / "nope.toml")

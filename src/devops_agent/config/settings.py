@@ -11,20 +11,23 @@ printed. :func:`load_settings` also records which layer each value came from, fo
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from devops_agent.errors import ConfigError
@@ -42,14 +45,20 @@ def user_data_dir() -> Path:
     return Path(os.environ.get("DEVOPS_AGENT_HOME") or platformdirs.user_data_dir(APP_NAME))
 
 
-class BreakerSettings(BaseModel):
+class Section(BaseModel):
+    """A table of the config: a key it does not define is an error (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class BreakerSettings(Section):
     """Per-tool circuit breaker: opens after ``failure_threshold`` consecutive failures."""
 
     failure_threshold: int = Field(3, ge=1)
     reset_timeout_s: float = Field(30.0, gt=0)
 
 
-class ToolSettings(BaseModel):
+class ToolSettings(Section):
     output_cap_chars: int = Field(16_000, ge=200, description="largest tool output the model sees")
     analyzer_cap_chars: int = Field(
         2_000_000, ge=200, description="largest tool output handed to offline analyzers (they summarize it)"
@@ -64,7 +73,7 @@ class ToolSettings(BaseModel):
     disabled: list[str] = Field(default_factory=list, description="toolset names not to load")
 
 
-class FileSettings(BaseModel):
+class FileSettings(Section):
     roots: list[Path] = Field(
         default_factory=lambda: [Path("."), Path("/var/log")],
         description="directories the files and logs tools may read; command-line paths are added",
@@ -72,12 +81,12 @@ class FileSettings(BaseModel):
     max_read_bytes: int = Field(2_000_000, ge=1024)
 
 
-class RunbookSettings(BaseModel):
+class RunbookSettings(Section):
     max_parallel: int = Field(4, ge=1, le=64)
     extra_dirs: list[Path] = Field(default_factory=list, description="more directories of runbook YAML")
 
 
-class SafetySettings(BaseModel):
+class SafetySettings(Section):
     """Command policy. Patterns are shell-style globs matched against the whole command line."""
 
     allow_patterns: list[str] = Field(
@@ -105,7 +114,11 @@ EntityType = Literal[
 ]  # fmt: skip
 
 
-class PrivacySettings(BaseModel):
+DEFAULT_TTL_HOURS = {"user_in": 24.0, "tool_args": 24.0, "tool_out": 24.0, "final_out": 168.0}
+MAX_TTL_HOURS = 24 * 365 * 10.0
+
+
+class PrivacySettings(Section):
     """What the model may see. ``auto`` masks whenever the model is hosted (not local)."""
 
     enabled: Literal["auto", "on", "off"] = "auto"
@@ -122,8 +135,9 @@ class PrivacySettings(BaseModel):
     restore_output: bool = Field(True, description="show the user the answer with identifiers restored")
     mask_dates: bool = Field(False, description="mask all dates, timestamps too (birth dates always are)")
     ttl_hours: dict[str, float] = Field(
-        default_factory=lambda: {"user_in": 24.0, "tool_args": 24.0, "tool_out": 24.0, "final_out": 168.0},
-        description="how long vault entries of each namespace are kept",
+        default_factory=lambda: dict(DEFAULT_TTL_HOURS),
+        description="how long vault entries of each namespace are kept (a table naming some namespaces "
+        "keeps the defaults of the others)",
     )
     ner: Literal["auto", "on", "off"] = Field(
         "auto",
@@ -153,8 +167,21 @@ class PrivacySettings(BaseModel):
         "(built in: id_rsa and the other SSH key names, *.key, *.ppk, Ansible vault password files)",
     )
 
+    @field_validator("ttl_hours")
+    @classmethod
+    def _ttl_over_defaults(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(DEFAULT_TTL_HOURS))
+        if unknown:
+            raise ValueError(f"unknown namespace {', '.join(unknown)}; use {', '.join(DEFAULT_TTL_HOURS)}")
+        bad = [k for k, v in value.items() if not (math.isfinite(v) and 0 < v <= MAX_TTL_HOURS)]
+        if bad:
+            raise ValueError(
+                f"{', '.join(bad)}: hours must be above 0 and at most {MAX_TTL_HOURS:.0f} (10 years)"
+            )
+        return {**DEFAULT_TTL_HOURS, **value}
 
-class PrometheusSettings(BaseModel):
+
+class PrometheusSettings(Section):
     """Prometheus HTTP API used by the prometheus toolset; Alertmanager for alert intake."""
 
     url: str = Field("http://127.0.0.1:9090", description="Prometheus base URL (a path prefix is kept)")
@@ -165,7 +192,7 @@ class PrometheusSettings(BaseModel):
     alertmanager_url: str | None = None
 
 
-class JiraSettings(BaseModel):
+class JiraSettings(Section):
     """Jira: HTTP Basic user:token (Cloud API token); with user unset the token is sent as Bearer (DC PAT)."""
 
     url: str | None = Field(None, description="e.g. https://acme.atlassian.net")
@@ -177,7 +204,7 @@ class JiraSettings(BaseModel):
     )
 
 
-class JenkinsSettings(BaseModel):
+class JenkinsSettings(Section):
     url: str | None = None
     user: str | None = None
     token: SecretStr | None = None
@@ -185,14 +212,14 @@ class JenkinsSettings(BaseModel):
     console_max_bytes: int = Field(2_000_000, ge=1024)
 
 
-class KubernetesSettings(BaseModel):
+class KubernetesSettings(Section):
     kubeconfig: Path | None = Field(None, description="default: $KUBECONFIG or ~/.kube/config")
     context: str | None = Field(None, description="kubeconfig context; default: the current one")
     namespace: str = "default"
     timeout_s: float = Field(15.0, gt=0)
 
 
-class GitHubSettings(BaseModel):
+class GitHubSettings(Section):
     """GitHub REST (PyGithub). ``api_url`` points at GitHub Enterprise: https://ghe.example.com/api/v3."""
 
     api_url: str = Field("https://api.github.com", description="GitHub Enterprise: https://HOST/api/v3")
@@ -201,7 +228,7 @@ class GitHubSettings(BaseModel):
     timeout_s: float = Field(20.0, gt=0)
 
 
-class DockerSettings(BaseModel):
+class DockerSettings(Section):
     """Docker Engine API (docker SDK). Unset ``base_url``: $DOCKER_HOST or the local socket."""
 
     base_url: str | None = Field(None, description="e.g. unix:///var/run/docker.sock, tcp://10.0.0.5:2375")
@@ -212,7 +239,7 @@ class DockerSettings(BaseModel):
     )
 
 
-class ConfluenceSettings(BaseModel):
+class ConfluenceSettings(Section):
     """Confluence as a knowledge-base source (atlassian-python-api)."""
 
     url: str | None = Field(None, description="e.g. https://acme.atlassian.net/wiki")
@@ -222,7 +249,7 @@ class ConfluenceSettings(BaseModel):
     timeout_s: float = Field(20.0, gt=0)
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(Section):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
     name: str | None = Field(None, description="provider:model, e.g. openai:gpt-4o, ollama:llama3.1")
@@ -340,7 +367,10 @@ def load_settings(
         origins.update(dict.fromkeys(_flatten(data), str(path)))
 
     env_source = EnvSettingsSource(Settings)
-    env_values = env_source()
+    try:
+        env_values = env_source()
+    except SettingsError as exc:
+        raise _env_error(exc) from exc
     for dotted in _flatten(env_values):
         origins[dotted] = "env:" + ENV_PREFIX + dotted.upper().replace(".", "__")
     init_values = {k: v for k, v in overrides.items() if v is not None}
@@ -365,13 +395,52 @@ def load_settings(
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        source = origins.get(where, "default")
+        source = _origin(origins, where)
+        if first["type"] == "extra_forbidden":
+            known = ", ".join(_fields_at(Settings, [str(p) for p in first["loc"][:-1]]))
+            raise ConfigError(
+                f"unknown setting {where} (from {source})",
+                hint=f"a typo? the keys there are: {known}" if known else "see docs/configuration.md",
+            ) from exc
         raise ConfigError(
             f"invalid setting {where}: {first['msg']} (from {source})",
             hint="see `devops-agent config show` and docs/configuration.md",
         ) from exc
     settings = Settings.model_validate(layered.model_dump())
     return LoadedSettings(settings=settings, origins=origins, files=files)
+
+
+def _origin(origins: dict[str, str], dotted: str) -> str:
+    """Where ``dotted`` was set: itself, else a key inside it (a table set key by key), else "default"."""
+    if dotted in origins:
+        return origins[dotted]
+    return next((o for k, o in origins.items() if k.startswith(dotted + ".")), "default")
+
+
+def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
+    """The field names of the section at ``path`` (empty when it is not a section)."""
+    for name in path:
+        info = model.model_fields.get(name)
+        inner = info.annotation if info is not None else None
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+            return []
+        model = inner
+    return list(model.model_fields)
+
+
+def _env_error(exc: SettingsError) -> ConfigError:
+    """A variable whose value pydantic-settings could not decode (a list or table must be JSON)."""
+    m = re.search(r'field "(\w+)"', str(exc))
+    field_name = m.group(1) if m else ""
+    prefix = f"{ENV_PREFIX}{field_name.upper()}"
+    names = sorted(k for k in os.environ if k.upper() == prefix or k.upper().startswith(prefix + "__"))
+    shown = ", ".join(f"{k}={os.environ[k]!r}" for k in names) or f"a {prefix}* variable"
+    return ConfigError(
+        f"invalid environment setting {shown}: a list or table value must be JSON",
+        hint=f"""e.g. {ENV_PREFIX}TOOLS__DISABLED='["shell"]', """
+        f"""{ENV_PREFIX}PRIVACY__TTL_HOURS='{{"user_in": 48}}'; a table is set key by key with __ """
+        f"({ENV_PREFIX}PROMETHEUS__URL=...)",
+    )
 
 
 def describe(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
@@ -393,7 +462,8 @@ def describe(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
                 shown = ", ".join(str(v) for v in value) or "(none)"
             else:
                 shown = str(value)
-            rows.append((dotted, shown, loaded.origins.get(dotted, _origin_of_parent(loaded, dotted))))
+            origin = _origin(loaded.origins, dotted)  # a table may be set key by key
+            rows.append((dotted, shown, _origin_of_parent(loaded, dotted) if origin == "default" else origin))
 
     walk(loaded.settings, "")
     return rows
