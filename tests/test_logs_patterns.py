@@ -205,6 +205,19 @@ def test_skipped_inputs_are_named_and_no_readable_input_fails(tmp_path: Path) ->
     assert "0 lines, 0 templates, 1 file(s)" in fine.stderr
 
 
+def test_standard_input_beside_files_and_binary_standard_input(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("2026-01-01T10:00:00Z api ready\n")
+    both = patterns("--json", "-", str(log), stdin=b"worker crashed code 3\n")
+    assert both.returncode == 0, both.stderr
+    data = json.loads(both.stdout)
+    assert data["files_scanned"] == 2
+    assert {t["template"] for t in data["templates"]} == {"api ready", "worker crashed code <*>"}
+    binary = patterns("-", stdin=b"\x7fELF\x02\x01\x00\x00" + bytes(range(256)))
+    assert (binary.returncode, binary.stdout) == (2, "")
+    assert "stdin (binary)" in binary.stderr
+
+
 def test_top_must_be_positive_and_the_help_promises_what_the_table_shows() -> None:
     for value in ("0", "-3"):
         proc = patterns("-", "--top", value, stdin=b"x\n")

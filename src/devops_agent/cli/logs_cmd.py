@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Iterator
@@ -85,18 +86,22 @@ def patterns(
     start = parse_since(since) if since else None
     end = parse_since(until) if until else None
     miner = _load_state(state_file) if state_file is not None else TemplateMiner()
-    if paths == ["-"]:
-        lines: Iterator[tuple[str, str]]
-        lines, scanned, skipped = read_stream(sys.stdin.buffer)
-    else:
-        files = [Path(p).resolve() for p in paths]
-        missing = [str(p) for p in files if not p.exists()]
-        if missing:
-            raise typer.BadParameter(f"{missing[0]} does not exist", param_hint="PATHS")
+    files = [Path(p).resolve() for p in paths if p != "-"]
+    missing = [str(p) for p in files if not p.exists()]
+    if missing:
+        raise typer.BadParameter(f"{missing[0]} does not exist", param_hint="PATHS")
+    # Each reader fills its skipped list while it is consumed: collect them after mining.
+    sources: list[tuple[Iterator[tuple[str, str]], list[str], list[str]]] = []
+    if "-" in paths:  # standard input first, then the files, as cat - FILE does
+        sources.append(read_stream(sys.stdin.buffer))
+    if files:
         settings = with_roots(state(ctx).settings, files)
         lines, scanned, skipped, _capped = read_paths([str(p) for p in files], settings, start)
+        sources.append((lines, scanned, skipped))
     with err.status("mining templates…"):
-        data = mine_templates(lines, miner, start, end, top)
+        data = mine_templates(itertools.chain.from_iterable(s[0] for s in sources), miner, start, end, top)
+    scanned = [name for s in sources for name in s[1]]
+    skipped = [entry for s in sources for entry in s[2]]
     if not scanned:
         raise _nothing_read(paths, skipped)
     data.update(files_scanned=len(scanned), skipped=skipped)

@@ -82,10 +82,13 @@ def _open_text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8", errors="replace")
 
 
+BINARY_PROBE_BYTES = 8192  # a NUL byte in the first 8 KB: binary, not a log
+
+
 def _looks_binary(path: Path) -> bool:
     try:
         with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as fh:
-            return b"\0" in fh.read(8192)
+            return b"\0" in fh.read(BINARY_PROBE_BYTES)
     except (OSError, EOFError):
         return True
 
@@ -656,7 +659,10 @@ def read_stream(
     """
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast("io.RawIOBase", raw))
     text: IO[str]
-    if buffered.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC:
+    head = buffered.peek(BINARY_PROBE_BYTES)
+    if b"\0" in head[:BINARY_PROBE_BYTES] and not head.startswith(GZIP_MAGIC):  # as files are judged
+        return iter(()), [], [f"{source} (binary)"]
+    if head[: len(GZIP_MAGIC)] == GZIP_MAGIC:
         text = io.TextIOWrapper(
             gzip.GzipFile(fileobj=buffered, mode="rb"), encoding="utf-8", errors="replace"
         )
