@@ -23,7 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
-from devops_agent.config import Settings
+from devops_agent.agent.doctor import check_integrations
+from devops_agent.config import LoadedSettings, Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.alertmanager_intake import (
     DEFAULT_MARGIN,
@@ -33,11 +34,13 @@ from devops_agent.tools.alertmanager_intake import (
 )
 from devops_agent.tools.base import ToolsetBuilder
 from devops_agent.tools.prometheus import (
+    ANOMALY_MIN_POINTS,
     DEFAULT_URL,
     PROMETHEUS_MAX_POINTS,
     PromConfig,
     build,
     build_for,
+    check_slo_args,
     choose_step,
     parse_duration,
     register,
@@ -545,3 +548,135 @@ def test_tools_can_run_in_parallel_threads(prom: ToolsetBuilder) -> None:
     for t in threads:
         t.join()
     assert results == ["success"] * 4
+
+
+# --- SLO arguments and counts, anomalies without a verdict, URL and doctor checks -----------------
+
+
+def _const(value: str) -> str:
+    """A constant count for every window: the PromQL comment makes it a ``$window`` template."""
+    return f"vector({value}) # $window"
+
+
+@pytest.mark.parametrize(
+    ("objective", "window", "message"),
+    [
+        (1.0, "30d", "objective must be a fraction strictly between 0 and 1, got 1"),
+        (0.0, "30d", "got 0"),
+        (99.9, "30d", "got 99.9"),
+        (float("nan"), "30d", "got nan"),
+        (0.999, "abc", "window must be a duration such as 30d, got 'abc'"),
+        (0.999, "0.5s", "window 0.5s is shorter than 3d"),
+        (0.999, "10m", "window 10m is shorter than 3d"),
+        (0.999, "367d", "window 367d is longer than 366d"),
+    ],
+)
+def test_slo_arguments_are_refused_before_any_query(objective: float, window: str, message: str) -> None:
+    with pytest.raises(UserError) as caught:
+        check_slo_args(objective, window)
+    assert message in caught.value.message
+    # The tool refuses them without a request: nothing listens at this URL.
+    nowhere = build_for(PromConfig(f"http://127.0.0.1:{free_port()}"))
+    r = call(nowhere, "prom_slo", requests="a", errors="b", objective=objective, window=window)
+    assert r.status == "error"
+    assert message in (r.error or "")
+    assert check_slo_args(0.999, "3d") == timedelta(days=3)
+    assert check_slo_args(0.99, "28d") == timedelta(days=28)
+
+
+@pytest.mark.parametrize(
+    ("requests", "errors", "message"),
+    [
+        ("+Inf", "0", "the request query returned +Inf over 5m, not a count"),
+        ("100", "NaN", "the error query returned NaN over 5m, not a count"),
+        ("100", "-Inf", "the error query returned -Inf over 5m"),
+        ("100", "250", "the error query returned more than the request query over 5m: 250 > 100"),
+        ("100", "-50", "the error query returned a negative count over 5m: -50"),
+        ("-100", "0", "the request query returned a negative count over 5m: -100"),
+    ],
+)
+def test_slo_counts_that_cannot_be_are_errors(
+    prom: ToolsetBuilder, requests: str, errors: str, message: str
+) -> None:
+    r = call(prom, "prom_slo", requests=_const(requests), errors=_const(errors))
+    assert r.status == "error", r
+    assert message in (r.error or "")
+    assert r.hint
+
+
+def test_slo_errors_a_little_above_requests_count_as_all_failing(prom: ToolsetBuilder) -> None:
+    # increase() extrapolates each series on its own: a few percent over is noise, not a mistake.
+    r = call(prom, "prom_slo", requests=_const("100"), errors=_const("105"), objective=0.99)
+    assert r.status == "success", r
+    assert r.data["counts"]["1h"] == {"requests": 100.0, "errors": 100.0}
+    assert r.data["burn_rates"]["1h"] == 100.0  # 100% errors / 1% budget
+    assert "errors exceed requests (105 > 100)" in r.metadata["warnings"][0]
+
+
+def test_slo_without_requests_points_at_the_selector_not_at_a_tool(prom: ToolsetBuilder) -> None:
+    r = call(prom, "prom_slo", requests="no_such_requests_total", errors="no_such_errors_total")
+    assert r.status == "no_data"
+    assert r.hint == (
+        "no requests counted by 'no_such_requests_total' over 30d: check that it matches counter "
+        "series: count(no_such_requests_total) should be above 0"
+    )
+
+
+def test_anomalies_say_why_nothing_was_judged(prom: ToolsetBuilder) -> None:
+    none = call(prom, "prom_anomalies", query="no_such_metric_xyz", start="10m")
+    assert none.status == "no_data"
+    assert none.hint.startswith("no series match 'no_such_metric_xyz' between ")
+    assert none.metadata["series_total"] == 0
+
+    short = call(prom, "prom_anomalies", query="vector(1)", start="1d", step="1h")
+    assert short.status == "no_data"
+    assert "too few points to judge 'vector(1)'" in short.hint
+    assert f"25 points each at a step of 1h, the detector needs {ANOMALY_MIN_POINTS}" in short.hint
+    assert (short.metadata["series_analyzed"], short.metadata["series_too_short"]) == (1, 1)
+
+    huge = call(prom, "prom_anomalies", query="up", start="100000d")
+    assert huge.status == "no_data"
+    assert "a selector sees only the 5m before each step" in huge.hint
+
+
+def test_anomalies_count_series_and_report_short_ones_apart(prom: ToolsetBuilder) -> None:
+    # vector(1) has 301 points over 10 minutes; the "late" series only the last ~20 seconds.
+    late = f'label_replace(vector(time()) > {time.time() - 20:.0f}, "i", "late", "", "")'
+    r = call(prom, "prom_anomalies", query=f"vector(1) or {late}", start="10m")
+    assert r.status == "no_data"
+    assert " (301 points each)" in r.hint
+    assert r.hint.startswith("no anomalies in 1 series of")
+    assert r.metadata["series_total"] == 2
+    assert r.metadata["series_too_short"] == 1
+    assert r.metadata["note"].startswith("1 series had too few points to judge (fewest ")
+    assert r.metadata["too_short"][0]["series"] == "vector(1) or " + late + "{i=late}"
+
+    three = " or ".join(f'label_replace(vector({v}), "i", "{v}", "", "")' for v in (1, 2, 3))
+    capped = call(prom, "prom_anomalies", query=three, start="10m", max_series=2)
+    assert (capped.metadata["series_total"], capped.metadata["series_analyzed"]) == (3, 2)
+    assert capped.metadata["note"] == "only the 2 series with the highest peaks of 3 were analyzed"
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:9090", "prometheus.monitoring:9090/", "ftp://prom:9090"])
+def test_a_url_without_http_is_a_configuration_error(url: str) -> None:
+    r = call(build_for(PromConfig(url)), "prom_query", query="up")
+    assert r.status == "error"
+    assert r.error == f"prometheus.url must start with http:// or https://, got {url!r}"
+    assert "transient" not in r.metadata
+    assert "prometheus.url" in (r.hint or "")
+
+
+def test_doctor_checks_a_configured_prometheus(prometheus_url: str) -> None:
+    def check(url: str) -> Any:
+        checks = check_integrations(LoadedSettings(Settings(prometheus={"url": url})))
+        return next(c for c in checks if c.name == "prometheus")
+
+    up = check(prometheus_url)
+    assert (up.level, up.detail.startswith(prometheus_url)) == ("ok", True)
+    assert "Prometheus" in up.detail
+    down = check(f"http://127.0.0.1:{free_port()}")
+    assert down.level == "warn"
+    assert down.detail.startswith("configured, not reachable: cannot connect")
+    assert "must start with http://" in check("127.0.0.1:9090").detail
+    default = check_integrations(LoadedSettings(Settings()))
+    assert all(c.name != "prometheus" for c in default)

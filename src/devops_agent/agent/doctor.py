@@ -16,7 +16,7 @@ import httpx
 
 from devops_agent.agent.models import DEFAULT_BASE_URLS, provider_of, resolve_model
 from devops_agent.config import LoadedSettings
-from devops_agent.config.settings import GitHubSettings
+from devops_agent.config.settings import GitHubSettings, PrometheusSettings
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.privacy import ner
 from devops_agent.privacy.guard import enabled_for
@@ -97,10 +97,13 @@ def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None)
 
 
 def check_integrations(loaded: LoadedSettings) -> list[Check]:
-    """Reach each configured integration (Jira, Jenkins, Kubernetes, GitHub, Docker, Confluence).
+    """Reach each configured integration (Jira, Jenkins, Kubernetes, GitHub, Docker, Confluence,
+    Prometheus).
 
     Unconfigured ones are not checked: GitHub counts as configured with a token, a default repo or
-    an Enterprise URL; Docker with ``docker.base_url``, ``$DOCKER_HOST`` or a local socket.
+    an Enterprise URL; Docker with ``docker.base_url``, ``$DOCKER_HOST`` or a local socket;
+    Prometheus with a ``prometheus.url`` other than the default, and an unreachable one only warns
+    (its toolset is on by default and the rest of the agent works without it).
     """
     checks: list[Check] = []
     s = loaded.settings
@@ -108,12 +111,14 @@ def check_integrations(loaded: LoadedSettings) -> list[Check]:
     gh = s.github
     github = gh.token or gh.repo or gh.api_url != GitHubSettings().api_url
     docker = s.docker.base_url or os.environ.get("DOCKER_HOST") or Path(DOCKER_SOCKET).exists()
+    prometheus = s.prometheus.url != PrometheusSettings().url and "prometheus" not in s.tools.disabled
     for name, configured, module in (
         ("jira", s.jira.url, "jira"),
         ("jenkins", s.jenkins.url, "jenkins"),
         ("kubernetes", k8s, "kubernetes"),
         ("github", github, "github"),
         ("docker", docker, "docker"),
+        ("prometheus", prometheus, "prometheus"),
     ):
         if not configured:
             continue
@@ -125,7 +130,7 @@ def check_integrations(loaded: LoadedSettings) -> list[Check]:
                 Check(name, "warn", f"client not installed: {exc}", f"pip install 'devops-agent[{name}]'")
             )
             continue
-        checks.append(Check(name, "ok" if ok else "fail", message))
+        checks.append(Check(name, "ok" if ok else "warn" if name == "prometheus" else "fail", message))
     return checks
 
 
@@ -145,7 +150,8 @@ def check_privacy(loaded: LoadedSettings) -> Check:
         return Check("privacy", "ok", f"{state} ({why}); names not masked (privacy.ner = off)")
     model = ner.installed_model(p.ner_model)
     if model is not None:
-        return Check("privacy", "ok", f"{state} ({why}); names masked with {model}")
+        names = f"names masked with {model}" if on else f"names would be masked with {model} when on"
+        return Check("privacy", "ok", f"{state} ({why}); {names}")
     hint = f"pip install 'devops-agent[{ner.EXTRA}]', or set privacy.ner = 'off'"
     if p.ner == "on":
         return Check(

@@ -129,12 +129,42 @@ def _report_reading(path: Path, series: _CsvSeries) -> None:
         err.print(f"{path}: {note}", markup=False, highlight=False)
 
 
+def _from_prometheus(
+    ctx: typer.Context, query: str, since: str, step: str | None, max_series: int
+) -> tuple[list[dict[str, Any]], dict[str, Any], str, int]:
+    """``prom_anomalies`` as rows, the --json summary, the tool's message, and how many series it judged.
+
+    Raises:
+        UserError: the query failed (the tool's message and hint).
+    """
+    tool = prometheus.build(state(ctx).settings).entries["prom_anomalies"].function
+    result = tool(query=query, start=since, step=step, max_series=max_series)
+    if result.status == "error":
+        raise UserError(result.error or "query failed", hint=result.hint)
+    # The counts sit in data on success and in metadata when nothing was found.
+    facts = result.data if result.status == "success" else result.metadata
+    summary: dict[str, Any] = {k: facts.get(k, 0) for k in ("series_total", "series_analyzed")}
+    if facts.get("note"):
+        summary["note"] = facts["note"]
+    rows = [
+        {"series": s["series"], **{k: a[k] for k in ("start", "kind", "score", "explanation")}}
+        for s in facts.get("anomalous", [])
+        for a in s["anomalies"]
+    ]
+    judged = summary["series_analyzed"] - facts.get("series_too_short", 0)
+    return rows, summary, result.hint or "", judged
+
+
 @metrics_app.command("anomalies")
 def anomalies(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="PromQL; omit with --file")] = None,
     since: Annotated[str, typer.Option("--since", help="range start for PromQL: 6h, 1d, an ISO time")] = "6h",
     step: Annotated[str | None, typer.Option("--step", help="PromQL resolution, e.g. 1m")] = None,
+    max_series: Annotated[
+        int,
+        typer.Option("--max-series", min=1, max=50, help="PromQL: most series analyzed, highest peaks first"),
+    ] = 10,
     file: Annotated[
         Path | None,
         typer.Option("--file", exists=True, dir_okay=False, help="CSV of timestamp,value instead"),
@@ -149,11 +179,15 @@ def anomalies(
     timestamp; rows with the same timestamp keep their file order. Rows with an empty or missing
     value, or a non-finite one (NaN, Inf), are skipped and counted on stderr (and under
     "skipped" with --json).
+
+    For PromQL, --json also carries series_total, series_analyzed and a note (series left out,
+    or with too few points to judge). Exit 1 when no series match or none has enough points.
     """
     if (query is None) == (file is None):
         raise UserError("give a PromQL query or --file CSV (one of them)")
     rows: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
+    message = ""
     if file is not None:
         series = _read_csv(file)
         summary["skipped"] = {"non_finite": series.non_finite, "missing_value": series.missing}
@@ -168,21 +202,21 @@ def anomalies(
                     "explanation": a.explanation,
                 }
             )
-    else:
-        tool = prometheus.build(state(ctx).settings).entries["prom_anomalies"].function
-        result = tool(query=query, start=since, step=step)
-        if result.status == "error":
-            raise UserError(result.error or "query failed", hint=result.hint)
-        for s in (result.data or {}).get("anomalous", []) if result.status == "success" else []:
-            rows += [
-                {"series": s["series"], **{k: a[k] for k in ("start", "kind", "score", "explanation")}}
-                for a in s["anomalies"]
-            ]
+    elif query is not None:  # one of the two is given, checked above
+        rows, summary, message, judged = _from_prometheus(ctx, query, since, step, max_series)
+        if judged == 0:  # no series, or none with enough points: nothing was judged
+            summary["note"] = message
+            if json_out:
+                out.print_json(json.dumps({"anomalies": rows, **summary}))
+            err.print(message, markup=False, highlight=False)
+            raise typer.Exit(1)
     if json_out:
         out.print_json(json.dumps({"anomalies": rows, **summary}))
         return
+    if summary.get("note"):
+        err.print(summary["note"], markup=False, highlight=False)
     if not rows:
-        err.print("no anomalies found")
+        err.print(message or "no anomalies found", markup=False, highlight=False)
         return
     table = Table("series", "start", "kind", "score", "explanation")
     for r in rows:
@@ -200,21 +234,28 @@ def slo(
         str,
         typer.Option("--errors", help='counter of failed requests, e.g. x_total{code=~"5.."}'),
     ],
-    objective: Annotated[float, typer.Option("--objective", help="the SLO as a fraction: 0.999")] = 0.999,
-    window: Annotated[str, typer.Option("--window", help="the SLO window")] = "30d",
+    objective: Annotated[
+        float, typer.Option("--objective", help="the SLO as a fraction between 0 and 1: 0.999")
+    ] = 0.999,
+    window: Annotated[str, typer.Option("--window", help="the SLO window, 3d to 366d")] = "30d",
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Error budget left and multi-window burn-rate alerts (page / ticket) from Prometheus counters.
 
     Either option may instead be an expression with $window in it, e.g.
-    'sum(increase(api_requests_total[$window]))'. Exit 1 when a page alert fires.
+    'sum(increase(api_requests_total[$window]))'. Exit 1 when a page alert fires; exit 2 for an
+    objective or window that does not make sense, and for counts that cannot be (NaN or Inf,
+    negative, more errors than requests).
     """
+    prometheus.check_slo_args(objective, window, names=("--objective", "--window"))
     tool = prometheus.build(state(ctx).settings).entries["prom_slo"].function
     result = tool(requests=requests, errors=errors, objective=objective, window=window)
     if result.status == "error":
         raise UserError(result.error or "query failed", hint=result.hint)
     if result.status == "no_data":
-        raise UserError(result.hint or "no data", hint="check the selectors with the Prometheus UI")
+        raise UserError(result.hint or "no data")
+    for warning in result.metadata.get("warnings", []):
+        err.print(f"warning: {warning}", markup=False, highlight=False)
     data = result.data
     if json_out:
         out.print_json(json.dumps(data))

@@ -5,8 +5,9 @@ Every tool is a read-only GET/POST against ``/api/v1/...`` of the configured ser
 queries are summarized here before they reach the model: per series min/max/mean/last and a few
 points (first, last, extremes), never thousands of raw samples; the step is chosen so a query
 stays under Prometheus's 11,000 points per series. Failures become :class:`ToolResult` errors with
-a hint: connection refused (wrong URL or server down), a PromQL parse error (the parser's text),
-and 5xx or timeouts, which carry ``transient=True`` so a retry policy may try again.
+a hint: a URL without ``http(s)://`` (before any request), connection refused (wrong URL or
+server down), a PromQL parse error (the parser's text), and 5xx or timeouts, which carry
+``transient=True`` so a retry policy may try again.
 
 This module must not call any endpoint that changes the server (admin APIs, lifecycle, remote
 write) and must not return unbounded raw data: everything it returns is capped or summarized.
@@ -25,8 +26,8 @@ from typing import Any
 
 import httpx
 
-from devops_agent.analysis.anomaly import detect
-from devops_agent.analysis.slo import evaluate_burn_rates, format_window, windows_needed
+from devops_agent.analysis.anomaly import DetectorConfig, detect
+from devops_agent.analysis.slo import DEFAULT_RULES, evaluate_burn_rates, format_window, windows_needed
 from devops_agent.analysis.timeparse import SINCE_FORMS, parse_since
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
@@ -51,6 +52,21 @@ _NICE_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _SETTING_HINT = "set prometheus.url (DEVOPS_AGENT_PROMETHEUS__URL) to the server's base URL"
+_SCHEME_RE = re.compile(r"^https?://[^/\s]", re.IGNORECASE)
+DOCTOR_TIMEOUT_S = 3.0
+
+SLO_MIN_WINDOW = max(r.long_window for r in DEFAULT_RULES)
+"""The longest burn-rate rule window (3d): a shorter SLO window would spend its whole budget
+inside one rule window, so the rules' thresholds would mean nothing."""
+SLO_MAX_WINDOW = timedelta(days=366)
+SLO_EXCESS_SLACK = 0.1
+"""How far errors may exceed requests over a window (10% plus one event) and still be taken as
+"all requests failed": ``increase()`` extrapolates each series on its own, and an error counter
+bumped just before its request counter is scraped runs one event ahead."""
+LOOKBACK_S = 300
+"""Prometheus's default lookback delta: a selector at time t sees samples of (t - 5m, t]."""
+ANOMALY_MIN_POINTS = DetectorConfig().min_history + 1
+"""Finite points a series needs before the detector scores any of them."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +148,69 @@ def parse_duration(value: str | float) -> float:
     return seconds
 
 
+def check_slo_args(
+    objective: float, window: str, *, names: tuple[str, str] = ("objective", "window")
+) -> timedelta:
+    """The SLO window of ``window``, once both arguments make sense; nothing is queried here.
+
+    ``names`` is how the caller calls the two arguments (the CLI passes its option names), so the
+    message points at what to change.
+
+    Raises:
+        UserError: the objective is not a fraction strictly between 0 and 1, or the window is not a
+            duration between :data:`SLO_MIN_WINDOW` (3d) and :data:`SLO_MAX_WINDOW`.
+    """
+    objective_name, window_name = names
+    if not 0.0 < objective < 1.0:  # also false for NaN
+        raise UserError(
+            f"{objective_name} must be a fraction strictly between 0 and 1, got {objective:g}",
+            hint="99.9% is 0.999; 1 would leave no error budget to burn",
+        )
+    usual = "SLO windows are usually 28d or 30d"
+    m = _DURATION_RE.match(window)
+    if m is None:
+        raise UserError(f"{window_name} must be a duration such as 30d, got {window!r}", hint=usual)
+    seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+    shortest, longest = format_window(SLO_MIN_WINDOW), format_window(SLO_MAX_WINDOW)
+    if seconds < SLO_MIN_WINDOW.total_seconds():
+        raise UserError(
+            f"{window_name} {window} is shorter than {shortest}, the longest burn-rate rule window",
+            hint=f"{usual}; under {shortest} the rules' thresholds mean nothing: the whole budget "
+            "would burn inside one rule window",
+        )
+    if seconds > SLO_MAX_WINDOW.total_seconds():
+        raise UserError(f"{window_name} {window} is longer than {longest}", hint=usual)
+    return timedelta(seconds=round(seconds))
+
+
+def _slo_count_problem(
+    span: str, requests: float, errors: float, *, slack: float = SLO_EXCESS_SLACK
+) -> UserError | None:
+    """Why these totals over ``span`` cannot give a burn rate, or None when they can."""
+    for which, value in (("request", requests), ("error", errors)):
+        if not math.isfinite(value):
+            shown = "NaN" if math.isnan(value) else f"{value:+}".replace("inf", "Inf")
+            return UserError(
+                f"the {which} query returned {shown} over {span}, not a count",
+                hint="each query must give a finite number of events per window, e.g. "
+                "sum(increase(x_total[$window])); NaN and Inf come from a division by zero or "
+                "from non-finite samples",
+            )
+        if value < 0:
+            return UserError(
+                f"the {which} query returned a negative count over {span}: {value:g}",
+                hint="counts cannot be negative: count with increase() over a counter, "
+                "not with a difference of gauges",
+            )
+    if errors > requests * (1.0 + slack) + 1.0:
+        return UserError(
+            f"the error query returned more than the request query over {span}: {errors:g} > {requests:g}",
+            hint="are the queries swapped or counting different things? The errors must be a "
+            "subset of the requests",
+        )
+    return None
+
+
 def choose_step(range_s: float, step: float | None, max_points: int = PROMETHEUS_MAX_POINTS) -> float:
     """The step to use: the given one raised just enough to stay within ``max_points``, or a nice
     automatic one of about :data:`TARGET_POINTS` points (never below 1 s)."""
@@ -163,6 +242,12 @@ def _round(value: float) -> float | str:
 
 
 # --- summaries ----------------------------------------------------------------------------------
+
+
+def _each(points: list[int]) -> str:
+    """``[300, 300]`` -> "300 points each"; ``[12, 300]`` -> "12-300 points"."""
+    lo, hi = min(points), max(points)
+    return f"{lo} point{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} points"
 
 
 def _labels(metric: dict[str, str]) -> dict[str, str]:
@@ -255,6 +340,14 @@ def _api_error(response: httpx.Response, url: str) -> PromError:
     return PromError(f"Prometheus at {url} answered {code}: {text}")
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a Prometheus base URL, or None. Caught before any request is made:
+    httpx would call ``127.0.0.1:9090`` an unsupported protocol, which reads like a network error."""
+    if _SCHEME_RE.match(url):
+        return None
+    return f"prometheus.url must start with http:// or https://, got {url!r}"
+
+
 class PromClient:
     """A thin, synchronous view of the Prometheus HTTP API.
 
@@ -265,6 +358,7 @@ class PromClient:
     def __init__(self, config: PromConfig, transport: httpx.BaseTransport | None = None) -> None:
         self.config = config
         self._transport = transport
+        self._url_problem = url_problem(config.url)
 
     @contextmanager
     def _client(self) -> Iterator[httpx.Client]:
@@ -285,6 +379,8 @@ class PromClient:
             PromError: the request failed; message and hint are ready for the model.
         """
         url = self.config.url
+        if self._url_problem is not None:
+            raise PromError(self._url_problem, _SETTING_HINT)
         try:
             with self._client() as client:
                 if form:
@@ -359,6 +455,21 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             out["warnings"] = warnings[:5]
         out.update(extra)
         return out
+
+    def _instant_total(query: str, now: float, warnings_out: list[str]) -> float:
+        """The sum of every series of an instant query at ``now`` (0 when none match)."""
+        data, warnings = prom.get("query", {"query": query, "time": f"{now:.3f}"}, form=True)
+        warnings_out += warnings
+        kind = data.get("resultType")
+        if kind == "scalar":
+            return _num(data["result"][1])
+        if kind != "vector":
+            raise PromError(
+                f"{query!r} returns a {kind}, not a number",
+                "give a counter selector, or an expression such as sum(increase(x_total[$window]))",
+            )
+        # sum, not fsum: fsum raises on inf + -inf, and the caller reports non-finite totals
+        return sum((_num(s["value"][1]) for s in data.get("result") or []), 0.0)
 
     def fetch_range(
         query: str, start: str, end: str | None, step: str | None
@@ -486,7 +597,11 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             end: range end; default now.
             step: resolution such as "30s" or "1m"; default: about 300 points per series.
             max_series: most series to analyze (1-50), highest peak first.
+
+        Not an anomaly-free result: no series matching (no_data, series_total 0), or series with
+        fewer points than the detector needs (`too_short`; no_data when every analyzed one is).
         """
+        max_series = max(1, min(max_series, 50))
         try:
             data, warnings, range_info = fetch_range(query, start, end, step)
         except PromError as exc:
@@ -495,10 +610,31 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             data.get("result") or [],
             key=lambda r: -max((x for v in r["values"] if math.isfinite(x := _num(v[1]))), default=0),
         )
+        between = f"between {range_info['start']} and {range_info['end']}"
+        step_s = range_info["step_s"]
+        step_text = format_window(timedelta(seconds=step_s)) if step_s == int(step_s) else f"{step_s:g}s"
+        facts: dict[str, Any] = {
+            "query": query,
+            "start": range_info["start"],
+            "end": range_info["end"],
+            "step_s": range_info["step_s"],
+            "series_total": len(result),
+            "series_analyzed": min(len(result), max_series),
+        }
         if not result:
-            return ToolResult.empty(f"no series match {query!r} in the range", **meta(warnings))
+            check = "check the metric name and labels, and that its targets were scraped in that range"
+            if step_s > LOOKBACK_S:
+                check = (
+                    f"at a step of {step_text} a selector sees only the {LOOKBACK_S // 60}m before each "
+                    f"step, so a shorter range or a finer step may find data; else {check}"
+                )
+            return ToolResult.empty(
+                f"no series match {query!r} {between}: {check}", **meta(warnings, **facts)
+            )
         anomalous: list[dict[str, Any]] = []
-        for series in result[: max(1, min(max_series, 50))]:
+        too_short: list[dict[str, Any]] = []
+        points: list[int] = []  # finite points of each analyzed series
+        for series in result[:max_series]:
             labels = _labels(series.get("metric", {}))
             name = labels.pop("__name__", None) or query
             label_text = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
@@ -506,6 +642,10 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             # NaN (0/0) and ±Inf (x/0) samples are gaps, not values: the detector's baselines
             # would turn them into spikes with a NaN score
             finite = [(float(t), x) for t, v in series["values"] if math.isfinite(x := _num(v))]
+            points.append(len(finite))
+            if len(finite) < ANOMALY_MIN_POINTS:
+                too_short.append({"series": title, "points": len(finite)})
+                continue
             times = [datetime.fromtimestamp(t, UTC) for t, _x in finite]
             values = [x for _t, x in finite]
             found = detect(times, values, name=title).anomalies
@@ -532,22 +672,35 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                         ],
                     }
                 )
-        out = {
-            "query": query,
-            "start": range_info["start"],
-            "end": range_info["end"],
-            "step_s": range_info["step_s"],
-            "series_analyzed": min(len(result), max_series),
-            "series_total": len(result),
-            "anomalous": anomalous,
-        }
-        if not anomalous:
-            return ToolResult.empty(
-                f"no anomalies in {out['series_analyzed']} series of {query!r} "
-                f"between {out['start']} and {out['end']}",
-                **meta(warnings),
+        facts.update(points_min=min(points), points_max=max(points), series_too_short=len(too_short))
+        notes = []
+        if len(result) > max_series:
+            notes.append(
+                f"only the {max_series} series with the highest peaks of {len(result)} were analyzed"
             )
-        return ToolResult.ok(out, **meta(warnings))
+        if too_short:
+            notes.append(
+                f"{len(too_short)} series had too few points to judge (fewest {min(points)}, "
+                f"the detector needs {ANOMALY_MIN_POINTS})"
+            )
+        if notes:
+            facts["note"] = "; ".join(notes)
+        if too_short:
+            facts["too_short"] = too_short
+        if len(too_short) == facts["series_analyzed"]:
+            return ToolResult.empty(
+                f"too few points to judge {query!r} {between}: {_each(points)} at a step of {step_text}, "
+                f"the detector needs {ANOMALY_MIN_POINTS}; use a finer step, or a longer range "
+                "if the server keeps that much history",
+                **meta(warnings, **facts),
+            )
+        if not anomalous:
+            judged = [n for n in points if n >= ANOMALY_MIN_POINTS]
+            return ToolResult.empty(
+                f"no anomalies in {len(judged)} series of {query!r} {between} ({_each(judged)})",
+                **meta(warnings, **facts),
+            )
+        return ToolResult.ok({**facts, "anomalous": anomalous}, **meta(warnings))
 
     @ts.tool(category="metrics", read_only=True)
     def prom_slo(requests: str, errors: str, objective: float = 0.999, window: str = "30d") -> ToolResult:
@@ -562,37 +715,45 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                 expression with `$window` in it (e.g. 'sum(increase(x_total[$window]))').
             errors: counter selector of failed requests, e.g. 'http_requests_total{job="api",code=~"5.."}'.
             objective: the SLO as a fraction: 0.999 for 99.9%.
-            window: the SLO window, e.g. 30d or 28d.
+            window: the SLO window, 3d to 366d, e.g. 30d or 28d.
+
+        Counts that cannot be (NaN or Inf, negative, more errors than requests) are errors.
         """
         try:
-            slo_window = timedelta(seconds=parse_duration(window))
-            windows = windows_needed(slo_window)
-            now = _time.time()
-            rates: dict[timedelta, float] = {}
-            counts: dict[str, dict[str, Any]] = {}
-            all_warnings: list[str] = []
-            for w in windows:
+            slo_window = check_slo_args(objective, window)
+        except UserError as exc:
+            return ToolResult.fail(exc.message, exc.hint, source=NAME)
+        now = _time.time()
+        rates: dict[timedelta, float] = {}
+        counts: dict[str, dict[str, Any]] = {}
+        all_warnings: list[str] = []
+        try:
+            for w in windows_needed(slo_window):
                 span = format_window(w)
-                totals = []
-                for expr in (requests, errors):
-                    query = _window_expr(expr, span)
-                    data, warnings = prom.get("query", {"query": query, "time": f"{now:.3f}"}, form=True)
-                    all_warnings += warnings
-                    totals.append(sum(_num(s["value"][1]) for s in data.get("result") or []))
-                n, e = (0.0 if math.isnan(v) else v for v in totals)
+                n, e = (
+                    _instant_total(_window_expr(expr, span), now, all_warnings) for expr in (requests, errors)
+                )
+                problem = _slo_count_problem(span, n, e)
+                if problem is not None:
+                    return ToolResult.fail(problem.message, problem.hint, source=NAME)
+                if e > n:  # within the slack: every request failed
+                    all_warnings.append(f"over {span} errors exceed requests ({e:g} > {n:g}); taken as equal")
+                    e = n
                 counts[span] = {"requests": _round(n), "errors": _round(e)}
                 rates[w] = (e / n) / (1.0 - objective) if n > 0 else 0.0
-            report = evaluate_burn_rates(
-                rates, objective=objective, window=slo_window, now=datetime.fromtimestamp(now, UTC)
-            )
         except PromError as exc:
             return exc.result()
-        except UserError as exc:
-            return ToolResult.fail(exc.message, exc.hint)
-        if counts[format_window(slo_window)]["requests"] == 0:
+        report = evaluate_burn_rates(
+            rates, objective=objective, window=slo_window, now=datetime.fromtimestamp(now, UTC)
+        )
+        span = format_window(slo_window)
+        if counts[span]["requests"] == 0:
+            if "$window" in requests:
+                check = f"check what it returns with $window = {span}"
+            else:
+                check = f"check that it matches counter series: count({requests}) should be above 0"
             return ToolResult.empty(
-                f"no requests counted by {requests!r} over {window}; check the selector with prom_series",
-                **meta(all_warnings),
+                f"no requests counted by {requests!r} over {span}: {check}", **meta(all_warnings)
             )
         out = {
             "objective": objective,
@@ -849,6 +1010,21 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         return ToolResult.ok({"rules": rules[:limit], **_capped(rules, limit)}, **meta(warnings))
 
     return ts
+
+
+def check(settings: Settings | Any, timeout_s: float = DOCTOR_TIMEOUT_S) -> tuple[bool, str]:
+    """Health check for ``devops-agent doctor``: does ``prometheus.url`` answer its build-info API?"""
+    config = PromConfig.from_settings(settings)
+    problem = url_problem(config.url)
+    if problem is not None:
+        return False, problem
+    client = PromClient(PromConfig(config.url, min(config.timeout_s, timeout_s), config.max_points))
+    try:
+        data, _warnings = client.get("status/buildinfo")
+    except PromError as exc:
+        return False, f"configured, not reachable: {exc.message}"
+    version = data.get("version") if isinstance(data, dict) else None
+    return True, f"{config.url} (Prometheus {version or 'version unknown'})"
 
 
 def register(registry: ToolRegistry) -> None:
