@@ -395,3 +395,50 @@ def test_guard_takes_kept_entities_from_settings(store_url: str) -> None:
     assert "10.1.2.3" not in masked
     with pytest.raises(ValidationError, match="keep_entities"):
         Settings(database_url=store_url, privacy={"keep_entities": ["JIRA"]})
+
+
+def test_known_values_are_masked_as_words_or_anywhere_but_never_inside_a_placeholder(store_url: str) -> None:
+    from devops_agent.config import Settings
+    from devops_agent.privacy.guard import PrivacyGuard
+    from devops_agent.store import Store
+
+    settings = Settings(database_url=store_url, privacy={"ner": "off"})
+    with Store(store_url) as store:
+        guard = PrivacyGuard.for_session(settings, store, "s-1", KEY)
+        first = guard.mask("user=jdoe42 user=alice user=root", "tool_out")
+        jdoe, alice = (guard.mask(f"user={n}", "tool_out").split("=")[1] for n in ("jdoe42", "alice"))
+        assert "jdoe42" not in first
+        assert "root" not in first  # the recognizer masks it there ...
+        text = "JDOE42 and zzjdoe42, Alice not malice; root cause found; <<HOST_beef1234>> [REDACTED_SECRET]"
+        guard.learn([("beef12", "<<USERNAME_00000000>>")])
+        assert guard.mask_known(text) == (
+            f"{jdoe} and zz{jdoe}, {alice} not malice; root cause found; <<HOST_beef1234>> [REDACTED_SECRET]"
+        )  # ... but a generic account name is not hunted down everywhere
+
+
+@pytest.mark.parametrize(
+    ("name", "base_url", "masked"),
+    [
+        ("openai:gpt-4o", None, True),
+        ("scripted", None, False),
+        ("ollama:llama3", None, False),
+        ("ollama:llama3", "http://127.0.0.1:11434", False),
+        ("ollama:llama3", "https://ollama.example.net", True),
+        ("vllm:qwen", "https://vllm.hosted-vendor.example.com/v1", True),
+        ("openai-compatible:m", "http://localhost:8000/v1", False),
+        ("openai-compatible:m", "http://[::1]:8000/v1", False),
+        ("openai-compatible:m", "http://gpu.localhost:8000/v1", False),
+        ("openai-compatible:m", "https://localhost.llm-host.example.com/v1", True),
+        ("openai-compatible:m", "https://api.example.com/v1?h=127.0.0.1", True),
+        ("openai-compatible:m", "https://user@127.0.0.1.example.com/v1", True),
+        ("openai-compatible:m", None, True),
+    ],
+)
+def test_auto_privacy_judges_the_model_host_not_a_substring(
+    name: str, base_url: str | None, masked: bool
+) -> None:
+    from devops_agent.config import Settings
+    from devops_agent.privacy.guard import enabled_for
+
+    settings = Settings(model={"name": name, "base_url": base_url})
+    assert enabled_for(settings) is masked

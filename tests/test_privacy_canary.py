@@ -356,3 +356,57 @@ def test_a_token_in_the_question_does_not_become_the_session_title(store_url: st
     assert started
     assert USER_TOKEN not in "".join(started)
     assert USER_TOKEN not in "".join(model.requests)
+
+
+def test_a_tool_echoing_a_restored_value_or_a_known_value_in_new_words_unmasks_nothing(
+    store_url: str,
+) -> None:
+    """A model can send a placeholder to a tool that echoes the real value in a form no recognizer
+    knows (``no lines match 'zzjdoe42'``), and the same user name turns up in lines the recognizers
+    do not understand (``Accepted publickey for jdoe42``): a value the session has masked is masked
+    wherever it appears, in any case; a result keyed by path masks the key too."""
+    received: list[str] = []
+
+    def build(settings: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("echo")
+
+        @ts.tool(read_only=True)
+        def grep_auth(pattern: str) -> ToolResult:
+            """Search the auth log."""
+            received.append(pattern)
+            return ToolResult.ok(
+                {
+                    "hint": f"no lines match {pattern!r}",
+                    "seen": ["Accepted publickey for JDOE42 from 10.1.2.3", "session opened for user jdoe42"],
+                    "by_file": {f"/var/log/{DB_HOST}/auth.log": 2, "/var/log/10.9.8.7/auth.log": 1},
+                }
+            )
+
+        return ts
+
+    registry = ToolRegistry()
+    registry.add_toolset("echo", build)
+    settings = Settings(database_url=store_url, privacy={"enabled": "on", "hmac_key": KEY})
+    with Store(store_url) as store:
+        session = store.create_session(title="echo", mode="ask", model="scripted")
+        placeholder = Anonymizer(KEY.encode(), session.id).placeholder
+        user, host = placeholder("USERNAME", "jdoe42"), placeholder("HOST", DB_HOST)
+        script = Script.model_validate(
+            {
+                "turns": [
+                    {"tool_calls": [{"tool": "grep_auth", "args": {"pattern": f"zz{user}|{host}"}}]},
+                    {"text": "done\n{results}"},
+                ]
+            }
+        )
+        model = RecordingModel(script)
+        service = SessionService(settings, store, registry=registry, model=model)
+        _events, final = asyncio.run(service.run(f"Who is user=jdoe42 on {DB_HOST}?", session_id=session.id))
+    assert final.status == "completed"
+    assert received == [f"zzjdoe42|{DB_HOST}"], "the tool got the real values"
+    sent = "\n".join(model.requests)
+    for value in ("jdoe42", "JDOE42", DB_HOST, "10.9.8.7"):
+        i = sent.find(value)
+        assert i < 0, f"{value!r} reached the model: {sent[max(0, i - 300) : i + 100]}"
+    assert f"zz{user}" in sent
+    assert f"for {user} from" in sent

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import ipaddress
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic_ai import WrapperToolset
 from pydantic_ai.messages import (
@@ -41,12 +45,23 @@ from devops_agent.config import Settings
 from devops_agent.privacy.anonymizer import Anonymizer
 from devops_agent.privacy.ner import from_settings as ner_from_settings
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY
-from devops_agent.privacy.secrets import find_secrets, redact_spans, scrub
+from devops_agent.privacy.secrets import REDACTED, find_secrets, redact_spans, scrub
 from devops_agent.privacy.vault import LOOKUP_ORDER, Vault, VaultUnavailable
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult
 
 LOCAL_PROVIDERS = ("scripted", "ollama", "vllm", "llamacpp", "test")
+# Providers that run on the user's machine by default but can be pointed at a server elsewhere.
+_SELF_HOSTED = ("ollama", "vllm", "llamacpp")
+# A value the session has masked is masked wherever it turns up again (a tool echoing an argument,
+# the same user name in a line no recognizer understands). Values shorter than this are left to the
+# recognizers, and all-letter values must stand as a word; generic account names identify nobody.
+MIN_KNOWN_CHARS = 4
+_GENERIC_NAMES = frozenset(
+    {"root", "admin", "administrator", "user", "guest", "test", "nobody", "daemon", "ubuntu", "debian",
+     "centos", "postgres", "mysql", "redis", "www-data", "ec2-user", "default", "jenkins", "git"}
+)  # fmt: skip
+_MARKERS = re.compile(PLACEHOLDER_RX.pattern + "|" + re.escape(REDACTED))
 # Keys of a tool's output that name the file a piece of text comes from, and keys that hold its text.
 _FILE_KEYS = frozenset({"path", "file"})
 _CONTENT_KEYS = frozenset({"text", "line", "lines", "before", "after", "content", "patch", "diff"})
@@ -83,9 +98,28 @@ def enabled_for(settings: Settings) -> bool:
     if not name:
         return False
     provider = name.split(":", 1)[0]
-    base = settings.model.base_url or ""
-    local_url = any(h in base for h in ("127.0.0.1", "localhost", "[::1]"))
-    return not (provider in LOCAL_PROVIDERS or (provider in ("openai-compatible",) and local_url))
+    base = settings.model.base_url
+    if provider in _SELF_HOSTED and base:  # an Ollama or vLLM server somewhere else is hosted
+        return not is_local_url(base)
+    if provider in LOCAL_PROVIDERS:
+        return False
+    return not (provider == "openai-compatible" and base is not None and is_local_url(base))
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url``'s host is this machine: ``localhost``, a ``*.localhost`` name or a loopback
+    address. Judged on the parsed host, not on a substring (``https://localhost.example.com`` and
+    ``https://api.example.com/?h=127.0.0.1`` are hosted)."""
+    try:
+        host = (urlsplit(url if "://" in url else f"http://{url}").hostname or "").lower()
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def anonymizer_for(settings: Settings, session_id: str, key: bytes) -> Anonymizer:
@@ -111,6 +145,8 @@ class PrivacyGuard:
     vault: Vault
     restore_failed: bool = False
     _seen: set[int] = field(default_factory=set)
+    _known: dict[str, str] = field(default_factory=dict)  # lower-cased original -> placeholder
+    _known_rx: re.Pattern[str] | None = None
 
     @classmethod
     def for_session(cls, settings: Settings, store: Store, session_id: str, key: bytes) -> PrivacyGuard:
@@ -131,11 +167,49 @@ class PrivacyGuard:
     # -- masking ------------------------------------------------------------------------------
 
     def mask(self, text: str, namespace: str, *, secret_file: bool = False) -> str:
+        """Anonymize and scrub ``text``, and replace the values this session has already masked
+        wherever they turn up (see :meth:`mask_known`)."""
         if self.anonymizer.secrets_only:
             return scrub(text, secret_file=secret_file).text
         result = self.anonymizer.anonymize(text, secret_file=secret_file)
         self.vault.remember(namespace, result.entities)
-        return result.text
+        self.learn((e.original, e.placeholder) for e in result.entities)
+        return self.mask_known(result.text)
+
+    def learn(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Remember ``(original, placeholder)`` pairs for :meth:`mask_known`."""
+        for original, placeholder in pairs:
+            low = original.lower()
+            if len(low) >= MIN_KNOWN_CHARS and low not in _GENERIC_NAMES and low not in self._known:
+                self._known[low] = placeholder
+                self._known_rx = None
+
+    def mask_known(self, text: str) -> str:
+        """Replace every value this session has masked (or restored for a tool) by its placeholder,
+        in any case, outside the placeholders and redaction markers already in ``text``.
+
+        The recognizers find ``user=jdoe42`` but not ``Accepted publickey for jdoe42``, nor a tool
+        echoing the real value of a placeholder the model sent it (``no lines match 'zzjdoe42'``);
+        once a value is known, it does not reach the model in any of those forms. Values with a
+        digit or a symbol match anywhere (also inside ``zzjdoe42``); all-letter ones as a word.
+        """
+        if not self._known or not text:
+            return text
+        if self._known_rx is None:
+            alternatives = []
+            for low in sorted(self._known, key=len, reverse=True):
+                word = low.isalpha()
+                alternatives.append(rf"(?<![^\W_]){re.escape(low)}(?![^\W_])" if word else re.escape(low))
+            self._known_rx = re.compile("|".join(alternatives), re.IGNORECASE)
+        rx = self._known_rx
+        out: list[str] = []
+        pos = 0
+        for m in _MARKERS.finditer(text):  # leave placeholders and redaction markers whole
+            out.append(rx.sub(lambda k: self._known[k.group().lower()], text[pos : m.start()]))
+            out.append(m.group())
+            pos = m.end()
+        out.append(rx.sub(lambda k: self._known[k.group().lower()], text[pos:]))
+        return "".join(out)
 
     def mask_lines(self, texts: list[str], namespace: str, *, secret_file: bool = False) -> list[str]:
         """Mask consecutive lines of one text (a file read line by line, a grep match's context):
@@ -161,7 +235,9 @@ class PrivacyGuard:
         return [self.mask(t, namespace) for t in scrubbed]  # a redaction marker is kept as it is
 
     def mask_value(self, value: Any, namespace: str, *, secret_file: bool = False) -> Any:
-        """Mask every string inside ``value`` (dicts, lists, tuples); keys are kept.
+        """Mask every string inside ``value`` (dicts, lists, tuples), dict keys too (a result keyed
+        by file path names hosts and addresses as much as its values do; a key that is an identifier
+        is a field name and stays).
 
         A dict whose ``path`` or ``file`` names a file of key material (``id_rsa``, ``*.key``: see
         :meth:`Anonymizer.holds_only_secrets`) is a piece of that file: the strings under its
@@ -172,11 +248,13 @@ class PrivacyGuard:
             return self.mask(value, namespace, secret_file=secret_file)
         if isinstance(value, dict):
             named = [v for k in _FILE_KEYS if isinstance(v := value.get(k), str)]
-            if any(self.anonymizer.holds_only_secrets(n) for n in named):
-                return {
-                    k: self.mask_value(v, namespace, secret_file=k in _CONTENT_KEYS) for k, v in value.items()
-                }
-            return {k: self.mask_value(v, namespace, secret_file=secret_file) for k, v in value.items()}
+            whole = any(self.anonymizer.holds_only_secrets(n) for n in named)
+            return {
+                self._mask_key(k, namespace): self.mask_value(
+                    v, namespace, secret_file=k in _CONTENT_KEYS if whole else secret_file
+                )
+                for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
             key = _line_key(value)
             if key == "":  # lines as strings
@@ -192,6 +270,11 @@ class PrivacyGuard:
                 ]
             return [self.mask_value(v, namespace, secret_file=secret_file) for v in value]
         return value
+
+    def _mask_key(self, key: Any, namespace: str) -> Any:
+        if not isinstance(key, str) or key.isidentifier():  # a field name: nothing to mask
+            return key
+        return self.mask(key, namespace)
 
     def mask_result(self, result: ToolResult) -> ToolResult:
         """A tool's result masked for the model (namespace ``tool_out``). Its ``raw`` output rides
@@ -212,6 +295,7 @@ class PrivacyGuard:
         except VaultUnavailable:
             self.restore_failed = True
             return text
+        self.learn((original, placeholder) for placeholder, original in mapping.items())
         return PLACEHOLDER_RX.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
 
     def restore_value(self, value: Any) -> Any:
