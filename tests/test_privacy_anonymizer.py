@@ -414,6 +414,11 @@ def test_known_values_are_masked_as_words_or_anywhere_but_never_inside_a_placeho
         assert guard.mask_known(text) == (
             f"{jdoe} and zz{jdoe}, {alice} not malice; root cause found; <<HOST_beef1234>> [REDACTED_SECRET]"
         )  # ... but a generic account name is not hunted down everywhere
+        # a dotted name is masked as a whole name, not inside a longer one (a Java package)
+        guard.learn([("com.example", "<<HOST_11111111>>")])
+        assert guard.mask_known(
+            "at com.example.payments.GatewayClientTest; /srv/com.example/x_com.example_y"
+        ) == ("at com.example.payments.GatewayClientTest; /srv/<<HOST_11111111>>/x_<<HOST_11111111>>_y")
 
 
 @pytest.mark.parametrize(
@@ -442,3 +447,19 @@ def test_auto_privacy_judges_the_model_host_not_a_substring(
 
     settings = Settings(model={"name": name, "base_url": base_url})
     assert enabled_for(settings) is masked
+
+
+def test_lines_are_masked_in_one_pass_and_keep_their_count(store_url: str) -> None:
+    from devops_agent.config import Settings
+    from devops_agent.privacy.guard import PrivacyGuard
+    from devops_agent.store import Store
+
+    settings = Settings(database_url=store_url, privacy={"ner": "off"})
+    with Store(store_url) as store:
+        guard = PrivacyGuard.for_session(settings, store, "s-1", KEY)
+        lines = ["from 10.1.2.3", "on db1.corp.example.com", "", "plain text"]
+        masked = guard.mask_lines(lines, "tool_out")
+        assert masked == [guard.mask(line, "tool_out") for line in lines]
+        # an address block runs across the line break: masked line by line instead, same count
+        block = ["Ship to 742 Evergreen Terrace", "Springfield, OR 97403", "USA"]
+        assert len(guard.mask_lines(block, "tool_out")) == 3
