@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -75,8 +76,14 @@ def _run_until_answered(
     stream_tokens: bool,
     on_approval: OnApproval,
 ) -> tuple[RunFinished, ProgressRenderer]:
-    """Run, and while the run pauses for approvals, get answers and resume it."""
-    renderer = ProgressRenderer(stream_tokens=stream_tokens and not json_out, quiet=json_out)
+    """Run, and while the run pauses for approvals, get answers and resume it.
+
+    With the privacy guard on, the model's tokens hold placeholders (only the final answer is
+    restored, or carries the note that it could not be), so they are not streamed to stdout:
+    progress shows on stderr and the restored answer is printed at the end.
+    """
+    stream_tokens = stream_tokens and not json_out and not service.privacy
+    renderer = ProgressRenderer(stream_tokens=stream_tokens, quiet=json_out)
     final = _drive(first(), renderer)
     while final.status == "paused":
         pending = app.store().get_session(final.session_id).context_state.get(PENDING_KEY, {})
@@ -84,7 +91,7 @@ def _run_until_answered(
         if answers is None:
             err.print(f"paused; answer with `devops-agent approve {final.session_id[:12]}`")
             break
-        renderer = ProgressRenderer(stream_tokens=stream_tokens and not json_out, quiet=json_out)
+        renderer = ProgressRenderer(stream_tokens=stream_tokens, quiet=json_out)
         final = _drive(service.stream(None, session_id=final.session_id, approvals=answers), renderer)
     return final, renderer
 
@@ -159,23 +166,47 @@ def _check_approvals(value: str) -> OnApproval:
 
 
 def _from_alert(
-    path: Path, question: str | None, since: str | None, query: str | None
-) -> tuple[str, str | None, str | None]:
-    """Question, window and PromQL from the first firing alert of a webhook payload."""
-    from devops_agent.tools.alertmanager_intake import parse_webhook, to_question
+    source: Path, question: str | None, since: str | None, query: str | None, index: int | None
+) -> tuple[str, dict[str, Any]]:
+    """The question and the runbook inputs for one alert of a webhook payload (a file, or ``-``
+    for stdin): the alert numbered ``index`` (from 1), else the first firing one, else the first.
 
+    The inputs are :meth:`AlertRequest.investigation_inputs`: the series without the alert's
+    threshold, history before ``startsAt`` for the detector (``since`` overrides), the end of a
+    resolved alert (``until``). The question names every alert the payload held.
+    """
+    from devops_agent.tools.alertmanager_intake import describe_payload, investigation_order, parse_webhook
+
+    where = "stdin" if str(source) == "-" else str(source)
     try:
-        payload = json.loads(path.read_text())
+        payload = json.loads(sys.stdin.read() if where == "stdin" else source.read_text())
     except (OSError, ValueError) as exc:
         raise UserError(
-            f"cannot read the alert payload {path}: {exc}", hint="pass the webhook JSON body"
+            f"cannot read the alert payload from {where}: {exc}", hint="pass the webhook JSON body"
         ) from exc
     alerts = parse_webhook(payload)
     if not alerts:
-        raise UserError(f"{path} holds no alerts")
-    first = next((a for a in alerts if a.status == "firing"), alerts[0])
-    inputs = first.runbook_inputs()
-    return question or to_question(first), since or inputs.get("since"), query or first.expr
+        raise UserError(f"the alert payload from {where} holds no alerts")
+    if index is not None and not 1 <= index <= len(alerts):
+        raise UserError(
+            f"--alert-index {index}: the payload holds {len(alerts)} alert(s)",
+            hint=f"number them from 1 to {len(alerts)}, in the payload's order",
+        )
+    chosen = alerts[index - 1] if index is not None else investigation_order(alerts)[0]
+    number = next(i for i, a in enumerate(alerts) if a is chosen)
+    inputs: dict[str, Any] = chosen.investigation_inputs(query)
+    if since:
+        inputs["since"] = since
+    listing = describe_payload(alerts, number)
+    if listing:
+        listing += " Investigate another one with --alert-index N."
+    generated = inputs.pop("question")
+    if not inputs.get("query"):
+        err.print(
+            f"[yellow]{chosen.alertname} carries no PromQL expression (no generatorURL): its metric "
+            "cannot be analysed; give one with --query 'PROMQL'.[/]"
+        )
+    return " ".join(p for p in (question or generated, listing) if p), inputs
 
 
 def investigate(
@@ -216,9 +247,16 @@ def investigate(
         Path | None,
         typer.Option(
             "--alert",
-            exists=True,
-            dir_okay=False,
-            help="an Alertmanager webhook payload (JSON) to investigate",
+            dir_okay=False,  # not exists=True: typer then refuses "-"; a missing file fails on reading
+            help="an Alertmanager webhook payload (JSON) to investigate; - reads it from stdin",
+        ),
+    ] = None,
+    alert_index: Annotated[
+        int | None,
+        typer.Option(
+            "--alert-index",
+            min=1,
+            help="which alert of the --alert payload to investigate, from 1 (default: the first firing one)",
         ),
     ] = None,
     runbook: Annotated[
@@ -231,13 +269,19 @@ def investigate(
 ) -> None:
     """Investigate a problem and print a report (offline runbooks, or the model loop when configured)."""
     app = state(ctx)
+    alert_inputs: dict[str, Any] = {}
     if alert is not None:
-        question, since, query = _from_alert(alert, question, since, query)
+        question, alert_inputs = _from_alert(alert, question, since, query, alert_index)
+        since, query = alert_inputs.get("since"), alert_inputs.get("query")
+    elif alert_index is not None:
+        raise typer.BadParameter(
+            "--alert-index picks an alert of the --alert payload", param_hint="--alert-index"
+        )
     if not question:
         raise typer.BadParameter("say what to investigate (or give --alert FILE)", param_hint="QUESTION")
     if since is not None:
         parse_since(since)  # fail early with a clear message
-    inputs: dict[str, Any] = {"question": question}
+    inputs: dict[str, Any] = {**alert_inputs, "question": question}
     if query:
         inputs["query"] = query
     if logs:

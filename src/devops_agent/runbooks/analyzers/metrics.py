@@ -1,22 +1,29 @@
 """Metric-alert analyzer: the anomalous series, when it started, and what lines up with it.
 
 Reads ``prom_anomalies`` (series with detected events), and — when the runbook gathered them —
-``logs_errors`` groups and ``git_log`` commits. For each anomalous series it reports the event
-with its explanation, the log-error groups that first appeared or spiked near the start
-(correlated templates), and the commits shortly before it. Must not query anything itself.
+``logs_errors`` groups and ``git_log`` commits, plus the runbook inputs ``onset`` (the alert's
+``startsAt``), ``threshold`` (the comparison the alert applies, e.g. ``> 50``) and
+``alert_title``. For each anomalous series it reports one event — the strongest of those that
+began in the hour before the alert started, else the strongest — with the log-error groups that
+were new or spiked near the event's start (correlated templates) and the commits shortly before
+it. Without a query (an alert that carries no expression) it says so and lines the logs and
+commits up with the alert's start instead. Must not query anything itself.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from devops_agent.agent.report import Finding
+from devops_agent.agent.report import Finding, Severity
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
     as_records,
+    dict_field,
     first_result,
     list_field,
+    number,
     register_analyzer,
     shorten,
     source_of,
@@ -29,22 +36,33 @@ _KIND_WORDS = {
     "trend": "started trending",
     "seasonal_deviation": "left its usual daily pattern",
 }
+_ONSET_LAG = timedelta(minutes=5)
+"""An event may start this long after ``startsAt`` and still be the alert's: the detector
+alarms a step or two into a change, and steps are up to a few minutes long."""
 
 
 def _when(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _log_groups(evidence: Evidence) -> list[dict[str, Any]]:
+def _utc(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _log_summary(evidence: Evidence) -> tuple[list[dict[str, Any]], datetime | None]:
+    """The log-error groups, and when the lines read start (``None`` when unknown)."""
     result = first_result(evidence, "logs_errors")
     if result is None or result.status != "success":
-        return []
-    return as_records(structured(result), "groups")
+        return [], None
+    data = structured(result)
+    read_from = _when(dict_field(data, "time_range").get("start")) if isinstance(data, dict) else None
+    return as_records(data, "groups"), read_from
 
 
 def _commits(evidence: Evidence) -> list[dict[str, Any]]:
@@ -54,15 +72,35 @@ def _commits(evidence: Evidence) -> list[dict[str, Any]]:
     return as_records(structured(result), "commits")
 
 
+def is_new(group: dict[str, Any], read_from: datetime | None, window: timedelta) -> bool:
+    """Whether the logs read show where ``group`` started rather than a template already there.
+
+    Its first line must come after a quiet stretch of the logs read longer than twice its usual
+    gap between lines (``window`` for a single line): a template logged every 30 minutes whose
+    first line is 10 minutes into the logs was simply between two lines when they begin.
+    """
+    first = _when(group.get("first_seen"))
+    if first is None or read_from is None:
+        return first is not None
+    last = _when(group.get("last_seen")) or first
+    count = int(number(group.get("count")) or 1)
+    gap = (last - first) / (count - 1) if count > 1 and last > first else window
+    return first - read_from > 2 * gap
+
+
 def correlated_groups(
-    groups: list[dict[str, Any]], start: datetime, window: timedelta
+    groups: list[dict[str, Any]], start: datetime, window: timedelta, read_from: datetime | None = None
 ) -> list[dict[str, Any]]:
-    """Log-error groups that first appeared, or spiked, within ``window`` of ``start``."""
+    """Log-error groups that were new (:func:`is_new`), or spiked, within ``window`` of ``start``.
+
+    ``read_from`` is where the lines read begin; without it every first line counts as new.
+    """
     out = []
     for g in groups:
         first = _when(g.get("first_seen"))
         spike = _when(g.get("spike_start")) if g.get("spike") else None
-        if any(t is not None and abs(t - start) <= window for t in (first, spike)):
+        new = first is not None and abs(first - start) <= window and is_new(g, read_from, window)
+        if new or (spike is not None and abs(spike - start) <= window):
             out.append(g)
     return out
 
@@ -77,78 +115,189 @@ def commits_before(commits: list[dict[str, Any]], start: datetime, window: timed
     return out
 
 
+@dataclass
+class _LinedUp:
+    """What lines up with one moment: log groups, commits, and how to say it."""
+
+    related: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+
+
+def _line_up(
+    start: datetime,
+    logs: tuple[list[dict[str, Any]], datetime | None],
+    commits: list[dict[str, Any]],
+    params: dict[str, Any],
+) -> _LinedUp:
+    log_window = timedelta(minutes=float(params.get("log_window_minutes", 15)))
+    change_window = timedelta(hours=float(params.get("change_window_hours", 2)))
+    groups, read_from = logs
+    out = _LinedUp(
+        correlated_groups(groups, start, log_window, read_from), commits_before(commits, start, change_window)
+    )
+    for g in out.related[:5]:
+        spike = _when(g.get("spike_start")) if g.get("spike") else None
+        how = (
+            f"spiked from {g.get('spike_start')}, first seen {g.get('first_seen')}"
+            if spike is not None and abs(spike - start) <= log_window
+            else f"new: first seen {g.get('first_seen')}"
+        )
+        out.evidence.append(f"log template {g.get('count')}x {shorten(g.get('shape'), 120)} ({how})")
+        examples = list_field(g, "examples")
+        if examples:
+            out.evidence.append(f"  e.g. {shorten(examples[0], 200)}")
+    for c in out.changes[:5]:
+        out.evidence.append(
+            f"change {c.get('short_sha') or str(c.get('sha', ''))[:7]} "
+            f"{c.get('date') or c.get('committed')} {c.get('author')}: {shorten(c.get('subject'), 90)}"
+        )
+    if out.related:
+        out.next_steps.append(
+            "Read the correlated log lines around the start; they are where the failure shows first."
+        )
+        out.words.append(f"{len(out.related)} log template(s) were new or spiked within {log_window} of it")
+    if out.changes:
+        out.next_steps.append(
+            "Check whether the change just before the start is deployed; roll it back if it is suspect."
+        )
+        out.words.append(f"{len(out.changes)} commit(s) landed in the {change_window} before")
+    return out
+
+
+def _pick_event(
+    events: list[dict[str, Any]], onset: datetime | None, lead: timedelta, lag: timedelta
+) -> tuple[dict[str, Any], bool]:
+    """The event to report and whether it began near the alert's start (``lead`` before ``onset``
+    to ``lag`` after): the strongest of those that did, else the strongest of all."""
+
+    def score(e: dict[str, Any]) -> float:
+        return number(e.get("score")) or 0.0
+
+    if onset is not None:
+        near = [
+            e for e in events if (t := _when(e.get("start"))) is not None and onset - lead <= t <= onset + lag
+        ]
+        if near:
+            return max(near, key=score), True
+    return max(events, key=score), onset is None
+
+
+def _fires_when(inputs: dict[str, Any]) -> str:
+    threshold, query = inputs.get("threshold"), inputs.get("query")
+    if not threshold or not query:
+        return ""
+    return (
+        f"The alert fires when {shorten(query, 80)} {threshold}; the series was analysed without that filter."
+    )
+
+
+def _no_query(inputs: dict[str, Any], onset: datetime | None, lined: _LinedUp | None) -> Finding:
+    title = str(inputs.get("alert_title") or "").rstrip(": ")
+    if title:
+        head = f"{title}: the metric could not be analysed, the alert carries no expression"
+        why = (
+            "The alert has no generatorURL with a PromQL expression (g0.expr), so there is nothing to query."
+        )
+        how = "`devops-agent investigate --alert FILE --query 'PROMQL'`"
+    else:
+        head = "The metric could not be analysed: no PromQL was given"
+        why = "No query was given, so there is no series to run the anomaly detector on."
+        how = "`--query 'PROMQL'`"
+    detail = f"{why} Give the PromQL of the metric as the `query` input ({how}) to find when it went wrong."
+    if onset is not None and lined is not None:
+        detail += f" The logs and commits below are lined up with the alert's start ({_utc(onset)}) instead."
+        if lined.words:
+            detail += " " + "; ".join(lined.words) + "."
+    # From an alert, a firing alert went unexplained; otherwise it is only a hint to add a query.
+    quiet: Severity = "medium" if title else "info"
+    return Finding(
+        severity="high" if lined and (lined.related or lined.changes) else quiet,
+        title=head,
+        detail=detail,
+        evidence=lined.evidence if lined else [],
+        next_steps=[
+            *(lined.next_steps if lined else []),
+            "Find the alert's rule (prom_rules, or the rule files) and rerun with its expression as --query.",
+        ],
+    )
+
+
 @register_analyzer("metric_alert")
 def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
     """One finding per anomalous series, with the log templates and changes that line up."""
     result = first_result(evidence, "prom_anomalies")
+    onset = _when(inputs.get("onset"))
+    logs, commits = _log_summary(evidence), _commits(evidence)
     if result is None:
-        return []
+        # The metric step was skipped (no query) or failed (its gap says why); the alert's own
+        # start is still a moment to line the logs and commits up with.
+        lined = _line_up(onset, logs, commits, params) if onset is not None else None
+        if not inputs.get("query"):
+            return [_no_query(inputs, onset, lined)]
+        if onset is None or lined is None or not (lined.related or lined.changes):
+            return []
+        return [
+            Finding(
+                severity="high",
+                title=f"What lined up with the alert's start at {_utc(onset)} (the metric was not read)",
+                detail="; ".join(lined.words) + ".",
+                evidence=lined.evidence,
+                next_steps=lined.next_steps,
+            )
+        ]
     query = inputs.get("query") or "the query"
+    fires_when = _fires_when(inputs)
     if result.status == "no_data":
+        # The tool's hint says "no series match ..." when there was nothing to analyse.
+        unmatched = (result.hint or "").startswith("no series match")
         return [
             Finding(
                 severity="info",
-                title=f"No anomaly in {shorten(query, 80)}",
-                detail=result.hint or "",
+                title=f"{'No data for' if unmatched else 'No anomaly in'} {shorten(query, 80)}",
+                detail=" ".join(p for p in (result.hint or "", fires_when) if p),
                 source=source_of(result),
             )
         ]
     if result.status != "success":
         return []
-    series = as_records(structured(result), "anomalous")
-    log_window = timedelta(minutes=float(params.get("log_window_minutes", 15)))
-    change_window = timedelta(hours=float(params.get("change_window_hours", 2)))
-    groups, commits = _log_groups(evidence), _commits(evidence)
+    data = structured(result)
+    series = as_records(data, "anomalous")
+    step = timedelta(seconds=(number(data.get("step_s")) if isinstance(data, dict) else None) or 0)
+    lead = timedelta(minutes=float(params.get("onset_lead_minutes", 60)))
     findings: list[Finding] = []
     for s in series:
         events = list_field(s, "anomalies")
         if not events:
             continue
-        event = max(events, key=lambda e: float(e.get("score") or 0))
+        event, near = _pick_event(events, onset, lead, max(_ONSET_LAG, 2 * step))
         start = _when(event.get("start"))
         verb = _KIND_WORDS.get(str(event.get("kind")), "became anomalous")
-        when = start.strftime("%Y-%m-%d %H:%M UTC") if start else "an unknown time"
-        evidence_lines = [str(event.get("explanation", ""))]
-        next_steps: list[str] = []
-        related = correlated_groups(groups, start, log_window) if start else []
-        for g in related[:5]:
-            evidence_lines.append(
-                f"log template {g.get('count')}x {shorten(g.get('shape'), 120)} "
-                f"(first seen {g.get('first_seen')})"
+        when = _utc(start) if start else "an unknown time"
+        lined = _line_up(start, logs, commits, params) if start else _LinedUp()
+        evidence_lines = [str(event.get("explanation", "")), *lined.evidence]
+        notes = [fires_when] if fires_when else []
+        if onset is not None and not near:
+            notes.append(
+                f"The alert started at {_utc(onset)}, but no anomaly of this series began in the "
+                f"{lead} before it; this is the strongest one in the range."
             )
-            examples = list_field(g, "examples")
-            if examples:
-                evidence_lines.append(f"  e.g. {shorten(examples[0], 200)}")
-        changes = commits_before(commits, start, change_window) if start else []
-        for c in changes[:5]:
-            evidence_lines.append(
-                f"change {c.get('short_sha') or str(c.get('sha', ''))[:7]} "
-                f"{c.get('date') or c.get('committed')} {c.get('author')}: {shorten(c.get('subject'), 90)}"
-            )
-        if related:
-            next_steps.append(
-                "Read the correlated log lines around the start; they are where the failure shows first."
-            )
-        if changes:
-            next_steps.append(
-                "Check whether the change just before the start is deployed; roll it back if it is suspect."
-            )
-        next_steps.append(f"Query the series around {when} at a finer step to see the exact onset.")
-        correlation = []
-        if related:
-            correlation.append(f"{len(related)} log template(s) appeared or spiked within {log_window} of it")
-        if changes:
-            correlation.append(f"{len(changes)} commit(s) landed in the {change_window} before")
-        detail = f"{event.get('explanation')}." + (" " + "; ".join(correlation) + "." if correlation else "")
-        score = float(event.get("score") or 0)
+        detail = f"{event.get('explanation')}." + (" " + "; ".join(lined.words) + "." if lined.words else "")
+        detail += "".join(f" {n}" for n in notes)
+        score = number(event.get("score")) or 0.0
         findings.append(
             Finding(
-                severity="high" if related or changes or score >= 0.9 else "medium",
+                severity="high" if lined.related or lined.changes or score >= 0.9 else "medium",
                 title=f"{shorten(s.get('series'), 90)} {verb} at {when}",
                 detail=detail,
                 evidence=evidence_lines,
                 source=source_of(result),
-                next_steps=next_steps,
+                next_steps=[
+                    *lined.next_steps,
+                    f"Query the series around {when} at a finer step to see the exact onset.",
+                ],
             )
         )
     return findings
