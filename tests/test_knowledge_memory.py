@@ -15,12 +15,21 @@ from devops_agent.cli.context import AppState
 from devops_agent.cli.memory_cmd import memory_app
 from devops_agent.config import Settings
 from devops_agent.errors import NotFoundError, UserError
-from devops_agent.knowledge.memory import CURRENT_SESSION, project_name, rank_findings, search_memory
+from devops_agent.knowledge.memory import (
+    CURRENT_SESSION,
+    add_finding,
+    project_name,
+    rank_findings,
+    search_memory,
+)
+from devops_agent.privacy import REDACTED
 from devops_agent.store import Store
 from devops_agent.store.engine import create_store_engine, normalize_url
 from devops_agent.store.records import FindingRecord
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+PASSWORD = "hunter2hunter2"
+TOKEN = "ghp_R8kq2LmZ7vT1xW9pN4sB6yH3cJ5dF0gA2eUo"
 
 FINDINGS = [
     FindingRecord(
@@ -108,6 +117,48 @@ def test_invalid_findings_are_user_errors(sqlite_store: Store) -> None:
         sqlite_store.add_finding(FindingRecord(project="x" * 201, title="t", summary="s"))
     with pytest.raises(ValueError, match="timezone-aware"):
         FindingRecord(project="p", title="t", summary="s", created_at=datetime(2026, 1, 1))  # noqa: DTZ001
+
+
+def _stored_text(store_url: str) -> str:
+    """Every finding column as the database holds it, read around the Store API."""
+    engine = create_store_engine(normalize_url(store_url))
+    try:
+        with engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT title, summary, evidence, tags, source FROM findings")
+            return "\n".join(str(tuple(row)) for row in rows)
+    finally:
+        engine.dispose()
+
+
+def test_memory_layer_never_stores_secrets(store: Store, store_url: str) -> None:
+    saved = add_finding(
+        store,
+        FindingRecord(
+            project="p",
+            title=f"leaked {TOKEN} in deploy log",
+            summary=f"DB_PASSWORD={PASSWORD} was in the env dump; rotated it",
+            evidence=(f"token={TOKEN}", "", "  ", "jenkins #12 console"),
+            tags=(f"password={PASSWORD}", "", "db"),
+            source=f"triage OPS-1 {TOKEN}",
+        ),
+    )
+    assert saved.title == f"leaked {REDACTED} in deploy log"
+    assert saved.summary == f"DB_PASSWORD={REDACTED} was in the env dump; rotated it"
+    assert saved.evidence == (f"token={REDACTED}", "jenkins #12 console"), "empty items are dropped"
+    assert saved.tags == (f"password={REDACTED}", "db")
+    assert saved.source == f"triage OPS-1 {REDACTED}", "identifiers stay, secrets go"
+    on_disk = _stored_text(store_url)
+    assert "jenkins #12 console" in on_disk
+    assert PASSWORD not in on_disk
+    assert TOKEN not in on_disk
+
+
+def test_memory_layer_rejects_a_multi_line_title(sqlite_store: Store) -> None:
+    with pytest.raises(UserError, match="one line"):
+        add_finding(sqlite_store, FindingRecord(project="p", title="first\nsecond", summary="s"))
+    assert (
+        add_finding(sqlite_store, FindingRecord(project="p", title="title\n", summary="s")).title == "title"
+    )
 
 
 # -- ranking ----------------------------------------------------------------------------------
@@ -204,6 +255,28 @@ def test_tool_errors_are_data(tmp_path: Path) -> None:
     assert tools["search_memory"]("  ").status == "error"  # type: ignore[operator]
 
 
+def test_add_finding_tool_never_stores_secrets(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", project="p")
+    add = _tools(settings)["add_finding"]
+    res = add(
+        f"token {TOKEN} in CI log",
+        f"password={PASSWORD}",
+        evidence=[f"mysql -u app --password {PASSWORD}", ""],
+        tags=[""],
+    )  # type: ignore[operator]
+    assert res.status == "success"
+    assert TOKEN not in json.dumps(res.data)
+    assert res.data["evidence"] == [f"mysql -u app --password {REDACTED}"]
+    assert res.data["tags"] == []
+    with Store.from_settings(settings) as store:
+        (kept,) = store.list_findings("p")
+    assert PASSWORD not in repr(kept)
+    assert TOKEN not in repr(kept)
+    multi = add("first\nsecond", "s")  # type: ignore[operator]
+    assert multi.status == "error"
+    assert "one line" in (multi.error or "")
+
+
 # -- CLI --------------------------------------------------------------------------------------
 
 
@@ -248,3 +321,39 @@ def test_memory_cli_add_search_list_delete(tmp_path: Path, monkeypatch: pytest.M
 
     missing = runner.invoke(memory_app, ["delete", str(added["id"])], obj=AppState())
     assert isinstance(missing.exception, NotFoundError)
+
+
+@pytest.mark.slow
+def test_memory_add_cli_scrubs_secrets_and_checks_its_input(tmp_path: Path, isolated_home: Path) -> None:
+    from test_cli import assert_one_line_error, cli
+
+    added = cli(
+        "memory",
+        "add",
+        f"DB creds in {TOKEN}",
+        "-s",
+        f"DB_PASSWORD={PASSWORD} {TOKEN}",
+        "-e",
+        f"token={TOKEN}",
+        "-e",
+        "",
+        "-t",
+        "",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert added.returncode == 0, added.stderr
+    listed = cli("memory", "list", "--json", cwd=tmp_path)
+    for proc in (added, listed):
+        assert PASSWORD not in proc.stdout
+        assert TOKEN not in proc.stdout
+    (finding,) = json.loads(listed.stdout)["findings"]
+    assert finding["summary"] == f"DB_PASSWORD={REDACTED} {REDACTED}"
+    assert finding["evidence"] == [f"token={REDACTED}"]
+    assert finding["tags"] == []
+    db = isolated_home / "data" / "devops-agent.db"
+    assert _stored_text(f"sqlite:///{db}").count(REDACTED) == 4
+
+    two_lines = cli("memory", "add", "first line\nsecond line", "-s", "s", cwd=tmp_path)
+    assert_one_line_error(two_lines, 2, "one line")
+    assert len(json.loads(cli("memory", "list", "--json", cwd=tmp_path).stdout)["findings"]) == 1

@@ -158,7 +158,12 @@ class SessionService:
         # and without it unless privacy.scrub_secrets is off (a local model may then read them).
         self.scrub_secrets = self.privacy or settings.privacy.scrub_secrets
         if self.privacy:
-            purge_expired(store, settings.privacy.ttl_hours)
+            try:
+                purge_expired(store, settings.privacy.ttl_hours)
+            except DevOpsAgentError as exc:
+                # Housekeeping, not the run: the guard still masks, and restoring fails closed
+                # (masked answer and a note) if the vault is unusable.
+                log.warning("vault_purge_failed", error=exc.message)
         self.catalog: ToolCatalog = build_catalog(settings, registry)
         self.model = (
             model if model is not None else (resolve_model(settings.model) if use_configured_model else None)

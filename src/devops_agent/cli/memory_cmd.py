@@ -9,7 +9,7 @@ import typer
 
 from devops_agent.cli.context import err, out, state
 from devops_agent.errors import UserError
-from devops_agent.knowledge.memory import project_name, search_memory
+from devops_agent.knowledge.memory import add_finding, project_name, search_memory
 from devops_agent.store.records import FindingRecord
 from devops_agent.tools.knowledge import check_finding, finding_data
 
@@ -54,12 +54,13 @@ def add(
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Remember a finding for later investigations of the project."""
+    """Remember a finding for later investigations of the project (secrets in it are cut out)."""
     failed = check_finding(title, summary, evidence, tags)
     if failed is not None:
         raise UserError(failed.error or "invalid finding", hint=failed.hint)
     app = state(ctx)
-    saved = app.store().add_finding(
+    saved = add_finding(
+        app.store(),
         FindingRecord(
             project=project or project_name(app.settings),
             title=title,
@@ -67,7 +68,7 @@ def add(
             evidence=tuple(evidence or ()),
             tags=tuple(tags or ()),
             source=source,
-        )
+        ),
     )
     if json_out:
         out.print_json(json.dumps(finding_data(saved)))

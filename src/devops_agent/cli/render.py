@@ -23,7 +23,12 @@ _STATUS_MARK = {"success": "[green]✓[/]", "no_data": "[yellow]∅[/]", "error"
 
 
 class ProgressRenderer:
-    """Shows what a run is doing while it runs; collects streamed text."""
+    """Shows what a run is doing while it runs; collects streamed text.
+
+    With ``stream_tokens`` the model's text goes to stdout as it comes; without it (the privacy
+    guard is on, so the tokens hold placeholders) the status line says the answer is being written
+    and :func:`print_final` prints the answer the run finished with.
+    """
 
     def __init__(self, *, stream_tokens: bool, quiet: bool = False) -> None:
         self.stream_tokens = stream_tokens
@@ -73,6 +78,8 @@ class ProgressRenderer:
                     self._status.__exit__(None, None, None)
                     self._status = None
                 out.print(event.text, end="", highlight=False, markup=False)
+            elif self._status is not None:
+                self._status.update("writing the answer…")
         elif isinstance(event, ErrorEvent):
             hint = f" ({event.hint})" if event.hint else ""
             err.print(f"[red]error:[/] {event.message}{hint}", highlight=False)

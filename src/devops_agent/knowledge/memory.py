@@ -9,20 +9,25 @@ searchable at once. Title and tags count twice (they are what a finding is about
 newer finding. Dense retrieval is not used here: at this size it would cost a model load for
 little gain.
 
-Runs of the agent set :data:`CURRENT_SESSION` so a finding records the session it came from;
-this module must not import policies, agent or interface code.
+Runs of the agent set :data:`CURRENT_SESSION` so a finding records the session it came from.
+Every finding is stored through :func:`add_finding`, which cuts secrets out of it: a finding
+outlives its session and is recalled into others, and secrets are never stored. This module must
+not import policies, agent or interface code (the privacy scrubber is detection, not policy).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
 from devops_agent.config import Settings
+from devops_agent.errors import UserError
 from devops_agent.knowledge.lexical import Bm25
 from devops_agent.knowledge.tokenize import term_counts
+from devops_agent.privacy.secrets import scrub
 from devops_agent.store import Store
 from devops_agent.store.records import FindingRecord
 
@@ -46,6 +51,33 @@ class MemoryHit:
 
     finding: FindingRecord
     score: float
+
+
+def add_finding(store: Store, finding: FindingRecord) -> FindingRecord:
+    """Remember ``finding``; return it as stored, with its id.
+
+    Whoever adds it (``memory add``, the model's ``add_finding``), secrets are cut out of its
+    title, summary, evidence, tags and source (``[REDACTED_SECRET]``, the scrubber every stored
+    text goes through), and empty evidence items and tags are dropped. A title of several lines
+    is a :class:`UserError`.
+    """
+    if len(finding.title.strip().splitlines()) > 1:
+        raise UserError(
+            "a finding's title is one line", hint="say what was wrong in one line; details go in the summary"
+        )
+
+    def clean(items: Sequence[str]) -> tuple[str, ...]:
+        return tuple(scrub(t.strip()).text for t in items if t.strip())
+
+    scrubbed = dataclasses.replace(
+        finding,
+        title=scrub(finding.title).text,
+        summary=scrub(finding.summary).text,
+        evidence=clean(finding.evidence),
+        tags=clean(finding.tags),
+        source=scrub(finding.source).text if finding.source else finding.source,
+    )
+    return store.add_finding(scrubbed)
 
 
 def finding_text(f: FindingRecord) -> str:

@@ -131,10 +131,10 @@ def check_finding(
 
 
 def remember(settings: Settings, finding: FindingRecord) -> ToolResult:
-    """Store ``finding`` in the project store."""
+    """Store ``finding`` in the project store (secrets cut out: :func:`memory.add_finding`)."""
     try:
         with Store.from_settings(settings) as store:
-            saved = store.add_finding(finding)
+            saved = memory.add_finding(store, finding)
     except DevOpsAgentError as exc:
         return ToolResult.fail(exc.message, exc.hint)
     return ToolResult.ok(finding_data(saved))
