@@ -129,6 +129,15 @@ def test_new_format_lookalikes_and_placeholders(text: str) -> None:
         ("ACL SETUSER bob on >Zq8xK2mP9 ~* +@all", ["Zq8xK2mP9"]),
         ("user worker on #" + body(HEX, 64, "acl") + " ~jobs:* +@list", [body(HEX, 64, "acl")]),
         ("redis-cli -h cache-1 -p 6380 -a S3cretRedisPw ping", ["S3cretRedisPw"]),
+        # AUTH typed at a prompt or given to redis-cli; with ACLs "AUTH user password"
+        ("AUTH mypassw0rd", ["mypassw0rd"]),
+        ("AUTH default s3cr3tpw", ["s3cr3tpw"]),
+        ("127.0.0.1:6379> AUTH mypassw0rd\nOK", ["mypassw0rd"]),
+        ("redis> AUTH default s3cr3tpw", ["s3cr3tpw"]),
+        ("> AUTH s3cr3tpw", ["s3cr3tpw"]),
+        ("cache-1:6380[2]> AUTH foobared", ["foobared"]),  # at a redis prompt any word is the password
+        ('redis 127.0.0.1:6379> AUTH "Sup3rS3cret"', ["Sup3rS3cret"]),
+        ("$ redis-cli -h cache01 -p 6380 AUTH default 'Zq8xK2mP9' && echo ok", ["Zq8xK2mP9"]),
     ],
 )
 def test_redis_passwords(text: str, secrets: list[str]) -> None:
@@ -144,9 +153,49 @@ def test_redis_passwords(text: str, secrets: list[str]) -> None:
         "user default on nopass ~* &* +@all",  # no password
         "user foo >/tmp/out",  # a shell redirect, not an ACL rule
         "redis-cli -h cache-1 -a $REDIS_PASSWORD ping",
+        "AUTH failed",  # a log line, not the command: the value must read as a password there
+        "AUTH succeeded",
+        "AUTH failed: WRONGPASS invalid username-password pair",  # more than a command's arguments
+        "-ERR AUTH <password> called without any password configured for the default user",
+        "AUTH <password>",
+        "127.0.0.1:6379> AUTH $REDIS_PASSWORD",
+        "redis-cli -h cache-1 monitor | grep AUTH failed",
+        "OAUTH token refreshed",
+        "AUTH LOGIN",  # SMTP: the mechanism, the credentials follow on their own lines
+        "AUTH CRAM-MD5",
     ],
 )
 def test_redis_near_misses(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("AUTH PLAIN AGFsaWNlAHMzY3IzdA==", "AGFsaWNlAHMzY3IzdA=="),  # "\\0alice\\0s3cr3t"
+        ("<~ 235 2.7.0 ok\n ~> AUTH PLAIN AHVzZXIAWnE4eEsybVA5\n", "AHVzZXIAWnE4eEsybVA5"),
+        ("C: AUTH XOAUTH2 dXNlcj1ib2IBYXV0aD1CZWFyZXIgeWEyOS5hMGFmSDZTTQEB", None),
+    ],
+)
+def test_sasl_initial_responses_carry_credentials(text: str, secret: str | None) -> None:
+    found = find_secrets(text)
+    assert [f.kind for f in found] == ["sasl_credentials"]
+    if secret is not None:
+        assert text[found[0].start : found[0].end] == secret
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AUTH LOGIN",
+        "AUTH PLAIN",  # the credentials come on the next line, after "334"
+        "C: AUTH PLAIN =",  # an empty initial response
+        "AUTH PLAIN <base64 of \\0user\\0password>",
+        "AUTH PLAIN xxxxxxxxxxxxxxxx",
+        "SASL LOGIN authentication failed: UGFzc3dvcmQ6",  # base64 of the server's "Password:" prompt
+    ],
+)
+def test_sasl_near_misses(text: str) -> None:
     assert find_secrets(text) == [], text
 
 
@@ -197,6 +246,9 @@ def test_new_rules_stay_fast_on_adversarial_input() -> None:
         "requirepass " + "x" * 100_000,
         "redis-cli" + " -a" * 30_000,
         "sourcegraph" + "_" * 100_000,
+        "AUTH " * 30_000,
+        "127.0.0.1:6379> AUTH " + "a " * 50_000,
+        "AUTH PLAIN " + "A" * 100_000 + "!",
     ]
     for text in evil:
         t0 = time.perf_counter()

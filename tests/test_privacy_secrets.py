@@ -504,6 +504,118 @@ def test_ordinary_log_lines_are_not_secrets() -> None:
     assert found == []
 
 
+# --- passwords written in prose ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Connect to db01 using password Sup3rS3cretPw! then run the migration", "Sup3rS3cretPw!"),
+        ("the password is Hunter2!x", "Hunter2!x"),
+        ("The root password is: S3cr3t-Pa55", "S3cr3t-Pa55"),
+        ("The password is Hunter2x.", "Hunter2x"),  # the sentence's full stop stays
+        ("password was Passw0rd123 until the rotation", "Passw0rd123"),
+        ("the password for user deploy is Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("password for admin: Adm1n!2024", "Adm1n!2024"),
+        ("The password for the admin account is: N0tS0Secret#", "N0tS0Secret#"),
+        ("log in with password Winter2024! and rotate it", "Winter2024!"),
+        ("use the password Zq8x!K2mP to log in", "Zq8x!K2mP"),
+        ("connect with password 'Sup3rS3cretPw!'", "Sup3rS3cretPw!"),
+        ("PASSPHRASE IS Qm7x!vR2x-Lp9z", "Qm7x!vR2x-Lp9z"),
+        ("the new password is Zq8xK2mPvLnBcTwRyHjDfG", "Zq8xK2mPvLnBcTwRyHjDfG"),  # letters only, random
+    ],
+)
+def test_passwords_written_in_prose(text: str, secret: str) -> None:
+    found = find_secrets(text)
+    assert [(f.kind, text[f.start : f.end]) for f in found] == [("prose_password", secret)]
+    assert scrub(text).text == text.replace(secret, REDACTED)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is incorrect",
+        "password was changed",
+        "password for user bob has expired",
+        "password is required",
+        "password is too short",
+        "password reset link sent",
+        "enter your password",
+        "password: ********",
+        "password: <redacted>",
+        "password is stored in Vault",
+        "the password is wrong!",
+        "Your password is about to expire in 3 days",
+        "password is 8 characters",
+        "password is 12345678",  # digits alone: a PIN or a count, left
+        "password must be 8-16 characters",
+        "password is auto-generated",
+        "The password is Base64-encoded",
+        "The password is base64 encoded",
+        "password is hunter2 hashed",
+        "the password is SHA256",
+        "password is sha256(salt+pw)",
+        "password is **not** stored",
+        "The password is (optional)",
+        "password is ${DB_PASSWORD}",
+        "password is in /run/secrets/db_password",
+        "password is your_password_here",
+        "password was reset by admin01 yesterday",
+        "the password is [REDACTED_SECRET]",  # scrubbing twice changes nothing
+        "Changing password for user bob.",
+        "sudo passwd deploy01",
+        "cd /srv && pwd && ls",
+        "use password authentication instead of keys",
+    ],
+)
+def test_prose_about_passwords_is_not_a_password(text: str) -> None:
+    assert find_secrets(text) == [], text
+
+
+PASSWORD_LOG_LINES = """\
+Mar 12 10:11:12 web1 sshd[4242]: Failed password for invalid user admin from 10.0.0.1 port 22 ssh2
+Mar 12 10:11:13 web1 sshd[4243]: Accepted password for bob from 10.0.0.2 port 51234 ssh2
+Mar 12 10:11:14 web1 sshd[4244]: Failed password for deploy01 from 10.0.0.3 port 40022 ssh2
+Mar 12 10:11:15 web1 sshd[4245]: pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=10.0.0.1  user=root
+Mar 12 10:11:16 web1 sshd[4246]: password authentication disabled
+Mar 12 10:11:17 mail postfix/smtpd[811]: warning: unknown[10.0.0.9]: SASL LOGIN authentication failed: UGFzc3dvcmQ6
+(error) WRONGPASS invalid username-password pair or user is disabled.
+Please use the following password to proceed to installation: see the docs
+"""
+
+
+def test_log_lines_about_passwords_are_not_secrets() -> None:
+    found = [(f.kind, PASSWORD_LOG_LINES[f.start : f.end]) for f in find_secrets(PASSWORD_LOG_LINES)]
+    assert found == []
+
+
+def test_keywords_differing_only_in_case_index_their_own_lines() -> None:
+    # "AUTH" (Redis, exact case) and "auth" (config keys, any case) share one automaton entry.
+    from devops_agent.privacy.secrets import LineIndex
+
+    text = 'x auth y\nAUTH s3cr3tpw\n{"auth": "X3Rva2VuOjEyMzQuMThqZjg0MWZrbDQwYU90dTNr"}'
+    index = LineIndex(text)
+    assert [text[lo:hi] for lo, hi in index.lines("AUTH")] == ["AUTH s3cr3tpw"]
+    assert len(index.lines("auth")) == 3
+    assert [f.kind for f in find_secrets(text)] == ["redis_password", "config_secret"]
+
+
+def test_prose_password_rule_stays_fast_on_adversarial_input() -> None:
+    import time
+
+    evil = [
+        "password " * 20_000,
+        "password for " * 20_000,
+        "password is " + "A1!" * 50_000,
+        "using password " + "a" * 100_000,
+        "password for " + "x" * 100_000 + " is",
+    ]
+    for text in evil:
+        t0 = time.perf_counter()
+        find_secrets(text)
+        assert time.perf_counter() - t0 < 2.0, text[:40]
+
+
 # --- identifiers the guard masks (recognizers): buckets, public keys, PHP users --------------------
 
 

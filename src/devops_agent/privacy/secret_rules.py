@@ -301,6 +301,15 @@ TOKEN_RULES: tuple[TokenSpec, ...] = (
         group=2,
     ),
     _t("redis_password", ["redis-cli"], r"redis-cli[^\n]{0,200}?[ \t]-a[ \t]+([^\s$%-][^\s]{2,})", group=1),
+    # SMTP / POP3 SASL initial responses: PLAIN is base64 of "authzid\0user\0password", XOAUTH2 and
+    # OAUTHBEARER carry a bearer token. "AUTH LOGIN" sends the user name (base64) and prompts.
+    _t(
+        "sasl_credentials",
+        ["AUTH PLAIN", "AUTH XOAUTH2", "AUTH OAUTHBEARER"],
+        r"(?<![A-Za-z0-9_-])AUTH[ \t]+(?:PLAIN|XOAUTH2|OAUTHBEARER)[ \t]+([A-Za-z0-9+/]{8,}={0,2})"
+        r"(?![A-Za-z0-9+/=])",
+        group=1,
+    ),
     # Sourcegraph's older tokens are bare 40-hex strings: only a Sourcegraph key makes one a secret.
     _t(
         "sourcegraph_token",

@@ -4,11 +4,13 @@ Secrets are never stored, never mapped to placeholders and never restored; this 
 and cuts them. It covers provider token formats (GitHub, GitLab, Slack, Stripe, OpenAI, ...), PEM
 and PuTTY private keys, JWTs, ``Authorization`` headers, cookies, passwords inside URLs, password
 hashes, credentials on command lines (``curl -u``, ``--password``), a few log and file formats
-(Jenkins' first admin password, ``~/.pgpass``, Redis ``requirepass`` and ACL rules), ``key = value``
-lines whose key names a secret, and a random-looking token right after a secret word ("client secret
-9fJ2…"). Documentation dummies (``xxxx``, ``EXAMPLE``, ``abcdef…``, ``changeme``) are never secrets.
-Token and fixed-format patterns are data in :mod:`devops_agent.privacy.secret_rules`; the finders that
-need more than one regex (keys, URLs, headers, command lines, config lines) live here.
+(Jenkins' first admin password, ``~/.pgpass``, Redis ``requirepass`` and ACL rules, Redis and SMTP
+``AUTH`` commands), ``key = value`` lines whose key names a secret, a password written in prose ("the
+password is Hunter2!x", where the word must look like a password) and a random-looking token right
+after a secret word ("client secret 9fJ2…"). Documentation dummies (``xxxx``, ``EXAMPLE``,
+``abcdef…``, ``changeme``) are never secrets. Token and fixed-format patterns are data in
+:mod:`devops_agent.privacy.secret_rules`; the finders that need more than one regex (keys, URLs,
+headers, command lines, config lines, prose) live here.
 
 Speed matters (every tool output passes through here), so each rule carries literal *keywords*;
 a rule's regex runs only when one of its keywords occurs in the text (one C-level substring scan
@@ -532,6 +534,125 @@ def _find_redis_acl_passwords(text: str, lo: int, hi: int) -> Iterable[tuple[int
                 yield line.start() + m.start(g), line.start() + m.end(g)
 
 
+# --- passwords written in prose, Redis AUTH ---------------------------------------------------------
+
+# "the password is Hunter2!x", "root password is: S3cr3t-Pa55", "password for user deploy: Adm1n!24",
+# "using password Sup3rS3cretPw!". Only the word right after the verb or separator is read, and
+# only a value that reads as a password is taken (see _prose_password): in logs and docs the word
+# there is far more often English ("the password is incorrect", "password for bob has expired").
+_PROSE_VALUE_RX = re.compile(
+    r"(?i)\b(?:pass(?:word|wd|phrase)|pwd)"
+    r"(?P<for>[ \t]+for[ \t]+(?:the[ \t]+)?(?:user[ \t]+)?[^\s:]{1,64}(?:[ \t]+(?:user|account))?)?"
+    r"(?P<verb>[ \t]+(?:is|was)(?![^\s:]))?(?P<sep>[ \t]*[:=])?[ \t]*(?<=[\s:=])"
+    r"(?:(?P<q>[\"'`])(?P<qv>[^\s\"'`]{1,200})(?P=q)|(?P<v>[^\s\"'`$%<{(\[*_#=-][^\s]{0,199})(?!\S))"
+)
+# Without "is", "was", ":" or "=" the value must follow "using/with password" ("Failed password for
+# invalid user admin", "passwd deploy01" are sshd and a command, not a password).
+_PROSE_LEAD_RX = re.compile(r"(?i)\b(?:use|using|with)[ \t]+(?:the[ \t]+)?$")
+# Plain words and numbers joined by "-", ".", "_" or "/", one of them a lower-case word:
+# "auto-generated", "base64-encoded", "8-char", "user/pass" are wording ("Winter-2024" is not).
+_WORD_COMPOUND_RX = re.compile(r"(?:[A-Za-z]+[0-9]*|[0-9]+)(?:[-._/](?:[A-Za-z]+[0-9]*|[0-9]+))+")
+_LOWER_PART_RX = re.compile(r"(?:^|[-._/])[a-z]{3,}(?:[-._/]|$)")
+_PARTICIPLE_RX = re.compile(r"[ \t]+[a-z]{2,}ed\b")  # "the password is base64 encoded / sha256 hashed"
+# A short word with a number appended names an algorithm or encoding (sha256, Base64, AES256, utf8),
+# a longer one is a weak password (hunter2, Summer2024, admin123).
+_SHORT_WORD_NUMBER_RX = re.compile(r"[A-Za-z]{1,4}[0-9]+")
+
+
+def _prose_password(value: str, *, quoted: bool = False) -> bool:
+    """Does a word that prose names as a password read as one, not as English?
+
+    At least 6 characters with a letter and a digit or symbol (``Hunter2!x``, ``mypassw0rd``), or
+    letters only when long and random (20+, mixed case, high entropy). Left: dictionary-like words
+    (``incorrect``, ``hunter``), digits alone (PINs, "8 characters"), word compounds (see
+    ``_WORD_COMPOUND_RX``), algorithm names (``sha256``, ``Base64``: up to 4 letters and a number),
+    calls (``sha256(pw)``), identifiers (``_is_wordy``) and whatever :func:`_value_is_secret` rejects
+    for a password key (placeholders, ``$VAR``, paths, URLs, ``changeme``). Unlike a configured
+    password, documentation values (``_is_dummy``: ``Example123``, ``qwerty1``) are left too: in prose
+    only the word's shape says it is a password, and runbooks and docs are where such words are.
+    """
+    if len(value) < 6 or not any(c.isalpha() for c in value):
+        return False
+    if not _value_is_secret("password", value, quoted) or _is_dummy(value) or _is_wordy(value):
+        return False
+    if value.isalpha():
+        return _looks_random(value, 20)
+    if "(" in value or _SHORT_WORD_NUMBER_RX.fullmatch(value):
+        return False  # a call (sha256(salt+pw)) or an algorithm's name
+    return not (_WORD_COMPOUND_RX.fullmatch(value) and _LOWER_PART_RX.search(value))
+
+
+_PROSE_TRAIL = ".,;:)]}>\"'"
+
+
+def _prose_matches(text: str, lo: int, hi: int) -> Iterable[re.Match[str]]:
+    low = text[lo:hi].lower()
+    for kw in ("pass", "pwd"):  # tried only where the word is: most lines hold no match
+        i = low.find(kw)
+        while i >= 0:
+            m = _PROSE_VALUE_RX.match(text, lo + i, hi)
+            i = low.find(kw, i + 1)
+            if m is not None:
+                yield m
+
+
+def _find_prose_passwords(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
+    for m in _prose_matches(text, lo, hi):
+        if m.group("verb") is None:
+            if m.group("sep") is not None and m.group("for") is None:
+                continue  # "password: x", "password = x": a config line, _find_kv_secrets' job
+            if (
+                m.group("sep") is None
+                and _PROSE_LEAD_RX.search(text, max(lo, m.start() - 12), m.start()) is None
+            ):
+                continue
+        if m.group("qv") is not None:
+            if _prose_password(m.group("qv"), quoted=True):
+                yield m.span("qv")
+            continue
+        start, value = m.start("v"), m.group("v").rstrip(_PROSE_TRAIL)  # a sentence's "." is no part
+        core = value.rstrip("!?")  # "the password is wrong!"; kept in the span when it is a password
+        if _prose_password(core) and not _PARTICIPLE_RX.match(text, m.end()):
+            yield start, start + len(value)
+
+
+# Redis AUTH typed at a prompt or given to redis-cli: "AUTH pw", with Redis 6 ACLs "AUTH user pw".
+# Only a line holding the command alone is one ("AUTH failed for 10.0.0.1" is a log line). After a
+# redis prompt (127.0.0.1:6379>, redis>) or redis-cli any literal is the password, as with
+# ``redis-cli -a``; at a bare line start or after "> " it must also read as one ("AUTH failed").
+# SMTP's "AUTH <mechanism> …" is left to the sasl_credentials token rule.
+_AUTH_CMD_RX = re.compile(
+    r"(?m)(?<![^ \t>\n])AUTH[ \t]+(?P<qa>[\"']?)(?P<a>[^\s\"']{1,200})(?P=qa)"
+    r"(?:[ \t]+(?P<qb>[\"']?)(?P<b>[^\s\"']{1,200})(?P=qb))?[ \t]*(?:$|(?=&&|\|\||;))"
+)
+_REDIS_PROMPT_RX = re.compile(r"[ \t]*(?:redis[ \t]+)?(?:redis|[\w.-]{1,253}:\d{1,5}(?:\[\d{1,2}\])?)>[ \t]+")
+_SASL_MECHANISMS = frozenset(
+    {"PLAIN", "LOGIN", "CRAM-MD5", "DIGEST-MD5", "XOAUTH2", "OAUTHBEARER", "GSSAPI", "NTLM", "EXTERNAL",
+     "ANONYMOUS", "SCRAM-SHA-1", "SCRAM-SHA-256"}
+)  # fmt: skip
+
+
+def _find_auth_commands(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
+    for m in _AUTH_CMD_RX.finditer(text, lo, hi):
+        if m.group("a").upper() in _SASL_MECHANISMS:
+            continue
+        prefix = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+        cli = prefix.rfind("redis-cli")
+        strong = _REDIS_PROMPT_RX.fullmatch(prefix) is not None or (
+            cli >= 0 and not any(c in prefix[cli:] for c in "|;&")
+        )
+        if not strong and prefix.strip() not in ("", ">"):
+            continue
+        group = "a" if m.group("b") is None else "b"
+        pw = m.group(group)
+        if (
+            (len(pw) >= 3 and pw[0] not in "$<[{-" and _cli_value_ok(pw, token=False))
+            if strong
+            else _prose_password(pw)
+        ):
+            yield m.span(group)
+
+
 # "<secret word> <token>" without a separator ("client secret 9fJ2…", "token Zq8xK2…"): prose and
 # log lines, found where the config-line scan finds no separator after the word. Only a value no
 # person would type is taken: 20+ characters of letters, digits, "+/_" (no "-" or ".": names of
@@ -590,16 +711,23 @@ _RULES: list[_Rule] = [
     _Rule("cli_password", ("-u", "--user"), _find_cli_passwords),
     _Rule("config_secret", _SECRET_KEY_KEYWORDS, _find_kv_secrets),
     _Rule("redis_password", _REDIS_ACL_KEYWORDS, _find_redis_acl_passwords),
+    _Rule("redis_password", ("AUTH",), _find_auth_commands),
+    _Rule("prose_password", ("pass", "pwd"), _find_prose_passwords),
     _Rule("terraform_variable_default", ('variable "',), _find_tf_variable_defaults, multiline=True),
 ]
 
 
-def _build_automaton(words: Iterable[str]) -> Any:
+def _build_automaton(keywords: Iterable[str]) -> Any:
+    """One automaton over lower-cased keywords; each hit gives the keywords it stands for, with
+    whether the text must be re-checked for case (``AUTH`` and ``auth`` share one entry)."""
     if _ahocorasick is None:
         return None
+    variants: dict[str, list[tuple[str, bool]]] = {}
+    for kw in set(keywords):
+        variants.setdefault(kw.lower(), []).append((kw, not _is_case_insensitive(kw)))
     automaton = _ahocorasick.Automaton()
-    for w in set(words):
-        automaton.add_word(w, w)
+    for low, kws in variants.items():
+        automaton.add_word(low, tuple(kws))
     automaton.make_automaton()
     return automaton
 
@@ -608,7 +736,7 @@ def _is_case_insensitive(kw: str) -> bool:
     return kw.islower() or not any(c.isalpha() for c in kw)
 
 
-_AUTOMATA: list[Any] = []  # [lower-case keywords, case-sensitive keywords], built on first use
+_AUTOMATA: list[Any] = []  # [the keyword automaton], built on first use
 _EXTRA_KEYWORDS: set[str] = set()
 
 
@@ -647,25 +775,22 @@ class LineIndex:
     def _index_all(self) -> None:
         if not _AUTOMATA:
             # One automaton over the lower-cased text; case-sensitive keywords are re-checked below.
-            _AUTOMATA.append(_build_automaton(kw.lower() for kw in _all_keywords()))
-            _AUTOMATA.append({kw.lower(): kw for kw in _all_keywords() if not _is_case_insensitive(kw)})
-        automaton, exact = _AUTOMATA
+            _AUTOMATA.append(_build_automaton(_all_keywords()))
+        automaton = _AUTOMATA[0]
         text = self.text
         hits: dict[str, list[tuple[int, int]]] = {}
         last: dict[str, int] = {}
-        for end, low_kw in automaton.iter(self.low):
-            kw = low_kw
-            if low_kw in exact:
-                kw = exact[low_kw]
-                if not text.startswith(kw, end - len(kw) + 1):
+        for end, variants in automaton.iter(self.low):
+            for kw, exact in variants:
+                if exact and not text.startswith(kw, end - len(kw) + 1):
                     continue
-            if last.get(kw, -1) >= end:
-                continue  # already inside a line recorded for this keyword
-            lo = text.rfind("\n", 0, end) + 1
-            hi = text.find("\n", end)
-            hi = len(text) if hi < 0 else hi
-            hits.setdefault(kw, []).append((lo, hi))
-            last[kw] = hi
+                if last.get(kw, -1) >= end:
+                    continue  # already inside a line recorded for this keyword
+                lo = text.rfind("\n", 0, end) + 1
+                hi = text.find("\n", end)
+                hi = len(text) if hi < 0 else hi
+                hits.setdefault(kw, []).append((lo, hi))
+                last[kw] = hi
         for kw in _all_keywords():
             self._cache[kw] = hits.get(kw, [])
 
