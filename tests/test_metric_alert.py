@@ -35,6 +35,23 @@ def _stamp(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _incident(tmp_path: Path, logs: Path, lines: list[str], onset: datetime) -> Path:
+    """Write ``lines`` plus the incident's new error (from ``onset``) as ``logs/app.log``, and a
+    repository whose one commit lands 10 minutes before ``onset``; return the repository."""
+    lines = lines + [
+        f"{_stamp(onset + timedelta(seconds=10 + 5 * i))} ERROR connection pool exhausted (size={20 + i}) for db billing"
+        for i in range(25)
+    ]
+    (logs / "app.log").write_text("\n".join(sorted(lines)) + "\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "db.yaml").write_text("pool_size: 20\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "lower the billing db pool size", when=onset - timedelta(minutes=10))
+    return repo
+
+
 def test_metric_alert_names_the_series_the_onset_and_what_lines_up(
     prometheus_url: str, tmp_path: Path
 ) -> None:
@@ -50,18 +67,7 @@ def test_metric_alert_names_the_series_the_onset_and_what_lines_up(
     ]
     old = now - timedelta(minutes=22)
     lines += [f"{_stamp(old + timedelta(seconds=i))} ERROR cache miss storm on shard {i}" for i in range(6)]
-    lines += [
-        f"{_stamp(onset + timedelta(seconds=10 + 5 * i))} ERROR connection pool exhausted (size={20 + i}) for db billing"
-        for i in range(25)
-    ]
-    (logs / "app.log").write_text("\n".join(sorted(lines)) + "\n")
-
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "db.yaml").write_text("pool_size: 20\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "lower the billing db pool size", when=onset - timedelta(minutes=10))
+    repo = _incident(tmp_path, logs, lines, onset)
 
     url = f"sqlite:///{tmp_path / 'store.db'}"
     settings = Settings(database_url=url, prometheus={"url": prometheus_url}, files={"roots": [tmp_path]})
@@ -240,17 +246,7 @@ def test_alert_expression_threshold_is_taken_off_and_old_log_templates_are_not_n
         f"{_stamp(start + timedelta(minutes=m, seconds=30))} ERROR cache miss storm on shard {m}"
         for m in range(0, minutes, 7)
     ]
-    lines += [
-        f"{_stamp(onset + timedelta(seconds=10 + 5 * i))} ERROR connection pool exhausted (size={20 + i}) for db billing"
-        for i in range(25)
-    ]
-    (logs / "app.log").write_text("\n".join(sorted(lines)) + "\n")
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "db.yaml").write_text("pool_size: 20\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "lower the billing db pool size", when=onset - timedelta(minutes=10))
+    repo = _incident(tmp_path, logs, lines, onset)
 
     alert = _alert("BillingLatency", onset + timedelta(minutes=1), expr)  # `for: 1m`
     _proc, report = _investigate(
