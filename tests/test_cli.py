@@ -121,6 +121,7 @@ def test_chat_slash_commands_and_streaming(tmp_path: Path) -> None:
     assert "Scripted answer to: first question" in proc.stdout
     assert "first question" in proc.stderr, "/sessions lists the session"
     assert "resume with --session" in proc.stderr
+    assert "/mode [ask|agent]" in proc.stderr, "the help's brackets are text, not console markup"
 
 
 def test_tools_list_and_breaker_status(isolated_home: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.analysis.timeparse import parse_since
@@ -425,7 +426,7 @@ def chat(
     app = state(ctx)
     current_mode = _check_mode(mode) or app.settings.mode
     session_id = app.store().get_session(session).id if session else None
-    err.print(f"[bold]DevOps Agent[/] chat · {current_mode} mode · {CHAT_HELP}")
+    err.print(f"[bold]DevOps Agent[/] chat · {current_mode} mode · {escape(CHAT_HELP)}")
     while True:
         try:
             line = input(f"{current_mode}> ").strip()
@@ -438,7 +439,7 @@ def chat(
             if cmd in ("/exit", "/quit"):
                 break
             if cmd == "/help":
-                err.print(CHAT_HELP)
+                err.print(CHAT_HELP, markup=False)
             elif cmd == "/new":
                 session_id = None
                 err.print("new session")
@@ -454,7 +455,7 @@ def chat(
                 else:
                     err.print(f"mode is {current_mode}; use /mode ask or /mode agent")
             else:
-                err.print(f"unknown command {cmd}; {CHAT_HELP}")
+                err.print(f"unknown command {cmd}; {CHAT_HELP}", markup=False)
             continue
         final = execute(
             app, line, session_id=session_id, mode=current_mode, inputs={}, json_out=False, stream_tokens=True
