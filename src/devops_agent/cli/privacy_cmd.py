@@ -14,8 +14,7 @@ from devops_agent.cli.context import out, state
 from devops_agent.errors import UserError
 from devops_agent.privacy.guard import anonymizer_for
 from devops_agent.privacy.vault import hmac_key, purge_expired
-
-BINARY_PROBE_BYTES = 8192
+from devops_agent.tools.files import is_binary_head
 
 privacy_app = typer.Typer(
     help="The privacy guard: preview masking, and the vault (placeholder → original, per session).",
@@ -60,7 +59,7 @@ def mask(
             raise UserError(
                 f"cannot read {path}: {exc.strerror or exc}", hint="give a readable text file"
             ) from exc
-        if b"\0" in raw[:BINARY_PROBE_BYTES]:  # what the model gets of a file is text
+        if is_binary_head(raw):  # what the model gets of a file is text
             typer.echo(f"skipped {path}: binary (NUL bytes in its first 8 KB)", err=True)
             skipped.append(str(path))
             continue

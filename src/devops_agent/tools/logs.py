@@ -39,6 +39,7 @@ from devops_agent.analysis import (
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.files import BINARY_PROBE_BYTES, is_binary_head
 from devops_agent.tools.paths import resolve_in_roots, roots_of
 from devops_agent.tools.registry import ToolRegistry
 
@@ -82,13 +83,10 @@ def _open_text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8", errors="replace")
 
 
-BINARY_PROBE_BYTES = 8192  # a NUL byte in the first 8 KB: binary, not a log
-
-
 def _looks_binary(path: Path) -> bool:
     try:
         with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as fh:
-            return b"\0" in fh.read(BINARY_PROBE_BYTES)
+            return is_binary_head(fh.read(BINARY_PROBE_BYTES))
     except (OSError, EOFError):
         return True
 
@@ -631,11 +629,12 @@ def _stream_files(
             continue
         scanned.append(str(file))
         try:
-            with _open_at(file, start) as fh:
-                for line in _iter_lines(fh):
-                    yield str(file), line
+            fh = _open_at(file, start)
         except (OSError, EOFError) as exc:
             skipped.append(f"{file} (read failed: {exc})")
+            continue
+        with fh:
+            yield from _stream_lines(fh, str(file), skipped)
 
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -660,9 +659,9 @@ def read_stream(
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast("io.RawIOBase", raw))
     text: IO[str]
     head = buffered.peek(BINARY_PROBE_BYTES)
-    if b"\0" in head[:BINARY_PROBE_BYTES] and not head.startswith(GZIP_MAGIC):  # as files are judged
+    if is_binary_head(head) and not head.startswith(GZIP_MAGIC):  # as files are judged
         return iter(()), [], [f"{source} (binary)"]
-    if head[: len(GZIP_MAGIC)] == GZIP_MAGIC:
+    if head.startswith(GZIP_MAGIC):
         text = io.TextIOWrapper(
             gzip.GzipFile(fileobj=buffered, mode="rb"), encoding="utf-8", errors="replace"
         )
