@@ -21,7 +21,7 @@ from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.knowledge.index import COLLECTIONS, IndexStats, KnowledgeIndex
 from devops_agent.knowledge.sources import DirectorySource, Source
-from devops_agent.tools.knowledge import index_dir, search_collection
+from devops_agent.tools.knowledge import collection_db, index_dir, search_collection
 
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help=f"one of: {', '.join(COLLECTIONS)}")]
 
@@ -91,14 +91,14 @@ def index(
             )
         _forget(settings, collection or "code", forget, json_out)
         return
-    for path in paths:
-        _check_dir(settings, collection or "code", path)
     if not paths and not spaces:
         spaces = list(settings.confluence.spaces)
         if not spaces:
             raise typer.BadParameter("give directories, or --confluence SPACE", param_hint="PATHS")
     collection = collection or ("runbooks" if spaces and not paths else "code")
     _check(collection)
+    for path in paths:
+        _check_dir(settings, collection, path)
     results: list[dict[str, Any]] = []
     pages: list[dict[str, Any]] = []
     started = time.perf_counter()
@@ -178,7 +178,7 @@ def _check_dir(settings: Settings, collection: str, path: Path) -> None:
         return
     if path.exists():
         raise UserError(f"{path} is not a directory", hint="index the directory that holds it")
-    db = index_dir(settings) / f"{collection}.sqlite"
+    db = collection_db(settings, collection)
     indexed = db.exists() and str(path) in _roots(db)
     raise UserError(
         f"{path} does not exist" + (f" (it is still in the {collection!r} index)" if indexed else ""),
@@ -193,7 +193,7 @@ def _roots(db: Path) -> list[str]:
 
 def _forget(settings: Settings, collection: str, paths: list[Path], json_out: bool) -> None:
     _check(collection)
-    db = index_dir(settings) / f"{collection}.sqlite"
+    db = collection_db(settings, collection)
     roots = _roots(db) if db.exists() else []
     unknown = [str(p) for p in paths if str(p) not in roots]
     if unknown:
@@ -227,7 +227,7 @@ def search(
     """
     _check(collection)
     settings = state(ctx).settings
-    if not (index_dir(settings) / f"{collection}.sqlite").exists():
+    if not collection_db(settings, collection).exists():
         raise UserError(
             f"nothing is indexed in {collection!r} yet", hint=f"devops-agent index PATH -c {collection}"
         )

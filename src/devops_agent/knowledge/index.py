@@ -100,6 +100,13 @@ def outline_chunk(path: str, chunks: Sequence[Chunk], n_lines: int, language: st
     return Chunk(path, 1, max(1, n_lines), "outline", path, text, language or language_of(path))
 
 
+def collection_file(directory: Path, collection: str) -> Path:
+    """The SQLite file of ``collection`` in ``directory`` (whether or not it exists yet)."""
+    if not collection.isidentifier():
+        raise ValueError(f"collection name {collection!r} must be an identifier")
+    return directory / f"{collection}.sqlite"
+
+
 class KnowledgeIndex:
     """One collection's chunks in a SQLite file, with cached in-memory BM25 and vectors."""
 
@@ -119,9 +126,7 @@ class KnowledgeIndex:
 
     @classmethod
     def for_collection(cls, directory: Path, collection: str) -> KnowledgeIndex:
-        if not collection.isidentifier():
-            raise ValueError(f"collection name {collection!r} must be an identifier")
-        return cls(directory / f"{collection}.sqlite")
+        return cls(collection_file(directory, collection))
 
     def close(self) -> None:
         self._db.close()

@@ -26,7 +26,7 @@ from typing import Any
 from devops_agent.config import Settings
 from devops_agent.errors import DevOpsAgentError, PathAccessError
 from devops_agent.knowledge import memory
-from devops_agent.knowledge.index import COLLECTIONS, Hit, KnowledgeIndex
+from devops_agent.knowledge.index import COLLECTIONS, Hit, KnowledgeIndex, collection_file
 from devops_agent.knowledge.memory import CURRENT_SESSION, MemoryHit, project_name
 from devops_agent.knowledge.search import hybrid_search
 from devops_agent.store import Store
@@ -51,6 +51,11 @@ MAX_EVIDENCE_CHARS = 2_000
 def index_dir(settings: Settings) -> Path:
     """Where the knowledge indexes of ``settings`` live."""
     return settings.data_dir / "knowledge"
+
+
+def collection_db(settings: Settings, collection: str) -> Path:
+    """The index file of one collection of ``settings`` (it may not exist yet)."""
+    return collection_file(index_dir(settings), collection)
 
 
 def _hit_data(hit: Hit) -> dict[str, Any]:
@@ -78,7 +83,7 @@ def search_collection(settings: Settings, query: str, collection: str, limit: in
         )
     if not query.strip():
         return ToolResult.fail("empty query", hint="describe what you are looking for")
-    db = index_dir(settings) / f"{collection}.sqlite"
+    db = collection_db(settings, collection)
     if not db.exists():
         return ToolResult.empty(f"the {collection!r} collection is empty; call index_directory first")
     with KnowledgeIndex(db) as idx:
