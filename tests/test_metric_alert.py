@@ -360,3 +360,15 @@ def test_only_templates_that_start_or_spike_near_the_onset_are_correlated() -> N
     found = [g["shape"] for g in correlated_groups(groups, onset, window, read_from)]
     assert found == ["a burst that starts at the onset", "logged all along, bursting at the onset"]
     assert len(correlated_groups(groups, onset, window)) == 4, "without a known start every first line is new"
+
+
+def test_a_query_matching_no_series_is_reported_as_no_data(prometheus_url: str, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    settings = Settings(database_url=url, prometheus={"url": prometheus_url}, files={"roots": [tmp_path]})
+    inputs = {"query": "no_such_metric_anywhere_total", "since": "20m"}
+    with Store(url) as store:
+        _events, final = asyncio.run(SessionService(settings, store).run("latency alert", inputs=inputs))
+    assert final.status == "completed"
+    assert final.report is not None
+    titles = [f["title"] for f in final.report["findings"]]
+    assert "No data for no_such_metric_anywhere_total" in titles, titles

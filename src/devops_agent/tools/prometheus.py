@@ -134,15 +134,21 @@ def _window_expr(expr: str, window: str) -> str:
     return f"sum(increase({expr}[{window}]))"
 
 
+def _duration_seconds(text: str) -> float | None:
+    """Seconds of ``30s``, ``5m``, ``1h``, ``30d`` or a plain number of seconds; None if not one."""
+    m = _DURATION_RE.match(text)
+    return None if m is None else float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+
+
 def parse_duration(value: str | float) -> float:
     """Seconds from a step such as ``30s``, ``5m``, ``1h`` or a plain number of seconds."""
     if isinstance(value, int | float):
         seconds = float(value)
     else:
-        m = _DURATION_RE.match(value)
-        if m is None:
+        parsed = _duration_seconds(value)
+        if parsed is None:
             raise PromError(f"cannot understand the step {value!r}", "use e.g. 15s, 1m, 5m or 1h")
-        seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+        seconds = parsed
     if not math.isfinite(seconds) or seconds <= 0:
         raise PromError(f"step must be positive, got {value!r}", "use e.g. 15s, 1m, 5m or 1h")
     return seconds
@@ -167,10 +173,9 @@ def check_slo_args(
             hint="99.9% is 0.999; 1 would leave no error budget to burn",
         )
     usual = "SLO windows are usually 28d or 30d"
-    m = _DURATION_RE.match(window)
-    if m is None:
+    seconds = _duration_seconds(window)
+    if seconds is None:
         raise UserError(f"{window_name} must be a duration such as 30d, got {window!r}", hint=usual)
-    seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
     shortest, longest = format_window(SLO_MIN_WINDOW), format_window(SLO_MAX_WINDOW)
     if seconds < SLO_MIN_WINDOW.total_seconds():
         raise UserError(

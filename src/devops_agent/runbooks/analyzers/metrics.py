@@ -251,8 +251,7 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
     query = inputs.get("query") or "the query"
     fires_when = _fires_when(inputs)
     if result.status == "no_data":
-        # The tool's hint says "no series match ..." when there was nothing to analyse.
-        unmatched = (result.hint or "").startswith("no series match")
+        unmatched = result.metadata.get("series_total") == 0  # nothing matched, vs. nothing anomalous
         return [
             Finding(
                 severity="info",
