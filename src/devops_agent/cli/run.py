@@ -194,7 +194,7 @@ def _from_alert(
             hint=f"number them from 1 to {len(alerts)}, in the payload's order",
         )
     chosen = alerts[index - 1] if index is not None else investigation_order(alerts)[0]
-    number = next(i for i, a in enumerate(alerts) if a is chosen)
+    number = index - 1 if index is not None else alerts.index(chosen)
     inputs: dict[str, Any] = chosen.investigation_inputs(query)
     if since:
         inputs["since"] = since
@@ -204,7 +204,7 @@ def _from_alert(
     generated = inputs.pop("question")
     if not inputs.get("query"):
         err.print(
-            f"[yellow]{chosen.alertname} carries no PromQL expression (no generatorURL): its metric "
+            f"[yellow]{escape(chosen.alertname)} carries no PromQL expression (no generatorURL): its metric "
             "cannot be analysed; give one with --query 'PROMQL'.[/]"
         )
     return " ".join(p for p in (question or generated, listing) if p), inputs

@@ -411,10 +411,19 @@ def load_settings(
 
 
 def _origin(origins: dict[str, str], dotted: str) -> str:
-    """Where ``dotted`` was set: itself, else a key inside it (a table set key by key), else "default"."""
+    """Where ``dotted`` was set: itself, else a key inside it (a table set key by key), else the
+    nearest table holding it, else "default"."""
     if dotted in origins:
         return origins[dotted]
-    return next((o for k, o in origins.items() if k.startswith(dotted + ".")), "default")
+    inside = next((o for k, o in origins.items() if k.startswith(dotted + ".")), None)
+    if inside is not None:
+        return inside
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        parent = ".".join(parts[:i])
+        if parent in origins:
+            return origins[parent]
+    return "default"
 
 
 def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
@@ -462,17 +471,7 @@ def describe(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
                 shown = ", ".join(str(v) for v in value) or "(none)"
             else:
                 shown = str(value)
-            origin = _origin(loaded.origins, dotted)  # a table may be set key by key
-            rows.append((dotted, shown, _origin_of_parent(loaded, dotted) if origin == "default" else origin))
+            rows.append((dotted, shown, _origin(loaded.origins, dotted)))
 
     walk(loaded.settings, "")
     return rows
-
-
-def _origin_of_parent(loaded: LoadedSettings, dotted: str) -> str:
-    parts = dotted.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        parent = ".".join(parts[:i])
-        if parent in loaded.origins:
-            return loaded.origins[parent]
-    return "default"

@@ -69,7 +69,7 @@ _KNOWN_EDGES = {
     "dotted": (r"(?<![A-Za-z0-9.-])", r"(?![A-Za-z0-9-]|\.[A-Za-z0-9])"),
     "anywhere": ("", ""),
 }
-_MARKERS = re.compile(PLACEHOLDER_RX.pattern + "|" + re.escape(REDACTED))
+_MARKERS = PLACEHOLDER_RX.pattern + "|" + re.escape(REDACTED)  # kept whole by mask_known
 # Keys of a tool's output that name the file a piece of text comes from, and keys that hold its text.
 _FILE_KEYS = frozenset({"path", "file"})
 _CONTENT_KEYS = frozenset({"text", "line", "lines", "before", "after", "content", "patch", "diff"})
@@ -216,16 +216,11 @@ class PrivacyGuard:
                 for kind, (before, after) in _KNOWN_EDGES.items()
                 if kinds[kind]
             ]
-            self._known_rx = re.compile("|".join(parts), re.IGNORECASE)
-        rx = self._known_rx
-        out: list[str] = []
-        pos = 0
-        for m in _MARKERS.finditer(text):  # leave placeholders and redaction markers whole
-            out.append(rx.sub(lambda k: self._known[k.group().lower()], text[pos : m.start()]))
-            out.append(m.group())
-            pos = m.end()
-        out.append(rx.sub(lambda k: self._known[k.group().lower()], text[pos:]))
-        return "".join(out)
+            # placeholders and redaction markers first, so that they are matched whole and kept
+            self._known_rx = re.compile(f"(?P<marker>{_MARKERS})|" + "|".join(parts), re.IGNORECASE)
+        return self._known_rx.sub(
+            lambda m: m.group() if m.group("marker") else self._known[m.group().lower()], text
+        )
 
     def mask_lines(self, texts: list[str], namespace: str, *, secret_file: bool = False) -> list[str]:
         """Mask consecutive lines of one text (a file read line by line, a grep match's context):
