@@ -54,8 +54,8 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "
 SHORT = {"standard": "standard", "reward_low_FP_rate": "reward_low_fp", "reward_low_FN_rate": "reward_low_fn"}
 DEFAULT = DetectorConfig()
 # configurations the hold-out check chooses among: the default first, then its neighbours on
-# the knobs added with the context detector, the value-only detector, and the alarm-rate
-# calibration off / twice as strong
+# the knobs added with the context detector, the value-only detector, the detector without the
+# drift feature, and the alarm-rate calibration off / twice as strong
 GRID = [
     DEFAULT,
     *(
@@ -65,6 +65,7 @@ GRID = [
         if (w, f) != (DEFAULT.context_weight, DEFAULT.feature_z_floor)
     ),
     replace(DEFAULT, context=False),
+    replace(DEFAULT, drift_points=0),
     replace(DEFAULT, alarm_rate_step=0.0),
     replace(DEFAULT, alarm_rate_step=2 * DEFAULT.alarm_rate_step),
 ]

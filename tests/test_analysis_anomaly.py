@@ -167,6 +167,23 @@ def test_value_only_config_misses_the_pattern_change() -> None:
     assert max(p.score for p in points[EVENT:]) < DetectorConfig().alarm_level
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_drift_feature_flags_a_sustained_shift_that_bursty_noise_hides(seed: int) -> None:
+    # Three-point bursts every 200 points keep the 5-point median's own record high, so a
+    # sustained +5 sd shift is not news to the shift feature; the 12-point median ignores the
+    # bursts and flags it.
+    rng = random.Random(seed)
+    n = 3000
+    values = [100 + rng.gauss(0, 5) + (40 if i % 200 < 3 else 0) for i in range(n)]
+    values += [125 + rng.gauss(0, 5) for _ in range(150)]
+    ts = [datetime(2024, 1, 1) + timedelta(minutes=5 * i) for i in range(len(values))]
+    level = DetectorConfig().alarm_level
+    with_drift = score_series(ts, values, DetectorConfig(context=False))
+    without = score_series(ts, values, DetectorConfig(context=False, drift_points=0))
+    assert max(p.value for p in with_drift[n:]) >= level
+    assert max(p.value for p in without[n:]) < level
+
+
 def test_context_novelty_falls_as_a_pattern_repeats_and_rises_on_a_new_one() -> None:
     detector = ContextDetector(levels=4, order=3, min_history=0)
     cycle = [0.0, 1.0, 2.0, 3.0]

@@ -16,8 +16,9 @@ noisy series: 0.5 is "as unusual as the most unusual point of the recent past", 
 (``PointScore.raw``, what :func:`detect` opens events on).
 
 The streaming alarm score (``PointScore.score``, what NAB thresholds) adds two things: the
-deviation and the level-shift features are each calibrated against their OWN recent maximum
-(``value``: a sustained shift is news even where single-point spikes are larger), and the
+deviation, the level-shift and a slower drift feature (the median of the last ``drift_points``
+against the local median) are each calibrated against their OWN recent maximum (``value``: a
+sustained shift is news even where single-point spikes or short bursts are larger), and the
 novelty of the recent sub-sequence (:mod:`.context`), turned into a per-series tail
 probability by :mod:`.likelihood` (``context``: a change of pattern inside the normal range).
 ``score`` is the larger of the two, lowered by a share for each alarm the detector raised over
@@ -61,6 +62,10 @@ class DetectorConfig:
     seasonal_fit: float = 0.7  # seasonal baseline replaces local when its error is below this share
     shift_points: int = 5  # short median for level shifts
     shift_weight: float = 1.0  # weight of the short-median (level shift) z-score
+    # a slower shift: the median of the last drift_points against the local median (a move too
+    # gradual for the 5-point median to stand out); 0 turns it off
+    drift_points: int = 12
+    drift_weight: float = 0.5
     rate_weight: float = 0.5  # weight of the rate-of-change z-score
     memory_halflife: int = 2000  # points over which the largest past surprise is forgotten
     z_floor: float = 3.0  # z-scores below this are never more than half-alarming
@@ -140,6 +145,7 @@ class StreamingDetector:
         self._diffs = RollingRobust(c.window)
         self._seasonal_res = RollingRobust(c.window)
         self._short: deque[float] = deque(maxlen=c.shift_points)
+        self._drift: deque[float] = deque(maxlen=max(1, c.drift_points))
         self._profile: SeasonalProfile | None = None
         self._err_local = 0.0
         self._err_seasonal = 0.0
@@ -148,7 +154,7 @@ class StreamingDetector:
         self._decay = 0.5 ** (1.0 / c.memory_halflife)
         self._since_alarm = c.refractory + 1
         self._alarms: deque[int] = deque()  # indexes of the recent alarms (refractory onsets)
-        self._feature_peaks = [0.0, 0.0]  # local (or seasonal) deviation, short-median shift
+        self._feature_peaks = [0.0, 0.0, 0.0]  # local (or seasonal) deviation, shift, drift
         self._context: ContextDetector | None = None
         self._likelihood = AnomalyLikelihood(
             history=c.likelihood_history, short=c.likelihood_short, min_sd=c.likelihood_min_sd
@@ -182,6 +188,7 @@ class StreamingDetector:
         result = PointScore(0.0, 0.0, value, "local")
         profile = self._seasonal(ts, step_s)
         self._short.append(value)
+        self._drift.append(value)
         if len(self._local) >= c.min_history:
             result = self._score(ts, value, profile)
         context = 0.0
@@ -247,9 +254,12 @@ class StreamingDetector:
         self._peak = max(self._peak * self._decay, z)
         # each feature against its own recent maximum: a sustained shift is news even on a
         # series whose single-point spikes are larger
+        features = [candidates[0][0], candidates[1][0]]
+        if c.drift_points:
+            drift = sorted(self._drift)[len(self._drift) // 2]
+            features.append(c.drift_weight * abs(drift - med) / scale)
         value_score = 0.0
-        for k in (0, 1):
-            fz = candidates[k][0]
+        for k, fz in enumerate(features):
             value_score = max(value_score, _squash(fz / max(self._feature_peaks[k], c.feature_z_floor)))
             self._feature_peaks[k] = max(self._feature_peaks[k] * self._decay, fz)
         level = expected if use_seasonal and expected is not None else med
