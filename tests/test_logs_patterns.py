@@ -191,8 +191,8 @@ def test_skipped_inputs_are_named_and_no_readable_input_fails(tmp_path: Path) ->
     binary.write_bytes(b"\x00\x01\x02\xff" * 64)
     only_binary = patterns(str(binary))
     assert (only_binary.returncode, only_binary.stdout) == (2, "")
-    assert "no input could be read" in only_binary.stderr
-    assert f"{binary} (binary or unreadable)" in only_binary.stderr
+    assert "no log file could be read" in only_binary.stderr
+    assert f"{binary} (binary)" in only_binary.stderr
     (tmp_path / "empty").mkdir()
     empty_dir = patterns(str(tmp_path / "empty"))
     assert empty_dir.returncode == 2
@@ -201,7 +201,7 @@ def test_skipped_inputs_are_named_and_no_readable_input_fails(tmp_path: Path) ->
     empty_file.write_text("")
     fine = patterns(str(empty_file), str(binary))
     assert fine.returncode == 0, fine.stderr
-    assert f"skipped {binary} (binary or unreadable)" in fine.stderr
+    assert f"skipped {binary} (binary)" in fine.stderr
     assert "0 lines, 0 templates, 1 file(s)" in fine.stderr
 
 

@@ -532,5 +532,5 @@ def test_patterns_tool_names_the_skipped_files_when_nothing_was_read(
 ) -> None:
     (root / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
     result = call(tools, "logs_patterns", paths=[str(root / "blob.bin")])
-    assert result.status == "no_data"
-    assert result.metadata["skipped"] == [f"{root / 'blob.bin'} (binary or unreadable)"]
+    assert result.status == "error"  # nothing read is a failure, not "no lines"
+    assert result.metadata["skipped"] == [f"{root / 'blob.bin'} (binary)"]

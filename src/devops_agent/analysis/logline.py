@@ -36,13 +36,17 @@ _LEVEL_ALIASES = {
     "I": "INFO",
     "F": "FATAL",
     "D": "DEBUG",
+    "INFORMATION": "INFO",  # Serilog / .NET
+    "VERBOSE": "TRACE",
 }
 # pino / bunyan numeric levels; syslog / journald PRIORITY 0-7.
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARNING", 50: "ERROR", 60: "FATAL"}
 _SYSLOG_PRIORITY = ("EMERG", "ALERT", "CRIT", "ERR", "WARNING", "NOTICE", "INFO", "DEBUG")
 
-_MESSAGE_KEYS = ("message", "msg", "log", "event", "text", "MESSAGE")
+# "@m"/"@mt" and "@l" are Serilog's compact JSON (CLEF), "log.level" the Elastic Common Schema's.
+_MESSAGE_KEYS = ("message", "msg", "log", "event", "text", "MESSAGE", "@m", "@mt")
 _LEVEL_KEYS = ("level", "severity", "lvl", "loglevel", "log_level", "levelname", "PRIORITY")
+_LEVEL_KEYS += ("log.level", "@l")
 _ERROR_KEYS = ("error", "err", "exception", "exc_info", "stack_trace")
 
 _KNOWN_LEVELS = ERROR_LEVELS | {"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING"}

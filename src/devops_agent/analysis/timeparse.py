@@ -124,7 +124,10 @@ _DB2_RE = re.compile(r"(?<![\w.:-])(\d{4})-(\d\d)-(\d\d)-(\d\d)\.(\d\d)\.(\d\d)(
 # E1122 03:35:01.123456    1 file.go:12] (klog / glog, Kubernetes components; no year)
 _KLOG_RE = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
 # "time": "...", "ts": 1700000000.5 … (JSON lines; a regex avoids decoding the whole object)
-_JSON_TS_RE = re.compile(r'"(?:@timestamp|timestamp|time|ts)"\s*:\s*(?:"([^"]+)"|(\d+(?:\.\d+)?))')
+# "@t" is Serilog's compact JSON; "__REALTIME_TIMESTAMP" (epoch µs as a string) journalctl -o json's.
+_JSON_TS_RE = re.compile(
+    r'"(?:@timestamp|timestamp|time|ts|@t|__REALTIME_TIMESTAMP)"\s*:\s*(?:"([^"]+)"|(\d+(?:\.\d+)?))'
+)
 
 _MIN_EPOCH = 1e8  # 1973: smaller numbers under a "time" key are durations
 _HEAD = 96  # a timestamp that is not at the start of a line is near it
@@ -307,9 +310,10 @@ def extract_timestamp(line: str, default_year: int | None = None) -> datetime | 
     (``2026/11/22 03:35:01``), Apache error logs (``[Sun Dec 04 04:47:44 2005]``, also with
     microseconds), klog (``E1122 03:35:01.123456``), compact stamps at the start of a line
     (``20171223-22:15:29:606``), IBM DB2 style stamps near it (``2005-06-03-15.42.50.675872``) and
-    JSON lines with a ``time``, ``timestamp``, ``ts`` or ``@timestamp`` field (ISO text or epoch
-    seconds/milliseconds). Two six-digit groups (``081109 203615``) are not taken as a time: too
-    many ordinary numbers look the same.
+    JSON lines with a ``time``, ``timestamp``, ``ts``, ``@timestamp``, ``@t`` (Serilog) or
+    ``__REALTIME_TIMESTAMP`` (journalctl) field (ISO text or epoch seconds/milli-/microseconds).
+    Two six-digit groups (``081109 203615``) are not taken as a time: too many ordinary numbers
+    look the same.
 
     Args:
         line: one raw log line.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,11 +15,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from devops_agent.analysis import TemplateMiner, parse_since
+from devops_agent.analysis import TemplateMiner
 from devops_agent.cli.context import err, out, state, with_roots
 from devops_agent.errors import PathAccessError, UserError
 from devops_agent.privacy import scrub
-from devops_agent.tools.logs import mine_templates, read_paths, read_stream
+from devops_agent.tools.logs import mine_templates, nothing_read, read_paths, read_stream, window_args
 
 logs_app = typer.Typer(help="Analyze log files without a model.", no_args_is_help=True)
 
@@ -27,11 +29,13 @@ def _load_state(path: Path) -> TemplateMiner:
 
     Checked before any log is read, so a bad ``--state`` costs nothing.
     """
-    if path.is_dir():
-        raise UserError(f"--state {path} is a directory", hint=f"pass a file, e.g. {path / 'templates.json'}")
-    if not path.exists():
-        return TemplateMiner()
     try:
+        if path.is_dir():
+            raise UserError(
+                f"--state {path} is a directory", hint=f"pass a file, e.g. {path / 'templates.json'}"
+            )
+        if not path.exists():
+            return TemplateMiner()
         return TemplateMiner.load(path)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a saved template state"
@@ -54,16 +58,20 @@ def _save_state(miner: TemplateMiner, path: Path) -> None:
         ) from exc
 
 
-def _nothing_read(paths: list[str], skipped: list[str]) -> UserError:
-    if skipped:
-        return UserError(
-            f"no input could be read: {'; '.join(skipped[:3])}"
-            + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""),
-            hint="pass text log files (plain or .gz) or directories holding some",
-        )
-    return UserError(
-        f"no files found in {', '.join(paths)}", hint="pass log files or directories holding some"
-    )
+def _is_pipe(path: str) -> bool:
+    """Whether ``path`` is a pipe or character device (process substitution, a FIFO), not a file.
+
+    Anything that cannot be looked at is an error here, one line with exit 2, not a traceback.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise typer.BadParameter(f"{path} does not exist", param_hint="PATHS") from None
+    except OSError as exc:
+        raise PathAccessError(
+            f"cannot read {path}: {exc.strerror or exc}", hint="check the path and its permissions"
+        ) from exc
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
 @logs_app.command("patterns")
@@ -83,17 +91,18 @@ def patterns(
 
     --json adds examples, time buckets and the error templates ranked by novelty and burst.
     """
-    start = parse_since(since) if since else None
-    end = parse_since(until) if until else None
+    start, end = window_args(since, until)
     miner = _load_state(state_file) if state_file is not None else TemplateMiner()
-    files = [Path(p).resolve() for p in paths if p != "-"]
-    missing = [str(p) for p in files if not p.exists()]
-    if missing:
-        raise typer.BadParameter(f"{missing[0]} does not exist", param_hint="PATHS")
     # Each reader fills its skipped list while it is consumed: collect them after mining.
     sources: list[tuple[Iterator[tuple[str, str]], list[str], list[str]]] = []
-    if "-" in paths:  # standard input first, then the files, as cat - FILE does
+    if "-" in paths:  # standard input first, then pipes and files, as cat - FILE does
         sources.append(read_stream(sys.stdin.buffer))
+    files: list[Path] = []
+    for p in dict.fromkeys(p for p in paths if p != "-"):
+        if _is_pipe(p):  # <(kubectl logs …), a named pipe: read once, as a stream
+            sources.append(read_stream(open(p, "rb"), source=p))  # noqa: SIM115 - consumed below
+        else:
+            files.append(Path(p).resolve())
     if files:
         settings = with_roots(state(ctx).settings, files)
         lines, scanned, skipped, _capped = read_paths([str(p) for p in files], settings, start)
@@ -103,7 +112,7 @@ def patterns(
     scanned = [name for s in sources for name in s[1]]
     skipped = [entry for s in sources for entry in s[2]]
     if not scanned:
-        raise _nothing_read(paths, skipped)
+        raise nothing_read(paths, skipped)
     data.update(files_scanned=len(scanned), skipped=skipped)
     if json_out:
         out.print_json(json.dumps(data, default=str))

@@ -77,26 +77,76 @@ def _is_log_name(path: Path) -> bool:
     return LOG_NAME_RE.search(path.name) is not None
 
 
+# Text is decoded leniently; utf-8-sig drops a byte-order mark at the start of a file or stream.
+ENCODING = "utf-8-sig"
+
+
+def _padding_end(fh: IO[bytes]) -> int:
+    """Where a file's leading run of NUL bytes ends (0 when it starts with text).
+
+    ``logrotate``'s copytruncate, or a writer that keeps its offset after the file was
+    truncated, leaves the start of a live log as a hole of NULs; the text after it is the log.
+    """
+    fh.seek(0)
+    pos = 0
+    while block := fh.read(1 << 20):
+        rest = block.lstrip(b"\0")
+        if rest:
+            return pos + len(block) - len(rest)
+        pos += len(block)
+    return pos
+
+
 def _open_text(path: Path) -> IO[str]:
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return path.open(encoding="utf-8", errors="replace")
+        return gzip.open(path, "rt", encoding=ENCODING, errors="replace")
+    raw = path.open("rb")
+    if raw.read(1) == b"\0":
+        raw.seek(_padding_end(raw))
+    else:
+        raw.seek(0)
+    return io.TextIOWrapper(raw, encoding=ENCODING, errors="replace")
 
 
-def _looks_binary(path: Path) -> bool:
+def _unreadable(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a text log (binary, permission, corrupt gzip), or None.
+
+    A NUL run at the start of a plain file is padding, not a sign of binary content.
+    """
     try:
-        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as fh:
-            return is_binary_head(fh.read(BINARY_PROBE_BYTES))
-    except (OSError, EOFError):
-        return True
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as gz:
+                head = gz.read(BINARY_PROBE_BYTES)
+        else:
+            with path.open("rb") as fh:
+                head = fh.read(BINARY_PROBE_BYTES)
+                if head[:1] == b"\0":
+                    fh.seek(_padding_end(fh))
+                    head = fh.read(BINARY_PROBE_BYTES)
+    except PermissionError:
+        return "permission denied"
+    except (OSError, EOFError) as exc:
+        return f"cannot read: {exc}"
+    return "binary" if is_binary_head(head) else None
 
 
-def _walk(root: Path, roots: list[Path], limit: int, logs_only: bool) -> tuple[list[Path], bool]:
-    """Readable files under ``root`` (itself if a file), inside the roots; True if ``limit`` hit."""
+def _walk(
+    root: Path, roots: list[Path], limit: int, logs_only: bool, skipped: list[str] | None = None
+) -> tuple[list[Path], bool]:
+    """Readable files under ``root`` (itself if a file), inside the roots; True if ``limit`` hit.
+
+    What a directory holds but cannot be read (an unreadable file or subdirectory, a link
+    leading outside the roots) is noted in ``skipped``, so an empty result is never silent.
+    """
     if root.is_file():
         return [root], False
     found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    notes: list[str] = skipped if skipped is not None else []
+
+    def cannot_list(exc: OSError) -> None:
+        notes.append(f"{exc.filename} (cannot list: {exc.strerror or exc})")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=cannot_list):
         dirnames.sort()
         for name in sorted(filenames):
             path = Path(dirpath, name)
@@ -105,11 +155,16 @@ def _walk(root: Path, roots: list[Path], limit: int, logs_only: bool) -> tuple[l
             try:
                 path = resolve_in_roots(str(path), roots)  # a symlink must not lead outside
             except UserError:
+                notes.append(f"{Path(dirpath, name)} (a link outside the allowed roots)")
                 continue
-            if path.is_file() and os.access(path, os.R_OK):
-                if len(found) >= limit:
-                    return found, True
-                found.append(path)
+            if not path.is_file():
+                continue
+            if not os.access(path, os.R_OK):
+                notes.append(f"{path} (permission denied)")
+                continue
+            if len(found) >= limit:
+                return found, True
+            found.append(path)
     return found, False
 
 
@@ -200,7 +255,7 @@ def _read_window(
             lo = min(hi, _next_stamped_line(fh, lo))
         fh.seek(lo)
         data = fh.read(hi - lo)
-    text = data.decode("utf-8", "replace")
+    text = data.decode(ENCODING, "replace")
     lines = text.splitlines()
     if hi < size and lines and not text.endswith("\n"):
         lines = lines[:-1]  # stopped inside a line
@@ -213,7 +268,7 @@ def _iter_lines(fh: IO[str]) -> Iterator[str]:
         if len(line) == MAX_LINE_CHARS and not line.endswith("\n"):
             while (rest := fh.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
                 pass
-        yield line.rstrip("\r\n")
+        yield line.lstrip("\0").rstrip("\r\n") if line[:1] == "\0" else line.rstrip("\r\n")
 
 
 class _Read:
@@ -260,7 +315,7 @@ def _in_window(lines: Iterable[str], since: datetime | None, until: datetime | N
             yield line
 
 
-def _window_args(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+def window_args(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
     now = datetime.now(UTC)
     start = parse_since(since, now) if since else None
     end = parse_since(until, now) if until else None
@@ -275,6 +330,28 @@ def _iso(dt: datetime | None) -> str | None:
 
 def _fail(exc: UserError) -> ToolResult:
     return ToolResult.fail(exc.message, hint=exc.hint)
+
+
+def nothing_read(paths: list[str], skipped: list[str]) -> UserError:
+    """The error for inputs of which no file could be read: what was skipped, or that none exist.
+
+    Reading nothing is not evidence of no errors, so the tools fail (a gap in a report) and
+    the CLI exits 2, rather than report an empty result.
+    """
+    if skipped:
+        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        return UserError(
+            f"no log file could be read: {'; '.join(skipped[:3])}{more}",
+            hint="pass text log files (plain or .gz) you can read, or directories holding some",
+        )
+    return UserError(
+        f"no files found in {', '.join(paths)}", hint="pass log files or directories holding some"
+    )
+
+
+def _nothing_read(paths: list[str], skipped: list[str]) -> ToolResult:
+    exc = nothing_read(paths, skipped)
+    return ToolResult.fail(exc.message, hint=exc.hint, skipped=skipped[:50])
 
 
 # --- the toolset ------------------------------------------------------------------------------
@@ -332,7 +409,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         try:
             roots = roots_of(settings)
             target = _resolve(path, roots)
-            start, end = _window_args(since, until)
+            start, end = window_args(since, until)
         except UserError as exc:
             return _fail(exc)
         count = max(1, min(lines, 5000))
@@ -343,8 +420,8 @@ def build(settings: Settings) -> ToolsetBuilder:
             files = [target]
         results: list[dict[str, Any]] = []
         for file in files:
-            if _looks_binary(file):
-                results.append({"path": str(file), "skipped": "binary or unreadable"})
+            if reason := _unreadable(file):
+                results.append({"path": str(file), "skipped": reason})
                 continue
             read = _Read()
             try:
@@ -389,7 +466,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         try:
             roots = roots_of(settings)
             target = _resolve(path, roots)
-            start, end = _window_args(since, until)
+            start, end = window_args(since, until)
         except UserError as exc:
             return _fail(exc)
         try:
@@ -404,7 +481,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         matches: list[dict[str, str]] = []
         total, truncated_files = 0, []
         for file in files:
-            if _looks_binary(file):
+            if _unreadable(file):
                 continue
             read = _Read()
             try:
@@ -450,14 +527,16 @@ def build(settings: Settings) -> ToolsetBuilder:
         try:
             roots = roots_of(settings)
             targets = [_resolve(p, roots) for p in paths]
-            start, end = _window_args(since, until)
+            start, end = window_args(since, until)
         except UserError as exc:
             return _fail(exc)
-        files, capped = _collect(targets, roots)
         skipped: list[str] = []
+        files, capped = _collect(targets, roots, skipped)
         scanned: list[str] = []
         stream = _stream_files(files, start, scanned, skipped)
         summary = group_lines(stream, errors_only=True, since=start, until=end)
+        if not scanned:
+            return _nothing_read(paths, skipped)
         data = summary.to_dict(max(1, min(max_groups, 200)))
         data["files_scanned"] = len(scanned)
         data["files"] = scanned[:50]
@@ -490,11 +569,13 @@ def build(settings: Settings) -> ToolsetBuilder:
             max_templates: how many templates to return (1-500); all are counted.
         """
         try:
-            start, end = _window_args(since, until)
+            start, end = window_args(since, until)
             lines, scanned, skipped, capped = read_paths(paths, settings, start)
         except UserError as exc:
             return _fail(exc)
         data = mine_templates(lines, TemplateMiner(), start, end, max_templates)
+        if not scanned:
+            return _nothing_read(paths, skipped)
         data.update(files_scanned=len(scanned), skipped=skipped[:50])
         if capped:
             data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
@@ -589,13 +670,13 @@ def _open_at(path: Path, since: datetime | None) -> IO[str]:
         return _open_text(path)
     raw = path.open("rb")
     try:
+        pad = _padding_end(raw) if raw.read(1) == b"\0" else 0
         lo, _ = _bisect(raw, os.fstat(raw.fileno()).st_size, since)
-        if lo:
-            raw.seek(_next_stamped_line(raw, lo))
+        raw.seek(max(pad, _next_stamped_line(raw, lo) if lo else 0))
     except BaseException:
         raw.close()
         raise
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+    return io.TextIOWrapper(raw, encoding=ENCODING, errors="replace")
 
 
 def _window_words(start: datetime | None, end: datetime | None) -> str:
@@ -607,12 +688,12 @@ def _window_words(start: datetime | None, end: datetime | None) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _collect(targets: list[Path], roots: list[Path]) -> tuple[list[Path], bool]:
-    """Every file under ``targets`` (deduplicated, capped at MAX_SCAN_FILES)."""
+def _collect(targets: list[Path], roots: list[Path], skipped: list[str]) -> tuple[list[Path], bool]:
+    """Every file under ``targets`` (deduplicated, capped at MAX_SCAN_FILES); see :func:`_walk`."""
     files: list[Path] = []
     capped = False
     for target in targets:
-        found, hit = _walk(target, roots, MAX_SCAN_FILES - len(files), logs_only=False)
+        found, hit = _walk(target, roots, MAX_SCAN_FILES - len(files), logs_only=False, skipped=skipped)
         seen = set(files)
         files.extend(f for f in found if f not in seen)
         capped = capped or hit
@@ -624,8 +705,8 @@ def _stream_files(
 ) -> Iterator[tuple[str, str]]:
     """(file, line) for every line of ``files``, skipping binaries; notes what was read or skipped."""
     for file in files:
-        if _looks_binary(file):
-            skipped.append(f"{file} (binary or unreadable)")
+        if reason := _unreadable(file):
+            skipped.append(f"{file} ({reason})")
             continue
         scanned.append(str(file))
         try:
@@ -663,10 +744,10 @@ def read_stream(
         return iter(()), [], [f"{source} (binary)"]
     if head.startswith(GZIP_MAGIC):
         text = io.TextIOWrapper(
-            gzip.GzipFile(fileobj=buffered, mode="rb"), encoding="utf-8", errors="replace"
+            gzip.GzipFile(fileobj=buffered, mode="rb"), encoding=ENCODING, errors="replace"
         )
     else:
-        text = io.TextIOWrapper(buffered, encoding="utf-8", errors="replace")
+        text = io.TextIOWrapper(buffered, encoding=ENCODING, errors="replace")
     skipped: list[str] = []
     return _stream_lines(text, source, skipped), [source], skipped
 
@@ -679,9 +760,9 @@ def read_paths(
     ``scanned`` and ``skipped`` fill up as the iterator is consumed.
     """
     roots = roots_of(settings)
-    files, capped = _collect([_resolve(p, roots) for p in paths], roots)
-    scanned: list[str] = []
     skipped: list[str] = []
+    files, capped = _collect([_resolve(p, roots) for p in paths], roots, skipped)
+    scanned: list[str] = []
     return _stream_files(files, since, scanned, skipped), scanned, skipped, capped
 
 

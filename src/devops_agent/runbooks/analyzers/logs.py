@@ -91,8 +91,10 @@ def log_error_groups(evidence: Evidence, params: dict[str, Any], inputs: dict[st
         if result.status == "no_data":  # the tool says "no errors in N lines …" in its hint
             detail = result.hint or ""
             findings.append(Finding(severity="info", title=_NO_ERRORS, detail=detail, source=source))
+            findings += _skipped_finding(list_field(result.metadata, "skipped"), source)
             continue
         data = as_mapping(structured(result))
+        findings += _skipped_finding(list_field(data, "skipped"), source)
         groups = as_records(data.get("groups") or [], "groups")
         total, errors = number(data.get("total_lines")), number(data.get("error_lines"))
         window = _fmt_range(data.get("time_range"))
@@ -134,6 +136,22 @@ def log_error_groups(evidence: Evidence, params: dict[str, Any], inputs: dict[st
                 )
             )
     return findings
+
+
+def _skipped_finding(skipped: list[Any], source: str) -> list[Finding]:
+    """A low finding naming the inputs that could not be read: what was read is not all there is."""
+    if not skipped:
+        return []
+    n = len(skipped)
+    return [
+        Finding(
+            severity="low",
+            title=f"{n} log input{'s' if n != 1 else ''} could not be read",
+            detail="Errors in them are not counted above (binary, unreadable or corrupt).",
+            evidence=[str(s) for s in skipped[:10]],
+            source=source,
+        )
+    ]
 
 
 def _group_finding(group: dict[str, Any], medium_count: int, source: str) -> Finding:

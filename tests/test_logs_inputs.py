@@ -1,0 +1,216 @@
+"""Log inputs a user meets that the happy path does not: padding, unreadable files, pipes, other
+JSON schemas. Real files in ``tmp_path``, the real tools and the real CLI in a subprocess.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devops_agent.analysis import extract_message, extract_timestamp, group_lines
+from devops_agent.analysis.logline import normalize_level
+from devops_agent.config import Settings
+from devops_agent.config.settings import FileSettings
+from devops_agent.runbooks.analyzers.base import ANALYZERS
+from devops_agent.tools import logs
+from devops_agent.tools.base import ToolEntry, ToolResult
+
+ERRORS = b"".join(
+    b"2026-11-25 10:00:%02d ERROR payment gateway timeout order=%d\n" % (i, i) for i in range(50)
+)
+
+
+def tools_for(root: Path) -> dict[str, ToolEntry]:
+    return logs.build(Settings(files=FileSettings(roots=[root]))).entries
+
+
+def call(root: Path, name: str, **args: Any) -> ToolResult:
+    entry = tools_for(root)[name]
+    result = entry.function(**entry.bind_args(args).arguments)
+    assert isinstance(result, ToolResult)
+    return result
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "devops_agent", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="200"),
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+# --- padding, permissions, links, corrupt gzip ------------------------------------------------
+
+
+def test_nul_padding_left_by_copytruncate_is_skipped_not_taken_for_binary(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"\0" * 20_000 + ERRORS)
+    result = call(tmp_path, "logs_errors", paths=[str(log)])
+    assert result.status == "success", result.hint
+    assert result.data["error_lines"] == 50
+    assert result.data["skipped"] == []
+    [group] = result.data["groups"]
+    assert group["examples"][0].startswith("2026-11-25 10:00:00 ERROR payment gateway timeout")
+    # with a time window the bisection must not land inside the padding either
+    windowed = call(tmp_path, "logs_errors", paths=[str(log)], since="2026-11-25T10:00:10Z")
+    assert windowed.data["error_lines"] == 40
+    # and a file that is nothing but a hole is empty, not binary
+    (tmp_path / "hole.log").write_bytes(b"\0" * 9000)
+    assert logs._unreadable(tmp_path / "hole.log") is None
+
+
+def test_a_directory_whose_files_cannot_be_read_fails_and_names_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    (root / "logs").mkdir(parents=True)
+    outside = tmp_path / "outside.log"
+    outside.write_bytes(ERRORS)
+    (root / "logs" / "linked.log").symlink_to(outside)
+    result = call(root, "logs_errors", paths=[str(root / "logs")])
+    assert result.status == "error"  # a gap in a report, never "no errors found"
+    assert "no log file could be read" in (result.error or "")
+    assert result.metadata["skipped"] == [
+        f"{root / 'logs' / 'linked.log'} (a link outside the allowed roots)"
+    ]
+    # a file the user may not read (tests may run as root, who reads anything: ask os.access)
+    (root / "logs" / "app.log").write_bytes(ERRORS)
+    real_access = os.access
+    monkeypatch.setattr(
+        logs.os, "access", lambda p, mode: not str(p).endswith("app.log") and real_access(p, mode)
+    )
+    result = call(root, "logs_errors", paths=[str(root / "logs")])
+    assert result.status == "error"
+    assert f"{root / 'logs' / 'app.log'} (permission denied)" in result.metadata["skipped"]
+    assert call(root, "logs_patterns", paths=[str(root / "logs")]).status == "error"
+
+
+def test_a_truncated_gzip_counts_what_was_read_and_the_report_says_it_is_incomplete(tmp_path: Path) -> None:
+    data = gzip.compress(
+        b"".join(b"2026-11-25 10:00:%02d ERROR db down id=%d\n" % (i % 60, i) for i in range(20000))
+    )
+    (tmp_path / "old.log.gz").write_bytes(data[: len(data) // 2])
+    result = call(tmp_path, "logs_errors", paths=[str(tmp_path / "old.log.gz")])
+    assert result.status == "success"
+    assert 0 < result.data["error_lines"] < 20000
+    [skipped] = result.data["skipped"]
+    assert skipped.startswith(f"{tmp_path / 'old.log.gz'} (read failed:")
+    result.metadata.update(tool="logs_errors", args={}, step="log-errors/errors")
+    findings = ANALYZERS["log_error_groups"]({"errors": result}, {}, {})
+    incomplete = [f for f in findings if f.title == "1 log input could not be read"]
+    assert [f.severity for f in incomplete] == ["low"]
+    assert incomplete[0].evidence == [skipped]
+
+
+def test_investigate_on_a_padded_log_reports_its_errors(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_bytes(b"\0" * 4096 + ERRORS)
+    (tmp_path / "cfg.toml").write_text(f'data_dir = "{tmp_path / "data"}"\n')
+    proc = cli(
+        "--config",
+        str(tmp_path / "cfg.toml"),
+        "investigate",
+        "errors in logs",
+        "--logs",
+        str(tmp_path / "app.log"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "50× payment gateway timeout order=<VAL>" in proc.stdout
+    assert "No problems found" not in proc.stdout
+
+
+# --- the CLI: permissions, pipes, byte-order marks, windows -----------------------------------
+
+
+def test_patterns_reads_process_substitution_and_named_pipes(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_bytes(ERRORS)
+    proc = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -m devops_agent logs patterns --json <(cat app.log) app.log'],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["files_scanned"] == 2
+    assert data["lines"] == 100
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["bash", "-c", f"cat app.log > {fifo}"], cwd=tmp_path)
+    try:
+        proc = cli("logs", "patterns", "--json", str(fifo))
+    finally:
+        writer.wait(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["lines"] == 50
+
+
+def test_patterns_on_a_path_it_cannot_look_at_is_a_one_line_error(tmp_path: Path) -> None:
+    proc = cli("logs", "patterns", str(tmp_path / "missing.log"))
+    assert proc.returncode == 2
+    assert "does not exist" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    (tmp_path / "a.log").write_bytes(ERRORS)
+    backwards = cli("logs", "patterns", str(tmp_path / "a.log"), "--since", "1h", "--until", "2h")
+    assert backwards.returncode == 2
+    assert "since is after until" in backwards.stderr
+
+
+def test_patterns_is_not_fooled_by_a_byte_order_mark(tmp_path: Path) -> None:
+    log = tmp_path / "bom.jsonl"
+    log.write_bytes(
+        b'\xef\xbb\xbf{"time":"2026-11-25T10:00:00Z","level":"error","msg":"boom 1"}\n'
+        b'{"time":"2026-11-25T10:00:01Z","level":"error","msg":"boom 2"}\n'
+    )
+    proc = cli("logs", "patterns", "--json", str(log))
+    assert proc.returncode == 0, proc.stderr
+    assert [(t["count"], t["template"]) for t in json.loads(proc.stdout)["templates"]] == [(2, "boom <*>")]
+
+
+# --- other JSON logging schemas ---------------------------------------------------------------
+
+
+def test_elastic_common_schema_serilog_and_journal_exports_are_understood() -> None:
+    ecs = json.dumps(
+        {
+            "@timestamp": "2026-11-25T10:00:01.000Z",
+            "log.level": "error",
+            "message": "Payment provider rejected charge 7",
+            "ecs.version": "1.6.0",
+            "log": {"logger": "payments"},
+        }
+    )
+    clef = json.dumps(
+        {
+            "@t": "2026-11-25T10:00:02.0000000Z",
+            "@mt": "Charge {ChargeId} rejected",
+            "@l": "Error",
+            "ChargeId": 7,
+        }
+    )
+    journal = json.dumps(
+        {"__REALTIME_TIMESTAMP": "1795600000000000", "PRIORITY": "3", "MESSAGE": "unit failed"}
+    )
+    assert extract_message(ecs) == ("Payment provider rejected charge 7", "ERROR")
+    assert extract_message(clef) == ("Charge {ChargeId} rejected", "ERROR")
+    clef_ts = extract_timestamp(clef)
+    assert clef_ts is not None
+    assert clef_ts.second == 2
+    journal_ts = extract_timestamp(journal)
+    assert journal_ts is not None
+    assert journal_ts.timestamp() == 1795600000.0
+    assert normalize_level("Information") == "INFO"
+    summary = group_lines((("ecs.jsonl", ecs) for _ in range(3)), errors_only=True)
+    assert summary.error_lines == 3
