@@ -9,12 +9,13 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from devops_agent.analysis import extract_message, extract_timestamp, group_lines
+from devops_agent.analysis import TemplateMiner, extract_message, extract_timestamp, group_lines
 from devops_agent.analysis.logline import normalize_level
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
@@ -214,3 +215,49 @@ def test_elastic_common_schema_serilog_and_journal_exports_are_understood() -> N
     assert normalize_level("Information") == "INFO"
     summary = group_lines((("ecs.jsonl", ecs) for _ in range(3)), errors_only=True)
     assert summary.error_lines == 3
+
+
+# --- bursts and their ranking -----------------------------------------------------------------
+
+
+def _timed(lines: list[tuple[datetime, str]]) -> list[tuple[str, str]]:
+    return [("app.log", f"{t:%Y-%m-%dT%H:%M:%SZ} {m}") for t, m in sorted(lines, key=lambda x: x[0])]
+
+
+def test_an_error_that_only_ever_appears_as_one_burst_is_a_spike() -> None:
+    start = datetime(2026, 11, 25, 13, 0, tzinfo=UTC)
+    lines = [(start + timedelta(seconds=i), "INFO request ok") for i in range(0, 7200, 5)]
+    lines += [
+        (start + timedelta(seconds=i), f"ERROR cache refresh failed key=k{i}") for i in range(0, 7200, 180)
+    ]
+    burst = datetime(2026, 11, 25, 14, 5, tzinfo=UTC)
+    lines += [
+        (burst + timedelta(seconds=5 * j), f"ERROR payment gateway returned 503 order={j}") for j in range(8)
+    ]
+    summary = group_lines(_timed(lines), errors_only=True)
+    groups = {g.shape: g for g in summary.groups}
+    payment = groups["payment gateway returned <NUM> order=<VAL>"]
+    assert payment.spike
+    assert payment.spike_start == burst
+    assert not groups["cache refresh failed key=<VAL>"].spike  # steady: 1-2 per bucket
+
+
+def test_error_signatures_rank_a_burst_above_a_one_off_and_sparse_errors() -> None:
+    start = datetime(2026, 11, 25, 13, 0, tzinfo=UTC)
+    lines = [(start + timedelta(seconds=i), f"INFO request handled id={i}") for i in range(0, 7200, 5)]
+    lines += [
+        (start + timedelta(seconds=i), f"ERROR db connection timeout after {1000 + i}ms")
+        for i in range(0, 7200, 600)
+    ]
+    burst = datetime(2026, 11, 25, 14, 5, tzinfo=UTC)
+    lines += [
+        (burst + timedelta(seconds=2 * j), f"ERROR payment gateway returned 503 for order {j}")
+        for j in range(60)
+    ]
+    lines += [(start + timedelta(minutes=30), "ERROR cron job cleanup exited with status 1")]
+    data = logs.mine_templates(_timed(lines), TemplateMiner())
+    ranked = [(e["template"], e["burst"]) for e in data["error_signatures"]]
+    assert ranked[0][0] == "payment gateway returned <*> for order <*>"
+    assert ranked[0][1] > 10
+    assert dict(ranked)["cron job cleanup exited with status <*>"] == 1.0  # one line is no burst
+    assert dict(ranked)["db connection timeout after <*>"] == 1.0

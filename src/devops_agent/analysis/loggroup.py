@@ -207,10 +207,15 @@ class _Series:
         first, last = int(lo - lo % step), int(hi - hi % step)
         return step, _rebucket(self.counts, step), (last - first) // step + 1
 
-    def describe_spike(self, total: int) -> tuple[str, int] | None:
+    def describe_spike(self, total: int, within: _Series | None = None) -> tuple[str, int] | None:
+        """The spike of these counts, at their own bucket size; ``within`` (the whole input's
+        series) widens the range judged, so a series that is one short burst still counts as
+        a spike against the quiet around it instead of spanning too little to judge."""
         step, counts, n_range = self.final()
         if self.lo is None or self.hi is None:
             return None
+        if within is not None and within.lo is not None and within.hi is not None:
+            n_range = max(n_range, int((within.hi - within.lo) // step) + 1)
         one_day = _utc(self.lo).date() == _utc(self.hi).date()
         return _spike(counts, total, step, n_range, one_day)
 
@@ -246,16 +251,20 @@ def _rebucket(buckets: dict[int, int], step: int) -> dict[int, int]:
     return out
 
 
+SPIKE_MIN = 5
+"""The fewest records a time bucket must hold to be a spike (or a template's burst)."""
+
+
 def _spike(
     buckets: dict[int, int], total: int, step: int, n_range: int, one_day: bool
 ) -> tuple[str, int] | None:
-    """Describe the peak bucket when it holds >= max(5, 3x the median of the other buckets)."""
+    """Describe the peak bucket when it holds >= max(SPIKE_MIN, 3x the median of the other buckets)."""
     if not buckets or n_range < 4:
         return None
     peak_key, peak = max(buckets.items(), key=lambda kv: (kv[1], -kv[0]))
     others = [c for k, c in buckets.items() if k != peak_key]
     baseline = statistics.median(others) if others else 0
-    if peak < max(5, 3 * baseline):
+    if peak < max(SPIKE_MIN, 3 * baseline):
         return None
     start = _utc(peak_key)
     when = start.strftime("%H:%M" if one_day else "%Y-%m-%d %H:%M")
@@ -412,7 +421,7 @@ class _Grouper:
                 bucket=timedelta(seconds=group_step),
                 buckets={_utc(k): c for k, c in buckets.items()},
             )
-            spike = acc.series.describe_spike(acc.count)
+            spike = acc.series.describe_spike(acc.count, within=series)
             if spike is not None:
                 group.spike, group.spike_description, group.spike_start = True, spike[0], _utc(spike[1])
                 out.spikes.append(f"{acc.shape[:120]}: {spike[0]}")

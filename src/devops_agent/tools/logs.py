@@ -36,6 +36,7 @@ from devops_agent.analysis import (
     normalize_level,
     parse_since,
 )
+from devops_agent.analysis.loggroup import SPIKE_MIN
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
@@ -773,10 +774,15 @@ def _span_buckets(templates: list[Template], bucket_s: int) -> int:
 
 
 def _burst(t: Template, span: int) -> float:
-    """Peak bucket over the template's average per bucket across the whole input (1.0 = steady)."""
+    """Peak bucket over the template's average per bucket across the whole input (1.0 = steady).
+
+    A peak of fewer than SPIKE_MIN lines is no burst (1.0): one line alone in its bucket would
+    otherwise score as high as the input is long, and rank a one-off above a real burst.
+    """
     if not t.buckets or t.count == 0:
         return 1.0
-    return round(max(t.buckets.values()) / (t.count / span), 2)
+    peak = max(t.buckets.values())
+    return round(peak / (t.count / span), 2) if peak >= SPIKE_MIN else 1.0
 
 
 def mine_templates(
