@@ -472,10 +472,10 @@ def test_java_stack_trace_folds_with_its_root_cause() -> None:
         "2026-11-22 10:00:01,000 INFO [http] next",
     ]
     summary = group_lines(("app.log", line) for line in lines)
-    # The exception line has no indentation; without a "Traceback" it starts its own record.
-    shapes = [g.shape for g in summary.groups]
-    assert any(s.endswith("| Caused by: java.sql.SQLException: connection <NUM> refused") for s in shapes)
-    assert summary.error_lines == 2
+    # The unindented exception line under an error belongs to it, as logback and log4j print it.
+    [group] = summary.groups
+    assert group.shape == "[http] request failed | Caused by: java.sql.SQLException: connection <NUM> refused"
+    assert summary.error_lines == 1
 
 
 def test_since_until_filter_records() -> None:

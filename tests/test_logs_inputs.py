@@ -261,3 +261,76 @@ def test_error_signatures_rank_a_burst_above_a_one_off_and_sparse_errors() -> No
     assert ranked[0][1] > 10
     assert dict(ranked)["cron job cleanup exited with status <*>"] == 1.0  # one line is no burst
     assert dict(ranked)["db connection timeout after <*>"] == 1.0
+
+
+# --- records that span lines ------------------------------------------------------------------
+
+
+def test_docker_json_tracebacks_and_java_exception_lines_fold_into_one_error() -> None:
+    frames = [
+        "2026-11-25 10:0{i}:00,000 ERROR app: unhandled error in handler\n",
+        "Traceback (most recent call last):\n",
+        '  File "/srv/app/h.py", line 12, in handle\n',
+        "    return 1/x\n",
+        "ZeroDivisionError: division by zero\n",
+    ]
+    docker = [
+        (
+            "c.log",
+            json.dumps({"log": f.format(i=i), "stream": "stderr", "time": f"2026-11-25T10:0{i}:00.{j:09d}Z"}),
+        )
+        for i in range(6)
+        for j, f in enumerate(frames)
+    ]
+    [group] = group_lines(docker).groups
+    assert (group.count, group.shape) == (
+        6,
+        "app: unhandled error in handler | ZeroDivisionError: division by zero",
+    )
+    java: list[tuple[str, str]] = []
+    for i in range(5):
+        java += [
+            (
+                "j.log",
+                f"2026-11-25 10:0{i}:00,000 ERROR [main] c.e.OrderService - Failed to process order {i}",
+            ),
+            ("j.log", "java.lang.IllegalStateException: Order in bad state"),
+            ("j.log", "\tat com.example.OrderService.process(OrderService.java:42)"),
+            ("j.log", "Caused by: java.sql.SQLTimeoutException: query timed out after 30s"),
+        ]
+    [group] = group_lines(java).groups
+    assert group.count == 5
+    assert group.shape.endswith("| Caused by: java.sql.SQLTimeoutException: query timed out after <DUR>")
+    # an exception line after an INFO record is a record of its own, as before
+    info = [("i.log", "2026-11-25 10:00:00 INFO started"), ("i.log", "java.lang.IllegalStateException: boom")]
+    assert group_lines(info, errors_only=False).matched_lines == 2
+    assert len(group_lines(info, errors_only=False).groups) == 2
+
+
+def test_cri_partial_lines_are_joined_with_their_final_part() -> None:
+    lines = [
+        ("pod.log", "2026-11-25T10:00:00.000000001Z stderr P 2026-11-25 10:00:00 ERROR connection to db-1 "),
+        ("pod.log", "2026-11-25T10:00:00.000000002Z stderr P refused "),
+        ("pod.log", "2026-11-25T10:00:00.000000003Z stderr F after 3 retries"),
+        ("pod.log", "2026-11-25T10:00:01.000000000Z stdout F 2026-11-25 10:00:01 INFO ok"),
+    ]
+    [group] = group_lines(lines).groups
+    assert group.shape == "connection to <ID> refused after <NUM> retries"
+    data = logs.mine_templates(iter(lines), TemplateMiner())
+    assert data["lines"] == 2
+
+
+def test_patterns_folds_stack_traces_into_the_record_above() -> None:
+    lines: list[tuple[str, str]] = []
+    for i, exc in enumerate(["ZeroDivisionError: division by zero", "KeyError: 'user'"] * 3):
+        lines += [
+            ("a.log", f"2026-11-25 10:0{i}:00,000 ERROR app: request failed"),
+            ("a.log", "Traceback (most recent call last):"),
+            ("a.log", f'  File "/srv/app/h.py", line {10 + i}, in handle'),
+            ("a.log", "    return work(x)"),
+            ("a.log", exc),
+            ("a.log", f"2026-11-25 10:0{i}:30,000 INFO request ok"),
+        ]
+    data = logs.mine_templates(iter(lines), TemplateMiner())
+    assert (data["lines"], data["continuation_lines"]) == (12, 24)
+    assert {t["template"] for t in data["templates"]} == {"app: request failed", "request ok"}

@@ -25,9 +25,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from devops_agent.analysis.logline import (
+    CHAIN_MARKERS,
     extract_message,
     is_continuation,
     is_error,
+    join_partial_lines,
     might_be_error,
     strip_container_prefix,
 )
@@ -306,7 +308,7 @@ class _Grouper:
         if (
             rec is not None
             and rec.source == source
-            and is_continuation(content, rec.in_traceback)
+            and is_continuation(content, rec.in_traceback, rec.error)
             # a traceback after a non-error line is an uncaught exception of its own
             and (rec.error or not content.startswith("Traceback"))
         ):
@@ -329,6 +331,8 @@ class _Grouper:
                 rec.in_traceback = False
         elif stripped.startswith("Caused by:"):
             rec.exc = stripped  # Java: the last cause is the root cause
+        elif rec.exc is None and content[0] not in " \t" and not content.startswith(CHAIN_MARKERS):
+            rec.exc = stripped  # the exception line under a JVM / .NET error message
 
     def _start(self, source: str, line: str, content: str) -> None:
         ts_dt = extract_timestamp(line, self.default_year)
@@ -442,8 +446,9 @@ def group_lines(
 ) -> LogSummary:
     """Group log records by message shape in one streaming pass with bounded memory.
 
-    Continuation lines (indented lines, ``Traceback …``, ``Caused by:``, and the exception line
-    that ends a Python traceback) are folded into the record that starts them, so a traceback is
+    Continuation lines (indented lines, ``Traceback …``, ``Caused by:``, the exception line that
+    ends a Python traceback, a JVM's exception line under an error) are folded into the record
+    that starts them, Kubernetes CRI partial lines are joined first, so a traceback is
     one error whose shape ends with its exception (``… | ValueError: invalid literal …``). A
     line without a timestamp inherits the previous timestamp of the same source.
 
@@ -457,6 +462,6 @@ def group_lines(
         default_year: the year for timestamps that omit it (syslog); default: the current one.
     """
     grouper = _Grouper(errors_only, bucket, since, until, max_groups, default_year)
-    for source, line in lines:
+    for source, line in join_partial_lines(lines):
         grouper.feed(source, line)
     return grouper.finish()

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from devops_agent.analysis.timeparse import _CLF_RE, _COMPACT_RE, _CTIME_RE, _ISO_RE, _KLOG_RE, _SYSLOG_RE
 
 __all__ = [
+    "CHAIN_MARKERS",
     "ERROR_LEVELS",
+    "Continuations",
     "extract_message",
     "is_continuation",
+    "join_partial_lines",
     "is_error",
     "might_be_error",
     "normalize_level",
@@ -45,8 +49,8 @@ _SYSLOG_PRIORITY = ("EMERG", "ALERT", "CRIT", "ERR", "WARNING", "NOTICE", "INFO"
 
 # "@m"/"@mt" and "@l" are Serilog's compact JSON (CLEF), "log.level" the Elastic Common Schema's.
 _MESSAGE_KEYS = ("message", "msg", "log", "event", "text", "MESSAGE", "@m", "@mt")
-_LEVEL_KEYS = ("level", "severity", "lvl", "loglevel", "log_level", "levelname", "PRIORITY")
-_LEVEL_KEYS += ("log.level", "@l")
+_LEVEL_KEYS: tuple[str, ...] = ("level", "severity", "lvl", "loglevel", "log_level", "levelname")
+_LEVEL_KEYS += ("PRIORITY", "log.level", "@l")
 _ERROR_KEYS = ("error", "err", "exception", "exc_info", "stack_trace")
 
 _KNOWN_LEVELS = ERROR_LEVELS | {"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING"}
@@ -81,11 +85,19 @@ def normalize_level(level: Any) -> str | None:
 
 
 def strip_container_prefix(line: str) -> str:
-    """The container's own line from a Kubernetes CRI log line (``<time> stderr F <line>``)."""
+    """The container's own line from a Kubernetes CRI log line (``<time> stderr F <line>``) or
+    a Docker json-file line (``{"log": "<line>\\n", "stream": …, "time": …}``)."""
     if "0" <= line[:1] <= "9":
         cri = _CRI_RE.match(line)
         if cri is not None and _ISO_RE.match(line) is not None:
             return line[cri.end() :]
+    elif line.startswith('{"log":'):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return line
+        if isinstance(obj, dict) and isinstance(obj.get("log"), str) and "stream" in obj:
+            return str(obj["log"]).rstrip("\r\n")
     return line
 
 
@@ -307,7 +319,7 @@ def might_be_error(line: str) -> bool:
 
 # --- multi-line records ----------------------------------------------------------------------
 
-_CHAIN_MARKERS = (
+CHAIN_MARKERS = (
     "Traceback (most recent call last)",
     "Caused by:",
     "During handling of the above exception",
@@ -315,20 +327,95 @@ _CHAIN_MARKERS = (
 )
 
 
-def is_continuation(text: str, in_traceback: bool) -> bool:
+# A qualified exception class at the start of a line, then ":" or the end: what a JVM or .NET
+# layout prints under the message of an error it logs with its exception.
+_EXCEPTION_LINE_RE = re.compile(
+    r"(?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*(?:Exception|Error|Throwable|Fault)(?::|$)"
+)
+
+
+def is_continuation(text: str, in_traceback: bool, after_error: bool = False) -> bool:
     """Whether ``text`` continues the previous record rather than starting a new one.
 
     Continuations are indented lines (stack frames, wrapped text), traceback and exception-chain
-    headers, and, inside a Python traceback, the final ``ExceptionType: message`` line, which
-    has no timestamp of its own.
+    headers, inside a Python traceback the final ``ExceptionType: message`` line, which has no
+    timestamp of its own, and, after an error record (``after_error``), the unindented exception
+    line that Java (logback, log4j) and .NET layouts print under the message
+    (``java.lang.IllegalStateException: …``).
     """
     if not text:
         return in_traceback
     first = text[0]
     if first in " \t":
         return True
-    if text.startswith(_CHAIN_MARKERS):
+    if text.startswith(CHAIN_MARKERS):
         return True
     if in_traceback:
         return _ISO_RE.match(text) is None and _SYSLOG_RE.match(text) is None and first != "{"
-    return False
+    return after_error and _EXCEPTION_LINE_RE.match(text) is not None
+
+
+MAX_JOINED_CHARS = 65536
+
+
+def join_partial_lines(lines: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """(source, line) pairs with Kubernetes CRI partial lines joined into the line they belong to.
+
+    The container runtime splits a long line into ``<time> <stream> P <part>`` lines ended by an
+    ``F`` line; joined, they read as one ``F`` line with the first part's time. Other lines pass
+    through unchanged (and cheaply: only a line with `` P `` near its start is looked at).
+    """
+    pending: dict[str, tuple[str, list[str]]] = {}
+    for source, line in lines:
+        if not pending and " P " not in line[:64]:
+            yield source, line
+            continue
+        cri = _CRI_RE.match(line) if "0" <= line[:1] <= "9" else None
+        if cri is not None and _ISO_RE.match(line) is not None:
+            end = cri.end()
+            if line[end - 2] == "P":
+                head, parts = pending.setdefault(source, (line[: end - 2] + "F ", []))
+                parts.append(line[end:])
+                if sum(map(len, parts)) < MAX_JOINED_CHARS:
+                    continue
+                line = line[: end - 2] + "F "  # too long: let it out as it is, cut later
+            if source in pending:
+                head, parts = pending.pop(source)
+                yield source, head + "".join(parts) + line[end:]
+                continue
+        elif source in pending:  # the source stopped writing CRI lines mid-record
+            head, parts = pending.pop(source)
+            yield source, head + "".join(parts)
+        yield source, line
+    for source, (head, parts) in pending.items():
+        yield source, head + "".join(parts)
+
+
+class Continuations:
+    """Line by line, whether a line continues the record before it (one source at a time).
+
+    For readers that want one entry per record rather than per line (``logs patterns``): the
+    state of :func:`is_continuation` — inside a Python traceback, after an error record.
+    """
+
+    def __init__(self) -> None:
+        self.source: str | None = None
+        self.in_traceback = False
+        self.after_error = False
+
+    def continues(self, source: str, content: str) -> bool:
+        """True when ``content`` (a line without its container prefix) belongs to the last record."""
+        if source == self.source and is_continuation(content, self.in_traceback, self.after_error):
+            if content.startswith("Traceback"):
+                self.in_traceback = True
+            elif self.in_traceback and content[:1] not in " \t" and not content.startswith(CHAIN_MARKERS):
+                self.in_traceback = False  # the exception line ends a Python traceback
+            return True
+        self.source = source
+        self.in_traceback = content.startswith("Traceback")
+        self.after_error = False
+        return False
+
+    def started(self, error: bool) -> None:
+        """Tell whether the record that just started is an error (exception lines may follow)."""
+        self.after_error = error

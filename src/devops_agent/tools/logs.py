@@ -37,6 +37,7 @@ from devops_agent.analysis import (
     parse_since,
 )
 from devops_agent.analysis.loggroup import SPIKE_MIN
+from devops_agent.analysis.logline import Continuations, join_partial_lines, strip_container_prefix
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
@@ -795,7 +796,9 @@ def mine_templates(
     """Feed (source, raw line) pairs to ``miner`` (which keeps learning across calls); summarize.
 
     A line without a timestamp is dated by the previous line of the same source (none at the
-    start of each source).
+    start of each source). Continuation lines (stack frames, a traceback, a JVM's exception line
+    under an error; see :class:`~devops_agent.analysis.logline.Continuations`) belong to the
+    record above them and are counted in ``continuation_lines``, not mined.
 
     Besides every template by count, ``error_signatures`` ranks the templates of error lines by
     novelty (not known to the miner before this call, e.g. from a saved state) and then burst
@@ -803,19 +806,26 @@ def mine_templates(
     """
     known_before = {t.id for t in miner.templates()}
     error_ids: set[int] = set()
-    total = 0
+    total = folded = 0
     # A line without a time of its own takes the previous line's, from the same source only:
     # a file without timestamps must not borrow the last time of the file read before it.
     last_ts: dict[str, datetime | None] = {}
-    for source, raw in lines:
+    follow = Continuations()  # stack frames and tracebacks belong to the record above them
+    for source, raw in join_partial_lines(lines):
+        if follow.continues(source, strip_container_prefix(raw)):
+            folded += 1
+            continue
         ts = extract_timestamp(raw) or last_ts.get(source)
         last_ts[source] = ts
         if (since and ts and ts < since) or (until and ts and ts > until):
+            follow.started(False)
             continue
         message, level = extract_message(raw)
+        error = is_error(message, level)
+        follow.started(error)
         if message.strip():
             match = miner.add(message, timestamp=ts, raw=raw[:MAX_SHOWN_CHARS])
-            if is_error(message, level):
+            if error:
                 error_ids.add(match.template_id)
             total += 1
     templates = sorted(miner.templates(), key=lambda t: -t.count)
@@ -837,6 +847,7 @@ def mine_templates(
     errors.sort(key=lambda t: (t.id in known_before, -_burst(t, span), -t.count))
     return {
         "lines": total,
+        "continuation_lines": folded,
         "templates_total": len(templates),
         "templates": [view(t) for t in templates[: max(1, min(max_templates, 500))]],
         "error_signatures": [view(t) | {"new": t.id not in known_before} for t in errors[:10]],
