@@ -17,6 +17,7 @@ import pytest
 
 from devops_agent.analysis import TemplateMiner, extract_message, extract_timestamp, group_lines
 from devops_agent.analysis.logline import normalize_level
+from devops_agent.analysis.logshape import with_status_phrase
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
 from devops_agent.runbooks.analyzers.base import ANALYZERS
@@ -334,3 +335,22 @@ def test_patterns_folds_stack_traces_into_the_record_above() -> None:
     data = logs.mine_templates(iter(lines), TemplateMiner())
     assert (data["lines"], data["continuation_lines"]) == (12, 24)
     assert {t["template"] for t in data["templates"]} == {"app: request failed", "request ok"}
+
+
+def test_patterns_keeps_an_access_logs_statuses_apart() -> None:
+    lines = [
+        (
+            "access.log",
+            f'10.0.0.{i % 9} - - [25/Nov/2026:10:00:{i:02d} +0000] "GET /api/items/{i} HTTP/1.1" '
+            f'{500 if i % 5 == 0 else 200} 512 "-" "curl/8.0"',
+        )
+        for i in range(40)
+    ]
+    data = logs.mine_templates(iter(lines), TemplateMiner())
+    assert [(t["count"], t["template"]) for t in data["templates"]] == [
+        (32, "GET <*> OK"),
+        (8, "GET <*> Internal Server Error"),
+    ]
+    assert [e["template"] for e in data["error_signatures"]] == ["GET <*> Internal Server Error"]
+    assert with_status_phrase("GET /x HTTP/1.1 599") == "GET /x HTTP/1.1 599 status 5xx"
+    assert with_status_phrase("disk 100% full 500") == "disk 100% full 500"

@@ -14,8 +14,9 @@ This module is pure: it must not read files or import from tools, policies, agen
 from __future__ import annotations
 
 import re
+from http import HTTPStatus
 
-__all__ = ["MAX_SHAPE_CHARS", "message_shape"]
+__all__ = ["MAX_SHAPE_CHARS", "message_shape", "with_status_phrase"]
 
 MAX_SHAPE_CHARS = 400
 _HEX = r"[0-9a-fA-F]"
@@ -121,6 +122,21 @@ def _request_shape(method: str, target: str, version: str | None, status: str) -
         path = "/" + path.split("/", 3)[-1] if path.count("/") >= 3 else path
     shaped = "/".join(_segment(s) for s in path.split("/"))
     return f"{method} {shaped}{'?<QUERY>' if query else ''}{version or ''} {status}"
+
+
+def with_status_phrase(message: str) -> str:
+    """An access-log request line with its status's reason phrase after it, else ``message``.
+
+    ``GET /x/42 HTTP/1.1 500`` → ``… 500 Internal Server Error``: a template miner masks every
+    number, so without a phrase a request's 200s and 500s are one template.
+    """
+    request = _REQUEST_LINE_RE.fullmatch(message) if message[-4:-3] == " " else None
+    if request is None:
+        return message
+    try:
+        return f"{message} {HTTPStatus(int(request.group(4))).phrase}"
+    except ValueError:  # a status code HTTP does not define
+        return f"{message} status {request.group(4)[0]}xx"
 
 
 def message_shape(message: str) -> str:

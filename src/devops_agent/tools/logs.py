@@ -38,6 +38,7 @@ from devops_agent.analysis import (
 )
 from devops_agent.analysis.loggroup import SPIKE_MIN
 from devops_agent.analysis.logline import Continuations, join_partial_lines, strip_container_prefix
+from devops_agent.analysis.logshape import with_status_phrase
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
@@ -824,7 +825,7 @@ def mine_templates(
         error = is_error(message, level)
         follow.started(error)
         if message.strip():
-            match = miner.add(message, timestamp=ts, raw=raw[:MAX_SHOWN_CHARS])
+            match = miner.add(with_status_phrase(message), timestamp=ts, raw=raw[:MAX_SHOWN_CHARS])
             if error:
                 error_ids.add(match.template_id)
             total += 1
