@@ -354,3 +354,21 @@ def test_patterns_keeps_an_access_logs_statuses_apart() -> None:
     assert [e["template"] for e in data["error_signatures"]] == ["GET <*> Internal Server Error"]
     assert with_status_phrase("GET /x HTTP/1.1 599") == "GET /x HTTP/1.1 599 status 5xx"
     assert with_status_phrase("disk 100% full 500") == "disk 100% full 500"
+
+
+def test_a_time_window_over_a_file_not_in_time_order_reads_it_whole(tmp_path: Path) -> None:
+    def hour(h: int) -> list[str]:
+        start = datetime(2026, 11, 25, h, tzinfo=UTC)
+        return [
+            f"{start + timedelta(seconds=i):%Y-%m-%d %H:%M:%S} ERROR hour{h} failure id={i}"
+            for i in range(3600)
+        ]
+
+    log = tmp_path / "all.log"  # cat app.log app.log.1 > all.log: noon first, then ten o'clock
+    log.write_text("\n".join(hour(12) + hour(10)) + "\n")
+    result = call(tmp_path, "logs_errors", paths=[str(log)], since="2026-11-25T10:30:00Z")
+    assert result.data["error_lines"] == 1800 + 3600
+    tail = call(tmp_path, "logs_tail", path=str(log), lines=5000, until="2026-11-25T10:59:59Z")
+    [file] = tail.data["files"]
+    assert file["lines"][-1].startswith("2026-11-25 10:59:59")
+    assert sum(1 for line in file["lines"] if line.startswith("2026-11-25 12:")) == 0

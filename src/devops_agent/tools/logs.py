@@ -211,9 +211,35 @@ def _next_stamped_line(fh: IO[bytes], pos: int) -> int:
     return first  # no timestamps here: start at the first whole line
 
 
+SORT_SAMPLES = 16
+SORT_SLACK_S = 300.0  # writers out of step by up to this much still count as in time order
+
+
+def _time_sorted(fh: IO[bytes], size: int) -> bool:
+    """Whether the file looks written in time order, judged at SORT_SAMPLES evenly spaced offsets.
+
+    Bisection on timestamps assumes it; a concatenation such as ``cat app.log app.log.1`` is
+    not, and is then read whole (and filtered line by line) rather than cut in the wrong place.
+    """
+    previous: datetime | None = None
+    for k in range(SORT_SAMPLES):
+        ts = _first_ts_after(fh, size * k // SORT_SAMPLES)
+        if ts is None:
+            continue
+        if previous is not None and (previous - ts).total_seconds() > SORT_SLACK_S:
+            return False
+        previous = ts
+    return True
+
+
 def _bisect(fh: IO[bytes], size: int, target: datetime) -> tuple[int, int]:
-    """Byte offsets (lo, hi) with the first line stamped >= ``target`` starting between them."""
+    """Byte offsets (lo, hi) with the first line stamped >= ``target`` starting between them.
+
+    (0, 0) for a file that is not in time order (:func:`_time_sorted`): read it from the start.
+    """
     lo, hi = 0, size
+    if hi - lo > BISECT_STOP and not _time_sorted(fh, size):
+        return 0, 0
     while hi - lo > BISECT_STOP:
         mid = (lo + hi) // 2
         ts = _first_ts_after(fh, mid)
@@ -225,7 +251,10 @@ def _bisect(fh: IO[bytes], size: int, target: datetime) -> tuple[int, int]:
 
 
 def _end_offset(fh: IO[bytes], size: int, until: datetime) -> int:
-    """The offset of the first line stamped after ``until`` (``size`` when there is none)."""
+    """The offset of the first line stamped after ``until`` (``size`` when there is none, or
+    when the file is not in time order)."""
+    if size > BISECT_STOP and not _time_sorted(fh, size):
+        return size
     lo = _bisect(fh, size, until)[0]
     fh.seek(lo)
     if lo:
