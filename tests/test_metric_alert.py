@@ -162,14 +162,14 @@ def test_metrics_slo_command_exits_1_on_a_page(prometheus_url: str) -> None:
         "7d",
     ]
     proc = subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=env, timeout=120, check=False)
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # a page fires: neither a failure (1) nor a bad request (2)
     data = json.loads(proc.stdout)
     assert data["burn_rates"]["1h"] == 100.0
     assert data["counts"]["1h"] == {"requests": 600, "errors": 60}
     assert {a["severity"] for a in data["alerts"]} == {"page", "ticket"}
     assert data["budget_remaining"] < 0
     table = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
-    assert table.returncode == 1
+    assert table.returncode == 3
     assert "100.00x" in table.stdout
     assert "PAGE: burning" in table.stdout
 

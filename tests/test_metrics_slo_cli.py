@@ -45,6 +45,19 @@ def test_slo_objective_and_window_are_checked_before_any_query(option: str, valu
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_slo_and_anomalies_exit_1_when_prometheus_cannot_be_reached() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    proc = _slo(url, "x_total", "y_total")
+    assert_one_line_error(proc, 1, f"cannot connect to Prometheus at {url}")
+    anomalies = cli("metrics", "anomalies", "up", "--since", "10m", env=_env(url))
+    assert_one_line_error(anomalies, 1, f"cannot connect to Prometheus at {url}")
+
+
+def test_a_query_prometheus_rejects_is_a_bad_request(prometheus_url: str) -> None:
+    proc = cli("metrics", "anomalies", "rate(up[5m]", "--since", "10m", env=_env(prometheus_url))
+    assert_one_line_error(proc, 2, "Prometheus rejected the request")
+
+
 @pytest.mark.parametrize(
     ("requests", "errors", "message"),
     [

@@ -16,10 +16,22 @@ from rich.table import Table
 
 from devops_agent.analysis import detect
 from devops_agent.cli.context import err, out, state
-from devops_agent.errors import UserError
+from devops_agent.errors import DevOpsAgentError, RuntimeFailure, UserError
 from devops_agent.tools import prometheus
+from devops_agent.tools.base import ToolResult
 
 metrics_app = typer.Typer(help="Find anomalies in metrics without a model.", no_args_is_help=True)
+
+
+PAGE_EXIT = 3
+"""``metrics slo``'s exit code when a page alert fires: apart from 1 (runtime failure) and 2 (bad request)."""
+
+
+def _query_failed(result: ToolResult) -> DevOpsAgentError:
+    """A failed Prometheus tool result as an error: a runtime failure (exit 1) when Prometheus
+    could not be reached or failed, else the request's fault (exit 2)."""
+    kind = RuntimeFailure if result.metadata.get("runtime") else UserError
+    return kind(result.error or "query failed", hint=result.hint)
 
 
 _DELIMITERS = (";", "\t", ",")  # on a tie ";" or tab wins: in "t;104,68" the comma is a decimal one
@@ -140,7 +152,7 @@ def _from_prometheus(
     tool = prometheus.build(state(ctx).settings).entries["prom_anomalies"].function
     result = tool(query=query, start=since, step=step, max_series=max_series)
     if result.status == "error":
-        raise UserError(result.error or "query failed", hint=result.hint)
+        raise _query_failed(result)
     # The counts sit in data on success and in metadata when nothing was found.
     facts = result.data if result.status == "success" else result.metadata
     summary: dict[str, Any] = {k: facts.get(k, 0) for k in ("series_total", "series_analyzed")}
@@ -243,15 +255,16 @@ def slo(
     """Error budget left and multi-window burn-rate alerts (page / ticket) from Prometheus counters.
 
     Either option may instead be an expression with $window in it, e.g.
-    'sum(increase(api_requests_total[$window]))'. Exit 1 when a page alert fires; exit 2 for an
-    objective or window that does not make sense, and for counts that cannot be (NaN or Inf,
-    negative, more errors than requests).
+    'sum(increase(api_requests_total[$window]))'. Exit 3 when a page alert fires; exit 2 for an
+    objective or window that does not make sense, a query Prometheus rejects, and counts that
+    cannot be (NaN or Inf, negative, more errors than requests); exit 1 when Prometheus cannot
+    be reached or fails.
     """
     prometheus.check_slo_args(objective, window, names=("--objective", "--window"))
     tool = prometheus.build(state(ctx).settings).entries["prom_slo"].function
     result = tool(requests=requests, errors=errors, objective=objective, window=window)
     if result.status == "error":
-        raise UserError(result.error or "query failed", hint=result.hint)
+        raise _query_failed(result)
     if result.status == "no_data":
         raise UserError(result.hint or "no data")
     for warning in result.metadata.get("warnings", []):
@@ -267,4 +280,4 @@ def slo(
         out.print(table)
         out.print(data["explanation"])
     if any(a["severity"] == "page" for a in data["alerts"]):
-        raise typer.Exit(1)
+        raise typer.Exit(PAGE_EXIT)

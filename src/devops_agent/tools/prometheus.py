@@ -88,17 +88,27 @@ class PromConfig:
 
 
 class PromError(Exception):
-    """A request failed; carries what the tool result needs. Never leaves this module."""
+    """A request failed; carries what the tool result needs. Never leaves this module.
 
-    def __init__(self, message: str, hint: str | None = None, *, transient: bool = False) -> None:
+    ``runtime``: the environment failed (Prometheus unreachable, slow or failing), not the
+    request (bad PromQL, bad arguments, a wrong URL setting); ``transient`` ones may be retried.
+    Both reach the result's metadata, so a CLI can exit 1 for the first kind and 2 for the other.
+    """
+
+    def __init__(
+        self, message: str, hint: str | None = None, *, transient: bool = False, runtime: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.transient = transient
+        self.runtime = runtime or transient
 
     def result(self) -> ToolResult:
         if self.transient:
-            return ToolResult.fail(self.message, self.hint, transient=True, source=NAME)
+            return ToolResult.fail(self.message, self.hint, transient=True, runtime=True, source=NAME)
+        if self.runtime:
+            return ToolResult.fail(self.message, self.hint, runtime=True, source=NAME)
         return ToolResult.fail(self.message, self.hint, source=NAME)
 
 
@@ -396,6 +406,7 @@ class PromClient:
             raise PromError(
                 f"cannot connect to Prometheus at {url}: {exc}",
                 f"is Prometheus running at {url}? {_SETTING_HINT}",
+                runtime=True,
             ) from None
         except httpx.TimeoutException:
             raise PromError(
