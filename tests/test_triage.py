@@ -86,7 +86,11 @@ def test_finds_the_ticket_in_free_text() -> None:
 def test_signature_skips_jenkins_boilerplate() -> None:
     maven = error_signature((FIXTURES / "jenkins/console_maven_failure.txt").read_text())
     assert maven is not None
-    assert maven.shape == "java.net.SocketTimeoutException: Read timed out after <NUM> ms"
+    # the test's error line with the exception a JVM prints under it, folded into one record
+    assert maven.shape == (
+        "com.example.payments.GatewayClientTest.refundsWithinTimeout -- Time elapsed: <NUM> s <<< ERROR! "
+        "| java.net.SocketTimeoutException: Read timed out after <NUM> ms"
+    )
     assert "java.net.SocketTimeoutException: Read timed out after 2000 ms" in maven.lines
     assert not any(line.startswith(("Finished:", "ERROR: script returned")) for line in maven.lines)
     assert error_signature("Started by timer\n[Pipeline] End of Pipeline\nFinished: FAILURE\n") is None
@@ -102,7 +106,7 @@ def test_offline_triage_end_to_end(srv: SlowReplay) -> None:
     assert report.title == "Triage of OPS-200"
     # The failing Maven build: the failing test, the error signature, and the quoted lines.
     assert "com.example.payments.GatewayClientTest.refundsWithinTimeout" in md
-    assert "`java.net.SocketTimeoutException: Read timed out after <NUM> ms`" in md
+    assert "| java.net.SocketTimeoutException: Read timed out after <NUM> ms`" in md
     assert "\njava.net.SocketTimeoutException: Read timed out after 2000 ms\n" in md
     assert "GatewayClientTest.refundsWithinTimeout:54 » SocketTimeout Read timed out after 2000 ms" in md
     # The green build is not reported as failing.

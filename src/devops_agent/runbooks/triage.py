@@ -283,13 +283,16 @@ def error_signature(text: str) -> Signature | None:
             continue
         score = _score(example)
         if score or (group.level or "").upper() in ("ERROR", "FATAL", "SEVERE", "CRITICAL"):
-            ranked.append((score, -_position(lines, first), group.shape, first))
+            # the record's first line and, where one was folded in, its exception line
+            shown = "\n".join(line.rstrip() for line in example.splitlines()[:2])
+            ranked.append((score, -_position(lines, first), group.shape, shown))
     if not ranked:
         return None
     ranked.sort(reverse=True)
     best = [r for r in ranked if r[0] > 0] or ranked[:1]
     quoted = sorted(best[:_MAX_SIGNATURE_LINES], key=lambda r: -r[1])
-    return Signature(shape=ranked[0][2], lines=[r[3].rstrip() for r in quoted])
+    shown_lines = [line for r in quoted for line in r[3].splitlines()]
+    return Signature(shape=ranked[0][2], lines=shown_lines[:_MAX_SIGNATURE_LINES])
 
 
 def _position(lines: Sequence[str], line: str) -> int:
