@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -73,6 +74,16 @@ def test_bad_input_gives_one_line_and_exit_2(tmp_path: Path) -> None:
     assert_one_line_error(cli("sessions", "show", "deadbeefcafe"), 2, "sessions list")
     assert_one_line_error(cli("investigate", "x", "--mode", "yolo"), 2, "mode")
     assert_one_line_error(cli("runbooks", "show", "no-such-runbook"), 2, "runbooks list")
+
+
+def test_unknown_runbook_is_refused_before_a_session_exists() -> None:
+    for extra in ([], ["--json"]):
+        proc = cli("investigate", "x", "--runbook", "host-health", "--runbook", "nope", *extra)
+        assert_one_line_error(proc, 2, "unknown runbook 'nope'", "host-health", "runbooks list")
+        assert proc.stdout == ""
+    mixed = cli("investigate", "x", "--runbook", "triage", "--runbook", "host-health")
+    assert_one_line_error(mixed, 2, "alone")
+    assert json.loads(cli("sessions", "list", "--json").stdout) == []
 
 
 def test_config_show_masks_secrets_and_names_sources(tmp_path: Path) -> None:
@@ -149,6 +160,25 @@ def test_runbooks_list_and_show() -> None:
     shown = cli("runbooks", "show", "host-health")
     assert shown.returncode == 0
     assert "system_disk_usage" in shown.stdout
+
+
+def test_runbooks_list_shows_every_keyword_whole() -> None:
+    books = json.loads(cli("runbooks", "list", "--json").stdout)
+    wide = cli("runbooks", "list")  # COLUMNS=200
+    assert wide.returncode == 0, wide.stderr
+    words = set(re.findall(r"[\w-]+", wide.stdout))
+    for book in books:
+        for keyword in book["keywords"]:
+            assert set(keyword.split()) <= words, (book["name"], keyword)
+    narrow = subprocess.run(
+        [sys.executable, "-m", "devops_agent", "runbooks", "list"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="80"),
+        check=False,
+    )
+    assert narrow.returncode == 0, narrow.stderr
+    assert "…" not in narrow.stdout  # a keyword wider than its column folds, never ellipsized
 
 
 def test_doctor_offline_is_healthy_and_unreachable_model_fails() -> None:

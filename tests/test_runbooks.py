@@ -643,11 +643,34 @@ def test_journal_errors() -> None:
     assert analyze("journal_errors", ev("logs_journal", crit))[0].severity == "high"
     crit_named = [{"unit": "kernel", "priority": "CRIT", "message": "EXT4-fs error"}]
     assert analyze("journal_errors", ev("logs_journal", {"entries": crit_named}))[0].severity == "high"
-    absent = ToolResult.empty("journald is not available on this host (journalctl not found)")
-    (info,) = analyze("journal_errors", ev("logs_journal", None, status="no_data", hint=absent.hint))
+    quiet = ToolResult.empty("no journal entries at priority err or more severe (since 1h)")
+    (info,) = analyze("journal_errors", ev("logs_journal", None, status="no_data", hint=quiet.hint))
     assert info.severity == "info"
     assert info.title == "Journal: no error-priority entries returned"
-    assert info.detail == absent.hint
+    assert info.detail == quiet.hint
+
+
+def test_journal_errors_without_journald_is_not_checked_and_a_gap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real logs_journal on a host without journalctl: its empty result is not "no errors".
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    monkeypatch.setenv("PATH", str(empty_bin))
+    book = runbook(
+        "journal-only",
+        steps=[{"id": "journal", "tool": "logs_journal", "args": {"since": "1h"}}],
+        analyzers=[{"use": "journal_errors", "on": ["journal"]}],
+    )
+    report = run([book], _real_call_tool(tmp_path, "logs"), {})
+    (finding,) = report.findings
+    assert (finding.severity, finding.title) == ("info", "Not checked: journal")
+    assert "journalctl not found" in finding.detail
+    (gap,) = report.gaps
+    assert (gap.step, gap.tool) == ("journal-only/journal", "logs_journal")
+    assert gap.reason == "journald is not available on this host (journalctl not found)"
+    assert gap.hint == "read log files with logs_tail/logs_errors"
+    assert "Nothing — every step succeeded" not in render_markdown(report)
 
 
 def _commit(sha: str, subject: str, files: list[tuple[str, int, int]], **kw: Any) -> dict[str, Any]:
@@ -920,3 +943,24 @@ def test_recent_changes_understands_the_same_since_shorthand_as_the_logs_tools(t
     report = run([book], call_tool, {"repo": str(repo), "since": "2h"})
     (finding,) = [f for f in report.findings if f.source.startswith("git_log")]
     assert finding.title.startswith("1 commit ")
+
+
+@pytest.mark.skipif(bool(_missing("git")), reason="git tool module not there yet")
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("empty", [False, True])
+def test_recent_changes_on_a_repository_with_one_commit_has_no_gap(tmp_path: Path, empty: bool) -> None:
+    git = shutil.which("git")
+    assert git is not None
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run([git, "init", "-q", str(repo)], check=True)
+    if not empty:
+        (repo / "app.yaml").write_text("replicas: 3\n")
+        subprocess.run([git, "-C", str(repo), "add", "app.yaml"], check=True)
+    ident = ["-c", "user.name=A", "-c", "user.email=a@b"]
+    subprocess.run([git, "-C", str(repo), *ident, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    report = run([get_runbook("recent-changes")], _real_call_tool(tmp_path, "git"), {"repo": str(repo)})
+    assert report.gaps == []
+    (finding,) = [f for f in report.findings if f.source.startswith("git_log")]
+    assert finding.title.startswith("1 commit ")
+    assert ("app.yaml | +1 -0" in finding.evidence) is not empty

@@ -137,6 +137,45 @@ def test_diff_refuses_option_injection(repo: Path, settings: Settings, tmp_path:
     assert not target.exists()
 
 
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_diff_of_a_first_commit_is_against_the_empty_tree(
+    tmp_path: Path, settings: Settings, object_format: str
+) -> None:
+    one = tmp_path / "one"
+    one.mkdir()
+    try:
+        git(one, "init", "-q", "-b", "main", f"--object-format={object_format}")
+    except subprocess.CalledProcessError:
+        pytest.skip(f"this git cannot create {object_format} repositories")
+    (one / "README.md").write_text("# demo\nhello\n")
+    commit(one, "initial import", DATES[0], "Alice", "alice@example.com")
+    for rev_range in ("HEAD~1..HEAD", "HEAD^..HEAD", "HEAD^!"):
+        result = call(settings, "git_diff", repo=str(one), rev_range=rev_range)
+        assert result.status == "success", (rev_range, result.error)
+        assert result.data["rev_range"] == rev_range
+        assert result.data["files"] == [
+            {"path": "README.md", "insertions": 2, "deletions": 0, "binary": False}
+        ]
+        assert "+hello" in result.data["patch"]
+        assert "first commit" in result.data["note"]
+
+
+def test_diff_of_an_empty_first_commit_is_no_data(tmp_path: Path, settings: Settings) -> None:
+    one = tmp_path / "one"
+    one.mkdir()
+    git(one, "init", "-q", "-b", "main")
+    git(one, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "init")
+    assert call(settings, "git_diff", repo=str(one)).status == "no_data"
+
+
+def test_diff_of_the_root_commit_deep_in_history(repo: Path, settings: Settings) -> None:
+    result = call(settings, "git_diff", repo=str(repo), rev_range="HEAD~2^!")
+    assert [f["path"] for f in result.data["files"]] == ["README.md", "app.py"]
+    later = call(settings, "git_diff", repo=str(repo), rev_range="HEAD~1^!")  # has a parent
+    assert [f["path"] for f in later.data["files"]] == ["app.py"]
+    assert "note" not in later.data
+
+
 def test_diff_unknown_revision(repo: Path, settings: Settings) -> None:
     result = call(settings, "git_diff", repo=str(repo), rev_range="nope..HEAD")
     assert result.status == "error"

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -133,6 +134,41 @@ def test_top_processes_by_cpu_finds_a_busy_child(cpu_burner: subprocess.Popen[by
     assert rows[cpu_burner.pid]["cpu_percent"] > 30
     percents = [p["cpu_percent"] for p in data["processes"]]
     assert percents == sorted(percents, reverse=True)
+
+
+def test_concurrent_cpu_samplings_stay_within_the_host() -> None:
+    # Parallel runbook steps once shared psutil's cached Process objects: one sampling's first call
+    # reset the other's interval, and a busy loop read as 400% (once 11071%) on a 2-CPU host.
+    ceiling = 100.0 * (psutil.cpu_count() or 1)
+    burner = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 30\nwhile time.time() < end: pass"]
+    )
+    try:
+        time.sleep(0.3)
+        for stagger in (0.0, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01, 0.02):
+            barrier = threading.Barrier(2)
+            samples: list[list[dict[str, Any]]] = []
+
+            def sample(delay: float, barrier: threading.Barrier = barrier, out: list[Any] = samples) -> None:
+                barrier.wait()
+                time.sleep(delay)
+                out.append(call("system_top_processes", by="cpu", limit=200).data["processes"])
+
+            threads = [threading.Thread(target=sample, args=(d,)) for d in (0.0, stagger)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(samples) == 2
+            for rows in samples:
+                assert all(0.0 <= p["cpu_percent"] <= ceiling for p in rows), rows[:3]
+                busy = next(p for p in rows if p["pid"] == burner.pid)
+                # One thread uses one core at most (bar clock-tick rounding), and a busy loop sampled
+                # over its own full interval cannot read as idle.
+                assert 10 < busy["cpu_percent"] <= 110, (stagger, busy)
+    finally:
+        burner.kill()
+        burner.wait()
 
 
 def test_top_processes_by_memory_includes_this_process() -> None:

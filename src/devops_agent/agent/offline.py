@@ -14,18 +14,18 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from devops_agent.agent.report import Report, render_markdown
 from devops_agent.config import Settings
-from devops_agent.errors import NotFoundError
+from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import RunEvent
 from devops_agent.policies.guard import NEEDS_APPROVAL, Verdict, evaluate
 from devops_agent.policies.middleware import ToolMiddleware
 from devops_agent.policies.modes import Mode
-from devops_agent.runbooks import CallTool, load_runbooks, run_runbooks, select_runbooks
+from devops_agent.runbooks import CallTool, Runbook, load_runbooks, run_runbooks, select_runbooks
 from devops_agent.runbooks.triage import NAME as TRIAGE
 from devops_agent.runbooks.triage import TriageCache, find_ticket_ref, render_triage_markdown, run_triage
 from devops_agent.tools.base import ToolResult
@@ -88,6 +88,30 @@ def make_call_tool(
     return call_tool
 
 
+def named_runbooks(names: Sequence[str], available: Sequence[Runbook]) -> list[Runbook]:
+    """The runbooks called ``names``, in order. The triage workflow may be named, but only alone
+    (it is not a YAML runbook, so it is not returned here).
+
+    Raises :class:`UserError` for triage among others, :class:`NotFoundError` for an unknown name,
+    naming every runbook that exists.
+    """
+    if list(names) == [TRIAGE]:
+        return []
+    by_name = {rb.name: rb for rb in available}
+    for name in names:
+        if name == TRIAGE:
+            raise UserError(
+                f"the {TRIAGE} workflow runs alone, not with other runbooks",
+                hint=f"run {TRIAGE} on its own: `devops-agent triage KEY`",
+            )
+        if name not in by_name:
+            known = ", ".join([*by_name, TRIAGE])
+            raise NotFoundError(
+                f"unknown runbook {name!r} (known: {known})", hint="`devops-agent runbooks list`"
+            )
+    return [by_name[n] for n in names]
+
+
 def triage_ref(prompt: str, inputs: dict[str, Any], settings: Settings, catalog: ToolCatalog) -> str | None:
     """The ticket to triage, when this run is a triage: named, or a Jira key in the question."""
     if inputs.get("ticket"):
@@ -130,11 +154,7 @@ async def run_offline(
     available = load_runbooks(settings.runbooks.extra_dirs)
     names = inputs.pop("runbooks", None)
     if names:
-        by_name = {rb.name: rb for rb in available}
-        missing = [n for n in names if n not in by_name]
-        if missing:
-            raise NotFoundError(f"unknown runbook {missing[0]!r}", hint="`devops-agent runbooks list`")
-        chosen = [by_name[n] for n in names]
+        chosen = named_runbooks(names, available)
     else:
         chosen = select_runbooks(prompt, inputs, available)
     inputs.setdefault("question", prompt)

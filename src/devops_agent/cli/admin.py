@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.markdown import Markdown
-from rich.table import Table
+from rich.table import Column, Table
 
 from devops_agent.cli.context import out, state
 from devops_agent.config import describe
@@ -226,9 +226,10 @@ def runbooks_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
             [{"name": b.name, "title": b.title, "keywords": b.keywords, "steps": len(b.steps)} for b in books]
         )
         return
-    table = Table("name", "title", "steps", "keywords")
+    # Keywords wrap between words (a word wider than the column folds); none is ever cut off.
+    table = Table("name", "title", "steps", Column("keywords", overflow="fold"))
     for b in books:
-        table.add_row(b.name, b.title, str(len(b.steps)), ", ".join(b.keywords)[:60])
+        table.add_row(b.name, b.title, str(len(b.steps)), ", ".join(b.keywords))
     out.print(table)
 
 

@@ -292,6 +292,11 @@ def investigate(
     if since:
         inputs["since"] = since
     if runbook:
+        from devops_agent.agent.offline import named_runbooks
+        from devops_agent.runbooks import load_runbooks
+
+        # Before the session exists: a misspelt name is the caller's mistake, not a failed run.
+        named_runbooks(runbook, load_runbooks(app.settings.runbooks.extra_dirs))
         inputs["runbooks"] = runbook
     roots = [*(logs or []), *([repo] if repo else [])]
     prompt = question

@@ -2,7 +2,8 @@
 
 Only evidence that was actually gathered (status ``success`` or ``no_data``) reaches an
 analyzer; an analyzer whose steps all failed is not run, so no finding is invented. An analyzer
-that cannot read its evidence (or fails) becomes a gap instead of ending the run.
+that cannot read its evidence (or fails) becomes a gap instead of ending the run, as does what an
+analyzer reports as not gathered (a :class:`Gap` among its findings).
 
 This module must not call tools or emit events.
 """
@@ -54,7 +55,11 @@ def analyze(
             continue  # the tool-failure gaps already say why
         where = ", ".join(f"{runbook.name}/{step_id}" for step_id in use.on)
         try:
-            findings += ANALYZERS[use.use](evidence, dict(use.params), context)
+            for item in ANALYZERS[use.use](evidence, dict(use.params), context):
+                if isinstance(item, Gap):
+                    gaps.append(item)
+                else:
+                    findings.append(item)
         except CannotAnalyze as exc:
             gaps.append(Gap(step=where, tool=f"analyzer:{use.use}", reason=exc.reason, hint=exc.hint))
         except Exception as exc:  # a broken analyzer must not cost the user the rest of the report

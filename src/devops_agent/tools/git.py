@@ -121,6 +121,36 @@ def _numstat(text: str) -> tuple[list[dict[str, Any]], int, int]:
     return files, added, removed
 
 
+def _against_parent(rev_range: str) -> str | None:
+    """The commit ``X`` when ``rev_range`` asks for ``X`` against its parent (``X~1..X``,
+    ``X^..X``, ``X^!``), else ``None``."""
+    if rev_range.endswith("^!"):
+        return rev_range[:-2] or None
+    base, dots, tip = rev_range.partition("..")
+    if dots and tip and not tip.startswith(".") and base in (f"{tip}~", f"{tip}~1", f"{tip}^", f"{tip}^1"):
+        return tip
+    return None
+
+
+def _root_compare(repo: Path, rev_range: str) -> list[str] | None:
+    """``[empty tree, X]`` when ``rev_range`` is ``X`` against its parent and ``X`` has none.
+
+    A repository's first commit has no parent, so ``HEAD~1..HEAD`` is a bad revision there (and
+    ``HEAD^!`` silently shows nothing); its change is everything it added, i.e. its diff against
+    the empty tree. The empty tree's id depends on the repository's hash (SHA-1 or SHA-256).
+    """
+    commit = _against_parent(rev_range)
+    if commit is None:
+        return None
+    try:
+        parents = _git(repo, "rev-list", "--parents", "-n", "1", commit, "--").split()
+    except ToolError:
+        return None  # not a revision: the diff itself reports it, with its hint
+    if len(parents) != 1:
+        return None
+    return [_git(repo, "hash-object", "-t", "tree", os.devnull).strip(), commit]
+
+
 def _check_rev(value: str, what: str) -> None:
     if value.startswith("-"):
         raise ToolError(
@@ -284,7 +314,8 @@ def build(settings: Settings) -> ToolsetBuilder:
         """Show what changed between two revisions: per-file +/- counts and the patch text.
 
         Use it after git_log to read a suspicious change. "HEAD" alone compares the work tree with
-        the last commit (uncommitted changes).
+        the last commit (uncommitted changes). A first commit (no parent) asked for as "X~1..X" or
+        "X^!" is compared with the empty tree: everything in it counts as added.
 
         Args:
             repo: a directory inside the repository's work tree.
@@ -298,10 +329,12 @@ def build(settings: Settings) -> ToolsetBuilder:
         try:
             _check_rev(rev_range, "rev_range")
             repo_path = repo_dir(repo)
-            files, added, removed = _numstat(_git(repo_path, *base, "--numstat", rev_range, *tail))
+            root = _root_compare(repo_path, rev_range)
+            revs = root or [rev_range]
+            files, added, removed = _numstat(_git(repo_path, *base, "--numstat", *revs, *tail))
             if not files:
                 return ToolResult.empty(f"no differences for {rev_range}" + (f" in {path}" if path else ""))
-            patch, truncated = _git_head(repo_path, max_bytes, *base, "--patch", rev_range, *tail)
+            patch, truncated = _git_head(repo_path, max_bytes, *base, "--patch", *revs, *tail)
         except (ToolError, PathAccessError) as exc:
             return ToolResult.fail(exc.message, exc.hint)
         data = {
@@ -313,6 +346,8 @@ def build(settings: Settings) -> ToolsetBuilder:
             "patch": patch.decode(errors="replace"),
             "truncated": truncated,
         }
+        if root:
+            data["note"] = f"{root[1]} is the first commit (no parent): compared with the empty tree"
         return ToolResult.ok(data, source="git diff")
 
     @ts.tool(category="git", read_only=True)

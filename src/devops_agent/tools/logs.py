@@ -646,7 +646,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         exe = shutil.which("journalctl")
         unavailable = "journald is not available on this host ({}); read log files with logs_tail/logs_errors"
         if exe is None:
-            return ToolResult.empty(unavailable.format("journalctl not found"))
+            return ToolResult.empty(unavailable.format("journalctl not found"), journald=False)
         argv = [exe, "-o", "json", "--no-pager", "-n", str(max(1, min(lines, 5000))), "-p", prio]
         if start is not None:
             argv += ["--since", f"@{int(start.timestamp())}"]
@@ -661,7 +661,9 @@ def build(settings: Settings) -> ToolsetBuilder:
                 f"journalctl did not answer within {JOURNAL_TIMEOUT_S} s", hint="narrow with unit or since"
             )
         except OSError as exc:
-            return ToolResult.empty(unavailable.format(f"cannot run journalctl: {exc.strerror}"))
+            return ToolResult.empty(
+                unavailable.format(f"cannot run journalctl: {exc.strerror}"), journald=False
+            )
         entries = []
         for raw in proc.stdout.splitlines():
             try:
@@ -673,14 +675,16 @@ def build(settings: Settings) -> ToolsetBuilder:
         if proc.returncode != 0 and not entries:
             err = (proc.stderr.strip().splitlines() or ["no output"])[0]
             if "No journal files" in err or not _journal_present():
-                return ToolResult.empty(unavailable.format(err))
+                return ToolResult.empty(unavailable.format(err), journald=False)
             return ToolResult.fail(
                 f"journalctl failed: {err}",
                 hint="the user may need to be in the systemd-journal or adm group to read the journal",
             )
         if not entries:
             if not _journal_present():
-                return ToolResult.empty(unavailable.format("journalctl found but there are no journal files"))
+                return ToolResult.empty(
+                    unavailable.format("journalctl found but there are no journal files"), journald=False
+                )
             return ToolResult.empty(
                 f"no journal entries at priority {prio} or more severe"
                 f"{' for ' + unit if unit else ''}{_window_words(start, None)}"

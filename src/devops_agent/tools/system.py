@@ -95,6 +95,20 @@ def _stats_with_timeout(mounts: list[str]) -> dict[str, dict[str, Any]]:
     return {m: results.get(m, {"error": "statvfs timed out (hung network filesystem?)"}) for m in mounts}
 
 
+def _fresh_processes() -> list[psutil.Process]:
+    """A new ``Process`` object per running pid, shared with no other caller.
+
+    ``psutil.process_iter`` hands out cached objects, and ``cpu_percent(None)`` measures since the
+    previous call on the same object: two samplings running at once (parallel runbook steps) would
+    reset each other's interval and report impossible percentages.
+    """
+    procs = []
+    for pid in psutil.pids():
+        with contextlib.suppress(psutil.Error):
+            procs.append(psutil.Process(pid))
+    return procs
+
+
 def _run(argv: list[str], timeout: float = 5.0) -> tuple[int, str, str]:
     proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
     return proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
@@ -242,11 +256,12 @@ def build(settings: Settings) -> ToolsetBuilder:
             limit: how many processes to return (1-200).
         """
         limit = max(1, min(limit, 200))
-        procs = list(psutil.process_iter())
+        procs = _fresh_processes()
         for p in procs:
             with contextlib.suppress(psutil.Error):
                 p.cpu_percent(None)  # first sample; the second call reports usage since this one
         time.sleep(0.3)
+        cpu_ceiling = 100.0 * (psutil.cpu_count() or 1)
         attrs = [
             "pid",
             "name",
@@ -271,7 +286,8 @@ def build(settings: Settings) -> ToolsetBuilder:
                     "pid": info["pid"],
                     "name": info["name"],
                     "username": info["username"],
-                    "cpu_percent": round(info["cpu_percent"] or 0.0, 1),
+                    # Clock-tick rounding can overshoot a fully busy process by a few percent.
+                    "cpu_percent": round(min(info["cpu_percent"] or 0.0, cpu_ceiling), 1),
                     "memory_percent": round(info["memory_percent"] or 0.0, 2),
                     "rss_bytes": mem.rss if mem is not None else None,
                     "rss": human_bytes(mem.rss) if mem is not None else None,

@@ -4,7 +4,9 @@ An analyzer is a pure function ``(evidence, params, inputs) -> list[Finding]``. 
 runbook step ids to the :class:`ToolResult` of that step; the engine copies each result and adds
 ``metadata["tool"]``, ``metadata["args"]`` and ``metadata["step"]`` (``runbook/step``) so an
 analyzer can pick what it understands by tool name instead of by step id. Only results whose
-status is ``success`` or ``no_data`` reach an analyzer.
+status is ``success`` or ``no_data`` reach an analyzer. Among its findings an analyzer may return a
+:class:`Gap` for evidence that came back empty because its source is not there at all (no journald
+on the host), so that the report does not claim every step succeeded.
 
 Tool output shapes are owned by the tools and may change or arrive truncated to a string by the
 size cap: helpers here accept the documented variants (a bare list, or a dict holding the list)
@@ -15,14 +17,14 @@ gap. Analyzers must not call tools, do I/O, or invent findings without evidence.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from devops_agent.agent.report import Finding
+from devops_agent.agent.report import Finding, Gap
 from devops_agent.tools.base import ToolResult
 
 Evidence = dict[str, ToolResult]
-Analyzer = Callable[[Evidence, dict[str, Any], dict[str, Any]], list[Finding]]
+Analyzer = Callable[[Evidence, dict[str, Any], dict[str, Any]], Sequence[Finding | Gap]]
 
 ANALYZERS: dict[str, Analyzer] = {}
 """Every registered analyzer by name; runbooks name them under ``analyzers: - use:``."""

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from devops_agent.agent.report import Finding, Severity
+from devops_agent.agent.report import Finding, Gap, Severity
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
     as_mapping,
@@ -191,18 +191,34 @@ def _entry_fields(entry: Any) -> tuple[str, str, str]:
 
 
 @register_analyzer("journal_errors")
-def journal_errors(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
-    """Repeated error-priority journal messages: emerg/alert/crit → high, ``medium_count`` (20)+ → medium."""
+def journal_errors(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding | Gap]:
+    """Repeated error-priority journal messages: emerg/alert/crit → high, ``medium_count`` (20)+ → medium.
+
+    A host without journald is "not checked" (and a gap), never "no error-priority entries".
+    """
     medium_count = int(params.get("medium_count", 20))
     since = f" since {inputs['since']}" if inputs.get("since") else ""
-    findings: list[Finding] = []
+    findings: list[Finding | Gap] = []
     for result in results_for(evidence, "logs_journal"):
         data = structured(result) if result.status == "success" else None
         entries: list[Any] = (
             data if isinstance(data, list) else as_records(data, "entries", "lines") if data else []
         )
+        if not entries and result.metadata.get("journald") is False:
+            why = str(result.hint)
+            findings.append(
+                Finding(
+                    severity="info",
+                    title="Not checked: journal",
+                    detail=f"journal: {why}.",
+                    source=source_of(result),
+                )
+            )
+            reason, _, hint = why.partition("; ")
+            step = str(result.metadata.get("step") or "logs_journal")
+            findings.append(Gap(step=step, tool="logs_journal", reason=reason, hint=hint or None))
+            continue
         if not entries:
-            # The hint says which: no matching entries, or no journald on this host at all.
             detail = result.hint or "journald returned nothing at this priority"
             findings.append(
                 Finding(
