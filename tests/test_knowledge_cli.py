@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from devops_agent.cli import knowledge_cmd
+from devops_agent.cli.context import AppState
+from devops_agent.knowledge.index import IndexStats, KnowledgeIndex
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -77,3 +86,80 @@ def test_two_trees_are_told_apart_and_a_deleted_one_can_be_forgotten(tmp_path: P
     assert again.returncode == 2
     assert f"indexed there: {a}" in again.stderr
     assert cli("search", "refund", "-n", "0").returncode == 2
+
+
+def test_paths_with_brackets_are_printed_literally(tmp_path: Path) -> None:
+    bold, closing = tmp_path / "svc[bold]", tmp_path / "build[/x]"
+    for tree, name in ((bold, "g"), (closing, "f")):
+        tree.mkdir(parents=True)  # build[/x] is build[ holding x]
+        (tree / "a.py").write_text(f"def handler_{name}():\n    return '[red]not markup[/red]'\n")
+    done = cli("index", str(bold))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{bold}: 1 files seen"), done.stdout
+    done = cli("index", str(closing))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{closing}: 1 files seen"), done.stdout
+    found = cli("search", "handler_f")
+    assert f"{closing}/a.py:1-2  handler_f" in found.stdout, found.stdout
+    assert "'[red]not markup[/red]'" in found.stdout
+    forgot = cli("index", "--forget", str(closing))
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.startswith(f"{closing}: forgotten, 1 files"), forgot.stdout
+
+
+def test_search_limit_is_checked_not_silently_capped(tmp_path: Path) -> None:
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "a.py").write_text("def f():\n    pass\n")
+    assert cli("index", str(tree)).returncode == 0
+    too_many = cli("search", "f", "-n", "100")
+    assert too_many.returncode == 2
+    assert "less than or equal to 50" in too_many.stderr
+    assert cli("search", "f", "-n", "50").returncode == 0
+    assert "at most 50" in cli("search", "--help").stdout
+
+
+def test_an_emptied_collection_is_an_error(tmp_path: Path) -> None:
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "a.py").write_text("def f():\n    pass\n")
+    assert cli("index", str(tree)).returncode == 0
+    assert cli("index", "--forget", str(tree)).returncode == 0
+    empty = cli("search", "f")
+    assert empty.returncode == 2
+    assert "nothing is indexed in 'code'" in empty.stderr
+    assert "devops-agent index PATH -c code" in empty.stderr
+
+
+def test_a_file_outline_is_labelled_not_cited_as_lines(tmp_path: Path) -> None:
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "mod.py").write_text(
+        "import os\n\n\ndef helper():\n    return os.sep\n\n\ndef other():\n    pass\n"
+    )
+    assert cli("index", str(tree)).returncode == 0
+    text = cli("search", "mod.py").stdout
+    assert f"{tree}/mod.py  (file outline)\nhelper, other\n" in text, text
+    assert f"{tree}/mod.py:1-10" not in text  # a 9-line file: the outline spans no lines
+
+
+def test_index_reports_what_the_source_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source may report unreadable paths as ``skipped``; text mode lists them on stderr."""
+
+    @dataclasses.dataclass
+    class Stats(IndexStats):
+        skipped: list[str] = dataclasses.field(default_factory=list)
+
+    def update_from(self: KnowledgeIndex, source: object, on_file: object = None) -> IndexStats:
+        return Stats(files_seen=1, skipped=["sub[x] (permission denied)"])
+
+    monkeypatch.setattr(KnowledgeIndex, "update_from", update_from)
+    app = typer.Typer()
+    app.command()(knowledge_cmd.index)
+    runner = CliRunner()
+    text = runner.invoke(app, [str(tmp_path)], obj=AppState())
+    assert text.exit_code == 0, text.output
+    assert "skipped sub[x] (permission denied)\n" in text.stderr
+    assert "skipped" not in text.stdout
+    data = runner.invoke(app, [str(tmp_path), "--json"], obj=AppState())
+    assert json.loads(data.stdout)["paths"][0]["skipped"] == ["sub[x] (permission denied)"]

@@ -8,6 +8,7 @@ import pytest
 
 from devops_agent.knowledge.index import KnowledgeIndex
 from devops_agent.knowledge.search import (
+    definitions,
     files_of,
     hybrid_search,
     mentioned_files,
@@ -396,3 +397,78 @@ def test_test_file_patterns_and_when_the_query_is_about_tests() -> None:
     for q in ("the retry test is flaky", "pytest fixture fails", "Testing the client", "see unittest",
               "error in test_client.py", "TestCase teardown leaks", "the smoke_tests job fails"):  # fmt: skip
         assert demotion_for_tests(q) == 1.0, q
+
+
+def _console_module() -> str:
+    """A class too long to keep whole: its methods are chunks. ``print`` is long and says little;
+    short methods and a module function named ``print`` repeat the query's words."""
+    short = "".join(
+        f"    def {name}(self):\n        # print to the console: console print, print console\n"
+        "        return self.console.print()\n\n"
+        for name in ("capture", "out", "line", "rule", "log")
+    )
+    body = "".join(f"        step_{n} = self._render(objects, step={n})\n" for n in range(110))
+    return (
+        "def print(*objects):\n    # print to the console\n    return get_console().print(*objects)\n\n\n"
+        "class Console:\n    # the console\n\n" + short + "    def print(self, *objects, sep=' '):\n"
+        '        """Write objects."""\n' + body + "        return step_0\n"
+    )
+
+
+def test_a_qualified_name_finds_its_definition_first(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "console.py").write_text(_console_module())
+    (tmp_path / "src" / "jupyter.py").write_text("def print(*args):\n    # print console output\n    pass\n")
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "src")
+        assert "Console.print" not in [h.chunk.symbol for h in idx.lexical("Console.print", 5)]
+        hits = hybrid_search(idx, "Console.print", 5)
+        assert (hits[0].chunk.path, hits[0].chunk.symbol) == ("console.py", "Console.print")
+        # a name that looks like a file (.log) is still a name when something defines it
+        files, chunks = definitions(idx, "see Console.log")
+        assert set(files) == {(str(tmp_path / "src"), "console.py")}
+        assert [h.chunk.symbol for h in idx.get_hits(chunks)] == ["Console.log"]
+
+
+def test_a_location_under_two_roots_is_returned_once(tmp_path: Path) -> None:
+    (tmp_path / "t" / "src").mkdir(parents=True)
+    (tmp_path / "t" / "src" / "util.py").write_text("def parse_http_date(v):\n    return v\n")
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "t")
+        idx.update(tmp_path / "t" / "src")
+        for query in ("parse_http_date", "parse http date"):  # with and without a code name
+            hits = hybrid_search(idx, query, 4)
+            assert len(hits) == 2, [h.key for h in hits]  # the function and the outline, once each
+            assert [h.chunk.kind for h in hits] == ["function", "outline"]
+
+
+def test_a_name_defined_in_one_tree_does_not_lift_another_trees_file(tmp_path: Path) -> None:
+    a, b = tmp_path / "A", tmp_path / "B"
+    (a / "src").mkdir(parents=True)
+    (b / "src").mkdir(parents=True)
+    (b / "other").mkdir()
+    (a / "src" / "app.py").write_text("def alpha_only():\n    return 1\n")
+    (b / "src" / "app.py").write_text("# this module is only a stub\nVALUE = 1\n")
+    (b / "other" / "misc.py").write_text("# only only only here\nX = 2\n")
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(a)
+        idx.update(b)
+        assert set(definitions(idx, "alpha_only")[0]) == {(str(a), "src/app.py")}
+        found = [(h.root, h.chunk.path) for h in hybrid_search(idx, "alpha_only", 6)]
+        assert found[0] == (str(a), "src/app.py")
+        assert found.index((str(b), "other/misc.py")) < found.index((str(b), "src/app.py"))
+
+
+def test_an_outline_ranks_below_its_files_matching_chunk(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "mod.py").write_text("import os\n\n\ndef helper():\n    return os.sep\n")
+    (tmp_path / "src" / "other.py").write_text("def unrelated():\n    return 2\n")
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "src")
+        assert idx.lexical("mod helper", 1)[0].chunk.kind == "outline"  # BM25 alone puts it first
+        hits = hybrid_search(idx, "mod helper", 3)
+        assert [(h.chunk.kind, h.chunk.symbol) for h in hits[:2]] == [
+            ("function", "helper"),
+            ("outline", "mod.py"),
+        ]
+        assert hits[1].score <= hits[0].score

@@ -526,7 +526,8 @@ def test_line_breaks_other_than_lf_fall_back_or_keep_exact_lines() -> None:
     assert chunks_of("crlf/server.go", GO.replace("\n", "\r\n")) == chunks_of("crlf/server.go", GO)
     cr = GO.replace("\n", "\r")  # tree rows would not be splitlines() lines
     assert syntax.syntax_chunks("cr.go", cr, cr.splitlines(), "go") is None
-    assert chunk_text("cr.go", cr) == heuristic("cr.go", cr)
+    # Old Mac line ends: editors, grep -n and sed -n see one line, and so do the citations.
+    assert [(c.start_line, c.end_line, c.text) for c in chunk_text("cr.go", cr)] == [(1, 1, cr[:-1])]
 
 
 def test_languages_without_a_syntax_chunker_keep_the_heuristic() -> None:

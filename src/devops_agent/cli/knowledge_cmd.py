@@ -1,7 +1,8 @@
 """``devops-agent index`` and ``devops-agent search``: the knowledge index from the command line.
 
 ``index`` takes directories and Confluence spaces (``--confluence SPACE``, the ``confluence``
-extra); both go through the same incremental :meth:`KnowledgeIndex.update_from`.
+extra); both go through the same incremental :meth:`KnowledgeIndex.update_from`. Paths and chunk
+text are printed literally (never as console markup): a directory may be called ``build[/x]``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.knowledge.index import COLLECTIONS, IndexStats, KnowledgeIndex
 from devops_agent.knowledge.sources import DirectorySource, Source
-from devops_agent.tools.knowledge import collection_db, index_dir, search_collection
+from devops_agent.tools.knowledge import MAX_LIMIT, collection_db, index_dir, search_collection
 
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help=f"one of: {', '.join(COLLECTIONS)}")]
 
@@ -114,6 +115,7 @@ def index(
     ):
 
         def run(source: Source, label: str) -> IndexStats:
+            label = escape(label)  # progress descriptions are console markup
             task = progress.add_task(f"indexing {label}", total=None)
             t0 = time.perf_counter()
 
@@ -156,15 +158,22 @@ def index(
         out.print(
             f"{r['path']}: {r['files_seen']} files seen, {r['files_indexed']} indexed, "
             f"{r['files_removed']} removed, +{r['chunks_added']}/-{r['chunks_removed']} chunks "
-            f"in {r['seconds']:.1f}s"
+            f"in {r['seconds']:.1f}s",
+            markup=False,
+            highlight=False,
         )
     for r in pages:
         out.print(
             f"Confluence {r['space']}: {r['files_seen']} pages seen, {r['files_indexed']} indexed, "
             f"{r['files_removed']} removed, +{r['chunks_added']}/-{r['chunks_removed']} chunks "
-            f"in {r['seconds']:.1f}s"
+            f"in {r['seconds']:.1f}s",
+            markup=False,
+            highlight=False,
         )
-    out.print(_describe(collection, counts))
+    for r in done:  # what the source could not read ("PATH (reason)"), when it reports that
+        for skipped in r.get("skipped") or ():
+            err.print(f"skipped {skipped}", markup=False, highlight=False)
+    out.print(_describe(collection, counts), markup=False, highlight=False)
 
 
 def _describe(collection: str, counts: dict[str, int]) -> str:
@@ -209,16 +218,20 @@ def _forget(settings: Settings, collection: str, paths: list[Path], json_out: bo
         return
     for r in forgotten:
         out.print(
-            f"{r['path']}: forgotten, {r['files_removed']} files and {r['chunks_removed']} chunks removed"
+            f"{r['path']}: forgotten, {r['files_removed']} files and {r['chunks_removed']} chunks removed",
+            markup=False,
+            highlight=False,
         )
-    out.print(_describe(collection, counts))
+    out.print(_describe(collection, counts), markup=False, highlight=False)
 
 
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="what to look for, in words or identifiers")],
     collection: CollectionOpt = "code",
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="how many hits")] = 8,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help=f"how many hits (at most {MAX_LIMIT})")
+    ] = 8,
     json_out: Annotated[bool, typer.Option("--json", help="hits as JSON (root, path, lines, text)")] = False,
 ) -> None:
     """Search an index; each hit comes with a path:line citation.
@@ -227,9 +240,17 @@ def search(
     """
     _check(collection)
     settings = state(ctx).settings
-    if not collection_db(settings, collection).exists():
+    db = collection_db(settings, collection)
+    if not db.exists():
         raise UserError(
             f"nothing is indexed in {collection!r} yet", hint=f"devops-agent index PATH -c {collection}"
+        )
+    with KnowledgeIndex(db) as idx:  # all forgotten, or a first index that was interrupted
+        empty = idx.counts()["files"] == 0
+    if empty:
+        raise UserError(
+            f"nothing is indexed in {collection!r}: the collection is empty",
+            hint=f"devops-agent index PATH -c {collection}",
         )
     result = search_collection(settings, query, collection, limit)
     if result.status == "error":
@@ -239,12 +260,25 @@ def search(
         out.print_json(json.dumps({"query": query, "collection": collection, "hits": hits}, default=str))
         return
     if not hits:
-        err.print(result.hint or "no matches")
+        err.print(result.hint or "no matches", markup=False, highlight=False)
     for h in hits:
-        # a directory's files are cited under their root, so two indexed trees' src/app.py differ
-        where = h.get("citation") if h.get("url") or not h.get("root") else f"{h['root']}/{h.get('citation')}"
+        _print_hit(h)
+
+
+def _print_hit(h: dict[str, Any]) -> None:
+    """A hit's citation and symbol, then its text. A file outline is no text of the file (it is
+    the file's path and the names it defines), so it is cited by path alone, labelled, and shows
+    those names on one line."""
+    # a directory's files are cited under their root, so two indexed trees' src/app.py differ
+    root = "" if h.get("url") or not h.get("root") else f"{h['root']}/"
+    text = str(h.get("text") or h.get("snippet") or "")
+    if h.get("kind") == "outline" and not h.get("url"):
+        out.print(f"[bold]{escape(root + str(h.get('path')))}[/]  (file outline)", highlight=False)
+        text = ", ".join(text.splitlines()[1:])  # the names it defines; the first line is the path
+    else:
         out.print(
-            f"[bold]{escape(str(where))}[/]  {escape(h.get('symbol') or '')}", highlight=False, soft_wrap=True
+            f"[bold]{escape(root + str(h.get('citation')))}[/]  {escape(h.get('symbol') or '')}",
+            highlight=False,
         )
-        out.print(str(h.get("text") or h.get("snippet") or "")[:400], markup=False, highlight=False)
-        out.print()
+    out.print(text[:400], markup=False, highlight=False)
+    out.print()

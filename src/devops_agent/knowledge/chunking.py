@@ -9,7 +9,9 @@
 * Prose (Markdown, AsciiDoc, reStructuredText): one chunk per heading section, titled by the
   heading path.
 
-Long pieces are cut into windows of ``MAX_LINES``. This module is pure: text in, chunks out; it
+Lines are what editors, ``grep -n`` and ``sed -n`` count: the text split on ``\n`` only (a ``\r``
+before it belongs to the line break), so a form feed or U+2028 inside a line does not shift the
+citations. Long pieces are cut into windows of ``MAX_LINES``. This module is pure: text in, chunks out; it
 must not read files or know about the index.
 """
 
@@ -75,6 +77,7 @@ _SYMBOL = re.compile(
     r"(?:func\s+(?:\([^)]*\)\s*)?|class\s+|interface\s+|type\s+|struct\s+|enum\s+|trait\s+|fn\s+|"
     r"function\s+|def\s+|resource\s+\"[^\"]+\"\s+|module\s+|variable\s+|output\s+)\"?([A-Za-z_][\w.-]*)"
 )
+_LONE_CR = re.compile(r"\r(?!\n)")
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _ADOC_HEADING = re.compile(r"^(={1,6})\s+(.+?)\s*$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
@@ -109,10 +112,11 @@ def language_of(path: str) -> str:
 def chunk_text(path: str, text: str, language: str | None = None) -> list[Chunk]:
     """Chunks of one file's ``text``; ``path`` is stored as given (relative, ``/``-separated)."""
     lang = language or language_of(path)
-    lines = text.splitlines()
+    text = text.removeprefix("\ufeff")  # a byte order mark is not part of the first line
+    lines = split_lines(text)
     if not lines:
         return []
-    if lang == "python":
+    if lang == "python" and not _LONE_CR.search(text):  # ast counts a lone \r as a line break
         try:
             return _python(path, text, lines)
         except (SyntaxError, ValueError, RecursionError):
@@ -125,6 +129,19 @@ def chunk_text(path: str, text: str, language: str | None = None) -> list[Chunk]
 
     chunks = syntax_chunks(path, text, lines, lang)
     return chunks if chunks is not None else _blocks(path, lines, lang)
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines as editors number them: split on ``\n`` only, a trailing ``\r`` dropped.
+
+    Unlike :meth:`str.splitlines`, a form feed, a lone ``\r`` or U+2028 stays inside its line.
+    """
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line opens no new one
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _make(path: str, lines: list[str], start: int, end: int, kind: str, symbol: str, lang: str) -> Chunk:

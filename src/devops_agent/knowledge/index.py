@@ -9,6 +9,17 @@ stamp changed *and* whose hash differs, and drops documents the source no longer
 in-memory BM25 index is rebuilt from the database without re-reading sources; vectors (optional)
 are float32 blobs.
 
+What a search needs in memory (the chunk BM25, the file BM25 and the symbol table) takes seconds
+to build on a large collection, so it is also kept on disk next to the SQLite file
+(``<collection>.<what>.cache``), stamped with the index's content state (a token that changes
+with every update), and a new process loads it instead of rebuilding; a stale or unreadable
+cache is rebuilt and rewritten. The cache files hold JSON and raw numbers only (no pickle), and
+deleting them is always safe.
+
+Writers take SQLite's write lock for a whole update (an update is one transaction) and wait up to
+``BUSY_TIMEOUT_S`` for another writer to finish; past that the error says another index run holds
+the collection. Readers never wait: SQLite's WAL mode gives them the last committed state.
+
 Each file also gets an ``outline`` chunk (its path and the symbols it defines), which lets a query
 naming a module or a class find the file, and is what the dense embedder reads when only one
 vector per file is affordable. This module must not import policies, agent or interface code.
@@ -16,23 +27,35 @@ vector per file is affordable. This module must not import policies, agent or in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
+import struct
 import time
+import uuid
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from devops_agent.errors import StoreError
 from devops_agent.knowledge.chunking import PROSE, Chunk, chunk_text, language_of
 from devops_agent.knowledge.lexical import Bm25
 from devops_agent.knowledge.sources import DirectorySource, Document, Source
 from devops_agent.knowledge.symbols import SymbolTable
 from devops_agent.knowledge.tokenize import term_counts
+from devops_agent.knowledge.walker import Skipped, decode_text, report_skips
 
 COLLECTIONS = ("code", "runbooks", "postmortems")
+# How long an update waits for another writer of the same collection (an index run takes minutes
+# on a large tree) before giving up with "another index run is in progress".
+BUSY_TIMEOUT_S = 600.0
+MAX_SKIPPED_LISTED = 20
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -91,6 +114,16 @@ class IndexStats:
     chunks_added: int = 0
     chunks_removed: int = 0
     seconds: float = 0.0
+    # What was left out and why ("PATH (reason)"): unreadable files and directories first (the
+    # index keeps what it held for them), then directories on the default skip list and files
+    # over the size limit; at most MAX_SKIPPED_LISTED of them, skipped_count says how many in all.
+    skipped: list[str] = field(default_factory=list)
+    skipped_count: int = 0
+
+    def note_skips(self, skips: Sequence[Skipped]) -> None:
+        ordered = sorted(skips, key=lambda s: not s.unreadable)  # stable: walk order within each
+        self.skipped = [str(s) for s in ordered[:MAX_SKIPPED_LISTED]]
+        self.skipped_count = len(skips)
 
 
 def outline_chunk(path: str, chunks: Sequence[Chunk], n_lines: int, language: str | None = None) -> Chunk:
@@ -110,10 +143,10 @@ def collection_file(directory: Path, collection: str) -> Path:
 class KnowledgeIndex:
     """One collection's chunks in a SQLite file, with cached in-memory BM25 and vectors."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self.path = db_path
-        self._db = sqlite3.connect(db_path)
+        self._db = sqlite3.connect(db_path, timeout=busy_timeout_s)
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
@@ -153,11 +186,29 @@ class KnowledgeIndex:
         return int(row[0]) if row else 0
 
     def _bump(self) -> None:
-        self._db.execute(
-            "INSERT INTO meta(key, value) VALUES ('generation', ?) "
+        """Count a change, and renew the state token that keys the on-disk caches: a generation
+        number alone would repeat in a collection deleted and indexed again."""
+        self._db.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (str(self._generation() + 1),),
+            [("generation", str(self._generation() + 1)), ("state", uuid.uuid4().hex)],
         )
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction, begun by taking the write lock (so what it reads first is what
+        it changes); a lock still held by another writer after the busy timeout is a StoreError."""
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise StoreError(
+                f"the index {self.path} is being written by another process",
+                hint="another index run is in progress; retry when it finishes",
+            ) from exc
 
     def update(
         self,
@@ -182,14 +233,14 @@ class KnowledgeIndex:
         started = time.perf_counter()
         key = source.key
         stats = IndexStats()
-        known = {
-            path: (fid, sha, stamp)
-            for fid, path, sha, stamp in self._db.execute(
-                "SELECT id, path, sha256, stamp FROM files WHERE root = ?", (key,)
-            )
-        }
         seen: set[str] = set()
-        with self._db:
+        with self._writing(), report_skips() as skips:
+            known = {
+                path: (fid, sha, stamp)
+                for fid, path, sha, stamp in self._db.execute(
+                    "SELECT id, path, sha256, stamp FROM files WHERE root = ?", (key,)
+                )
+            }
             for doc in source.documents():
                 if doc.path in seen:  # a source naming one document twice: the first one counts
                     continue
@@ -202,7 +253,8 @@ class KnowledgeIndex:
                     continue
                 try:
                     data = doc.read()
-                except OSError:
+                except OSError as exc:  # keeps what the index held for it, and says so
+                    skips.append(Skipped(doc.path, f"unreadable: {exc.strerror or exc}", unreadable=True))
                     continue
                 sha = hashlib.sha256(data).hexdigest()
                 if old and old[1] == sha:  # touched but unchanged: remember the new stamp only
@@ -215,12 +267,16 @@ class KnowledgeIndex:
                     stats.chunks_removed += self._delete_file(old[0])
                 stats.chunks_added += self._add_document(key, doc, data, sha)
                 stats.files_indexed += 1
+            unreadable = [s for s in skips if s.unreadable]
             for path, (fid, *_rest) in known.items():
-                if path not in seen:
+                # A file or directory that cannot be read now may be readable again later: it
+                # keeps its chunks (reported in ``skipped``) rather than vanish from the index.
+                if path not in seen and not any(s.covers(path) for s in unreadable):
                     stats.chunks_removed += self._delete_file(fid)
                     stats.files_removed += 1
             if stats.files_indexed or stats.files_removed:
                 self._bump()
+            stats.note_skips(skips)
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -232,7 +288,7 @@ class KnowledgeIndex:
         """Drop every document of the source ``key`` (e.g. a deleted directory), in one transaction."""
         started = time.perf_counter()
         stats = IndexStats()
-        with self._db:
+        with self._writing():
             for (fid,) in self._db.execute("SELECT id FROM files WHERE root = ?", (key,)).fetchall():
                 stats.chunks_removed += self._delete_file(fid)
                 stats.files_removed += 1
@@ -247,9 +303,11 @@ class KnowledgeIndex:
         return int(n)
 
     def _add_document(self, root: str, doc: Document, data: bytes, sha: str) -> int:
-        text = data.decode("utf-8", errors="replace")
+        text = decode_text(data)
         chunks = chunk_text(doc.path, text, doc.language)
-        chunks.append(outline_chunk(doc.path, chunks, text.count("\n") + 1, doc.language))
+        # lines as an editor counts them: a final newline ends the last line, it starts none
+        n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        chunks.append(outline_chunk(doc.path, chunks, max(1, n_lines), doc.language))
         cur = self._db.execute(
             "INSERT INTO files(root, path, sha256, size, mtime_ns, stamp, url, title) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -271,6 +329,23 @@ class KnowledgeIndex:
         return len(rows)
 
     # -- reading -----------------------------------------------------------------------------
+    def definition_rows(self, paths: Sequence[str]) -> list[tuple[int, str, str, str, str, str]]:
+        """``(chunk_id, root, path, kind, symbol, text)`` of the chunks of ``paths`` that may
+        define names (functions, methods, classes, blocks, module code), with the text only for
+        classes and module code (where the defined names are read from the text)."""
+        rows: list[tuple[int, str, str, str, str, str]] = []
+        for start in range(0, len(paths), 500):  # stay under SQLite's limit on bound parameters
+            part = paths[start : start + 500]
+            rows += self._db.execute(
+                "SELECT c.id, f.root, f.path, c.kind, c.symbol, "
+                "CASE WHEN c.kind IN ('class', 'module') THEN c.text ELSE '' END "
+                "FROM files f JOIN chunks c ON c.file_id = f.id "
+                f"WHERE f.path IN ({','.join('?' * len(part))}) "
+                "AND c.kind IN ('function', 'method', 'class', 'block', 'module')",
+                part,
+            ).fetchall()
+        return rows
+
     def counts(self) -> dict[str, int]:
         files = self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
         chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
@@ -285,8 +360,13 @@ class KnowledgeIndex:
         """The BM25 index of all chunks, rebuilt only when the collection changed."""
         gen = self._generation()
         if self._bm25 is None or self._bm25[0] != gen:
-            rows = self._db.execute("SELECT id, terms FROM chunks")
-            self._bm25 = (gen, Bm25((cid, json.loads(terms)) for cid, terms in rows))
+
+            def build() -> list[Any]:
+                rows = self._db.execute("SELECT id, terms FROM chunks")
+                return [Bm25((cid, json.loads(terms)) for cid, terms in rows)]
+
+            (bm25,) = self._through_cache("bm25", build)
+            self._bm25 = (gen, bm25)
         return self._bm25[1]
 
     def file_bm25(self) -> tuple[Bm25, list[str]]:
@@ -300,24 +380,29 @@ class KnowledgeIndex:
         """
         gen = self._generation()
         if self._file_bm25 is None or self._file_bm25[0] != gen:
-            paths = dict(self._db.execute("SELECT id, path FROM files"))
-            prose = tuple(sorted(PROSE))
-            marks = ",".join("?" * len(prose))
-            has_code = self._db.execute(
-                f"SELECT 1 FROM chunks WHERE language NOT IN ({marks}) LIMIT 1", prose
-            ).fetchone()
-            rows = self._db.execute(
-                "SELECT file_id, terms FROM chunks WHERE kind != 'outline'"
-                + (f" AND language NOT IN ({marks})" if has_code else ""),
-                prose if has_code else (),
-            )
-            totals: dict[int, Counter[str]] = {}
-            for fid, terms in rows:
-                totals.setdefault(fid, Counter()).update(json.loads(terms))
-            order = sorted(totals)
-            bm25 = Bm25((n, totals[fid]) for n, fid in enumerate(order))
-            self._file_bm25 = (gen, bm25, [paths[fid] for fid in order])
+            bm25, paths = self._through_cache("files", self._build_file_bm25)
+            self._file_bm25 = (gen, bm25, paths)
         return self._file_bm25[1], self._file_bm25[2]
+
+    def _build_file_bm25(self) -> list[Any]:
+        """[file BM25, path of each of its document ids] (see :meth:`file_bm25`)."""
+        paths = dict(self._db.execute("SELECT id, path FROM files"))
+        prose = tuple(sorted(PROSE))
+        marks = ",".join("?" * len(prose))
+        has_code = self._db.execute(
+            f"SELECT 1 FROM chunks WHERE language NOT IN ({marks}) LIMIT 1", prose
+        ).fetchone()
+        rows = self._db.execute(
+            "SELECT file_id, terms FROM chunks WHERE kind != 'outline'"
+            + (f" AND language NOT IN ({marks})" if has_code else ""),
+            prose if has_code else (),
+        )
+        totals: dict[int, Counter[str]] = {}
+        for fid, terms in rows:
+            totals.setdefault(fid, Counter()).update(json.loads(terms))
+        order = sorted(totals)
+        bm25 = Bm25((n, totals[fid]) for n, fid in enumerate(order))
+        return [bm25, [paths[fid] for fid in order]]
 
     def file_lexical(self, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """The best whole files for ``query`` by BM25, as ``(path, score)``."""
@@ -328,14 +413,45 @@ class KnowledgeIndex:
         """Which files define which names (see :mod:`devops_agent.knowledge.symbols`), cached."""
         gen = self._generation()
         if self._symbols is None or self._symbols[0] != gen:
-            rows = self._db.execute(
-                "SELECT f.path, c.kind, c.symbol, "
-                "CASE WHEN c.kind IN ('class', 'module') THEN c.text ELSE '' END "
-                "FROM chunks c JOIN files f ON f.id = c.file_id "
-                "WHERE c.kind IN ('function', 'method', 'class', 'block', 'module')"
-            )
-            self._symbols = (gen, SymbolTable(rows))
+
+            def build() -> list[Any]:
+                rows = self._db.execute(
+                    "SELECT f.path, c.kind, c.symbol, "
+                    "CASE WHEN c.kind IN ('class', 'module') THEN c.text ELSE '' END "
+                    "FROM chunks c JOIN files f ON f.id = c.file_id "
+                    "WHERE c.kind IN ('function', 'method', 'class', 'block', 'module')"
+                )
+                return [SymbolTable(rows)]
+
+            (table,) = self._through_cache("symbols", build)
+            self._symbols = (gen, table)
         return self._symbols[1]
+
+    # -- on-disk caches ----------------------------------------------------------------------
+    def cache_file(self, what: str) -> Path:
+        """Where the on-disk cache ``what`` (``bm25``, ``files``, ``symbols``) of this index lives."""
+        return self.path.with_name(f"{self.path.stem}.{what}.cache")
+
+    def _cache_key(self) -> str:
+        """The content state the caches must match: read *before* the rows they are built from,
+        so a cache never claims a newer state than its content."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'state'").fetchone()
+        if row is None:  # written before the state token existed: the counters stand in for it
+            n, last = self._db.execute("SELECT COUNT(*), MAX(id) FROM chunks").fetchone()
+            return f"legacy:{self._generation()}:{n}:{last}"
+        return f"{row[0]}:{self._generation()}"
+
+    def _through_cache(self, what: str, build: Callable[[], list[Any]]) -> list[Any]:
+        """``build()``'s parts, loaded from the cache file ``what`` when it matches the content
+        state; otherwise built and written there (a cache that cannot be written is no error)."""
+        key = self._cache_key()
+        path = self.cache_file(what)
+        parts = load_cache(path, key)
+        if parts is None:
+            parts = build()
+            with contextlib.suppress(OSError, TypeError, ValueError):
+                save_cache(path, key, parts)
+        return parts
 
     def get_hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
         """Hits for ``(chunk_id, score)`` pairs, in the given order."""
@@ -390,7 +506,7 @@ class KnowledgeIndex:
         for start in range(0, len(todo), batch):
             part = todo[start : start + batch]
             vecs = embedder.embed([f"{p} {s}\n{t}" for _, p, s, t in part])
-            with self._db:
+            with self._writing():
                 self._db.executemany(
                     "INSERT OR REPLACE INTO vectors(chunk_id, model, vec) VALUES (?, ?, ?)",
                     [(row[0], embedder.name, to_blob(v)) for row, v in zip(part, vecs, strict=True)],
@@ -399,7 +515,7 @@ class KnowledgeIndex:
             if progress:
                 progress(done)
         if done:
-            with self._db:
+            with self._writing():
                 self._bump()
         return done
 
@@ -417,3 +533,114 @@ class KnowledgeIndex:
             self._vectors = (gen, embedder.name, VectorMatrix(ids, from_blobs(blobs)))
         matrix = self._vectors[2]
         return self.get_hits(matrix.search(embedder.embed([query])[0], limit))
+
+
+# -- the cache file format -----------------------------------------------------------------------
+# A magic line, the header's length (8 bytes, little-endian), a JSON header, then raw array bytes.
+# The header names the content state (key) and describes each part: a JSON value, or an object of
+# an allowed class whose attributes are JSON values or ``{str: array}`` maps (BM25 postings, stored
+# as one concatenated array per map). Loading instantiates only the allowed classes and runs no
+# code from the file, unlike pickle.
+_CACHE_MAGIC = b"devops-agent knowledge cache v1\n"
+_CACHE_CLASSES: dict[str, type[Any]] = {"Bm25": Bm25, "SymbolTable": SymbolTable}
+
+
+def save_cache(path: Path, key: str, parts: Sequence[Any]) -> None:
+    """Write ``parts`` (JSON values, or objects of the allowed classes) for the state ``key``.
+
+    Raises TypeError for a part it cannot store; the file is replaced atomically.
+    """
+    blobs: list[bytes] = []
+    described = [_describe_part(part, blobs) for part in parts]
+    header = json.dumps({"key": key, "parts": described, "blobs": [len(b) for b in blobs]}).encode()
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(_CACHE_MAGIC + struct.pack("<Q", len(header)) + header)
+            for blob in blobs:
+                fh.write(blob)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def load_cache(path: Path, key: str) -> list[Any] | None:
+    """The parts saved in ``path`` for the state ``key``; None when missing, stale or damaged."""
+    try:
+        with path.open("rb") as fh:
+            if fh.read(len(_CACHE_MAGIC)) != _CACHE_MAGIC:
+                return None
+            (size,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(size))
+            if header.get("key") != key:
+                return None
+            blobs = [fh.read(n) for n in header["blobs"]]
+        if any(len(b) != n for b, n in zip(blobs, header["blobs"], strict=True)):
+            return None  # cut short
+        return [_rebuild_part(d, blobs) for d in header["parts"]]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error):
+        return None
+
+
+def _describe_part(part: Any, blobs: list[bytes]) -> dict[str, Any]:
+    name = type(part).__name__
+    if _CACHE_CLASSES.get(name) is not type(part):
+        json.dumps(part)  # TypeError when it is no JSON value either
+        return {"json": part}
+    attrs: dict[str, Any] = {}
+    for attr, value in vars(part).items():
+        arrays = list(value.values()) if isinstance(value, dict) else []
+        if arrays and all(isinstance(a, array) and a.typecode == arrays[0].typecode for a in arrays):
+            blobs.append(b"".join(a.tobytes() for a in arrays))
+            attrs[attr] = {
+                "typecode": arrays[0].typecode,
+                "keys": list(value),
+                "lengths": [len(a) for a in arrays],
+                "blob": len(blobs) - 1,
+            }
+        else:
+            json.dumps(value)
+            attrs[attr] = {"json": value}
+    return {"class": name, "attrs": attrs}
+
+
+def _rebuild_part(described: dict[str, Any], blobs: list[bytes]) -> Any:
+    if "json" in described:
+        return described["json"]
+    cls = _CACHE_CLASSES[described["class"]]
+    obj = object.__new__(cls)  # as pickle does: the attributes below are the whole state
+    for attr, value in described["attrs"].items():
+        if "json" in value:
+            setattr(obj, attr, value["json"])
+            continue
+        flat: array[Any] = array(value["typecode"])
+        flat.frombytes(blobs[value["blob"]])
+        mapping = _Slices(flat, value["keys"], value["lengths"])
+        setattr(obj, attr, mapping)
+    return obj
+
+
+class _Slices(Mapping[str, "array[Any]"]):
+    """A read-only ``{key: array}`` map over one flat array, slicing a key's part when it is
+    looked up: loading a million BM25 posting lists then costs one dict of offsets, not a
+    million array objects (a query touches a handful of them)."""
+
+    def __init__(self, flat: array[Any], keys: Sequence[str], lengths: Sequence[int]) -> None:
+        self._ends = array("q", accumulate(lengths))
+        if len(keys) != len(self._ends) or (self._ends[-1] if keys else 0) != len(flat):
+            raise ValueError("array lengths do not add up")
+        self._flat = flat
+        self._index = dict(zip(keys, range(len(keys)), strict=True))
+
+    def __getitem__(self, key: str) -> array[Any]:
+        i = self._index[key]
+        return self._flat[self._ends[i - 1] if i else 0 : self._ends[i]]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)

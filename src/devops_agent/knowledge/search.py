@@ -5,15 +5,18 @@ so BM25's and the embedder's incomparable scores never need calibrating. Two sea
 same channels: :func:`hybrid_search` returns chunks, :func:`search_files` returns files. The
 channels are BM25 over chunks, BM25 over whole files (file level only), dense (when an embedder
 is given), the files the query names by path or dotted module (:func:`mentioned_files`), the
-files that define the code names it mentions (:mod:`devops_agent.knowledge.symbols`) and, for files,
-the modules its title names (:func:`title_modules`). The fusion
-functions are pure; the searches only read an index. This module must not write to an index or
-load a model itself (the caller passes the embedder).
+files that define the code names it mentions (:mod:`devops_agent.knowledge.symbols`), for chunks
+the definitions of those names themselves (:func:`definitions`) and, for files, the modules its
+title names (:func:`title_modules`). The fusion functions are pure; the searches only read an
+index. This module must not write to an index or load a model itself (the caller passes the
+embedder).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import re
 import weakref
 from collections import Counter, defaultdict
@@ -23,6 +26,7 @@ from typing import Any, TypeVar
 from devops_agent.knowledge.chunking import PROSE, language_of
 from devops_agent.knowledge.index import Hit, KnowledgeIndex
 from devops_agent.knowledge.lexical import Bm25
+from devops_agent.knowledge.symbols import MAX_DEFINITIONS, defined_names, query_names
 from devops_agent.knowledge.tokenize import tokenize
 
 K = TypeVar("K", bound=Hashable)
@@ -83,18 +87,23 @@ def files_of(ranked_paths: Sequence[str]) -> list[str]:
 
 
 def hybrid_search(index: KnowledgeIndex, query: str, limit: int = 8, embedder: Any = None) -> list[Hit]:
-    """BM25, dense (when an embedder is given) and named-file chunk rankings fused by RRF.
+    """BM25, dense (when an embedder is given), named-file and definition chunk rankings fused by RRF.
 
-    Each retriever contributes ``CANDIDATES_PER_LIMIT * limit`` candidates; the third ranking
-    holds the candidates from files the query names (see :func:`mentioned_files`). The fused
-    score is reported as the hit's score. With neither extra ranking this is plain BM25. Either
-    way, chunks of test files are scaled by :func:`demotion_for_tests`.
+    Each retriever contributes ``CANDIDATES_PER_LIMIT * limit`` candidates. The extra rankings:
+    the candidates from files the query names (see :func:`mentioned_files`); the candidates from
+    files defining the code names it mentions, best file first; and the chunks that *are* those
+    definitions (:func:`definitions`), fetched by name, so a long method that BM25 ranks low
+    (``Console.print``) is still found. The fused score is reported as the hit's score. With no
+    extra ranking this is plain BM25. Either way, chunks of test files are scaled by
+    :func:`demotion_for_tests`, a file's outline ranks below its best real chunk when one matched,
+    and one location indexed under two roots (a tree and its subdirectory) is returned once.
     """
     depth = max(limit * CANDIDATES_PER_LIMIT, 20)
     lexical = index.lexical(query, depth)
     dense = index.dense(embedder, query, depth) if embedder is not None else []
     named = set(mentioned_files(query, index.paths()) if names_a_file(query) else [])
-    defining = index.symbols().scores(query)
+    defining, defined = definitions(index, query)
+    defs = index.get_hits(defined[:depth])
     rankings = [[h.key for h in lexical]]
     weights = [1.0]
     if dense:
@@ -104,21 +113,115 @@ def hybrid_search(index: KnowledgeIndex, query: str, limit: int = 8, embedder: A
         rankings.append([h.key for h in [*lexical, *dense] if h.chunk.path in named])
         weights.append(1.0)
     if defining:  # chunks of files defining the code names the query mentions, best file first
-        candidates = [h for h in [*lexical, *dense] if h.chunk.path in defining]
-        candidates.sort(key=lambda h: -defining[h.chunk.path])  # stable: BM25 order within a file
+        candidates = [h for h in [*defs, *lexical, *dense] if (h.root, h.chunk.path) in defining]
+        # stable: within a file, its definitions of the names, then BM25 order
+        candidates.sort(key=lambda h: -defining[h.root, h.chunk.path])
         rankings.append(list(dict.fromkeys(h.key for h in candidates)))
+        weights.append(1.0)
+    if defs:  # the definitions themselves, most specific first
+        rankings.append([h.key for h in defs])
         weights.append(1.0)
     demote = demotion_for_tests(query)
     if len(rankings) == 1:
-        if demote == 1.0:
-            return lexical[:limit]
         scored = [dataclasses.replace(h, score=h.score * demotion(h.chunk.path, demote)) for h in lexical]
-        return sorted(scored, key=lambda h: -h.score)[:limit]  # stable: BM25 order among equals
-    by_id = {h.key: h for h in [*dense, *lexical]}
+        return _finish(scored, limit)
+    by_id = {h.key: h for h in [*defs, *dense, *lexical]}
     fused = rrf_scores(rankings, k=HYBRID_K, weights=weights)
-    fused = {c: v * demotion(by_id[c].chunk.path, demote) for c, v in fused.items()}
-    best = sorted(fused, key=lambda c: -fused[c])[:limit]
-    return [dataclasses.replace(by_id[c], score=fused[c]) for c in best]
+    return _finish(
+        [
+            dataclasses.replace(by_id[c], score=v * demotion(by_id[c].chunk.path, demote))
+            for c, v in fused.items()
+        ],
+        limit,
+    )
+
+
+def definitions(
+    index: KnowledgeIndex, query: str
+) -> tuple[dict[tuple[str, str], float], list[tuple[int, float]]]:
+    """Where the code names ``query`` mentions are defined: files and chunks.
+
+    Returns each defining file's score keyed by ``(root, path)``, as the symbol table's
+    :meth:`~devops_agent.knowledge.symbols.SymbolTable.scores` but per root, so a name defined in
+    one indexed tree does not lift the same relative path in another; and the defining chunks as
+    ``(chunk_id, score)``, best first. Only names the symbol table counts (defined in at most
+    ``MAX_DEFINITIONS`` files) take part. A chunk defines the names of :func:`defined_names` (its
+    symbol, ``Class.method`` also as ``method``, the methods of a class kept whole, module
+    constants) and scores ``(1 + log mentions) / chunks defining the name`` over the names the
+    query mentions, twice that when its own symbol is the name. The parts of a qualified name that
+    is defined are its context, not what is asked for: for ``Console.print`` the method is the
+    chunk, not the class ``Console`` nor every function named ``print`` (the files defining them
+    still score). A dotted name that looks like a file (``Console.log``) counts when some chunk
+    defines it.
+    """
+    table = index.symbols()
+    named = query_names(query)
+    for m in _DOTTED.finditer(query):  # `Console.log`: query_names takes it for a file name (.log)
+        parts = m.group().split(".")
+        for pair in (f"{a}.{b}" for a, b in zip(parts, parts[1:], strict=False)):
+            if pair not in named and table.files_defining(pair):
+                named.update([pair, *pair.split(".")])
+    mentioned = {n: m for n, m in named.items() if 0 < len(table.files_defining(n)) <= MAX_DEFINITIONS}
+    parts_of = {part for n in mentioned if "." in n for part in n.split(".")}
+    if not mentioned:
+        return {}, []
+    paths = sorted({p for n in mentioned for p in table.files_defining(n)})
+    rows = index.definition_rows(paths)
+    found = {
+        (cid, root, path, symbol): [n for n in defined_names(kind, symbol, text) if n in mentioned]
+        for cid, root, path, kind, symbol, text in rows
+    }
+    in_files: defaultdict[str, set[tuple[str, str]]] = defaultdict(set)
+    in_chunks: Counter[str] = Counter()
+    for (_, root, path, _), names in found.items():
+        for n in names:
+            in_files[n].add((root, path))
+            in_chunks[n] += 1
+    files: defaultdict[tuple[str, str], float] = defaultdict(float)
+    for n, where in in_files.items():
+        for f in where:
+            files[f] += (1.0 + math.log(mentioned[n])) / len(where)
+    chunks: defaultdict[int, float] = defaultdict(float)
+    for (cid, _, _, symbol), names in found.items():
+        for n in names:
+            if in_chunks[n] <= MAX_DEFINITIONS and n not in parts_of:
+                chunks[cid] += (1.0 + math.log(mentioned[n])) / in_chunks[n] * (2.0 if symbol == n else 1.0)
+    return dict(files), sorted(chunks.items(), key=lambda item: (-item[1], item[0]))
+
+
+def location(hit: Hit) -> tuple[str, int, int]:
+    """Where a hit's text is: the page URL, or the file's absolute path (roots are stored
+    resolved), and its line range; the same for one file indexed under two overlapping roots."""
+    c = hit.chunk
+    where = hit.url or (os.path.normpath(os.path.join(hit.root, c.path)) if hit.root else c.path)
+    return (where, c.start_line, c.end_line)
+
+
+def _finish(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """The ``limit`` best of ``hits``, each location once; an outline no higher than its file's
+    best real chunk, when one is among ``hits`` (the chunk is the answer, the outline a pointer)."""
+    best_real: dict[str, float] = {}
+    for h in hits:
+        if h.chunk.kind != "outline":
+            where = location(h)[0]
+            best_real[where] = max(best_real.get(where, h.score), h.score)
+    capped = [
+        dataclasses.replace(h, score=min(h.score, best_real[location(h)[0]]))
+        if h.chunk.kind == "outline" and location(h)[0] in best_real
+        else h
+        for h in hits
+    ]
+    seen: set[tuple[str, int, int]] = set()
+    result: list[Hit] = []
+    # stable: the given order among equal scores, a real chunk before an outline it ties with
+    for h in sorted(capped, key=lambda h: (-h.score, h.chunk.kind == "outline")):
+        if location(h) in seen:
+            continue
+        seen.add(location(h))
+        result.append(h)
+        if len(result) == limit:
+            break
+    return result
 
 
 def search_files(
