@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -372,3 +373,39 @@ def test_a_time_window_over_a_file_not_in_time_order_reads_it_whole(tmp_path: Pa
     [file] = tail.data["files"]
     assert file["lines"][-1].startswith("2026-11-25 10:59:59")
     assert sum(1 for line in file["lines"] if line.startswith("2026-11-25 12:")) == 0
+
+
+def test_a_burst_over_two_buckets_is_a_spike_against_the_quiet_around_it() -> None:
+    start = datetime(2026, 11, 25, 13, 0, tzinfo=UTC)
+    lines = [(start + timedelta(seconds=i), f"INFO request handled id={i}") for i in range(0, 7200, 5)]
+    burst = datetime(2026, 11, 25, 14, 5, tzinfo=UTC)
+    lines += [
+        (burst + timedelta(seconds=2 * j), f"ERROR payment gateway returned 503 for order {j}")
+        for j in range(60)
+    ]
+    [group] = group_lines(_timed(lines)).groups
+    assert group.spike  # 30 and 30 in two one-minute buckets, nothing else in two hours
+    assert group.spike_description == "30 of 60 in the minute from 14:05 UTC"
+
+
+def test_investigate_reads_a_pipe_through_a_temporary_copy_it_removes(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_bytes(ERRORS)
+    (tmp_path / "cfg.toml").write_text(f'data_dir = "{tmp_path / "data"}"\n')
+    proc = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'"{sys.executable}" -m devops_agent --config cfg.toml investigate "errors in logs" '
+            "--logs <(cat app.log) --json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.dumps(json.loads(proc.stdout), ensure_ascii=False)
+    assert "50× payment gateway timeout" in report
+    [spooled] = set(re.findall(r"/\S*devops-agent-logs-[^/]+/[\w.-]+\.log", report))
+    assert not Path(spooled).exists()

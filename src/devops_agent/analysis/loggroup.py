@@ -216,9 +216,11 @@ class _Series:
         step, counts, n_range = self.final()
         if self.lo is None or self.hi is None:
             return None
-        if within is not None and within.lo is not None and within.hi is not None:
-            n_range = max(n_range, int((within.hi - within.lo) // step) + 1)
         one_day = _utc(self.lo).date() == _utc(self.hi).date()
+        if n_range < 4 and within is not None and within.lo is not None and within.hi is not None:
+            whole = int((within.hi - within.lo) // step) + 1
+            if whole >= 4:  # a short burst in a longer input: the rest of the input is its baseline
+                return _spike(counts, total, step, whole, one_day, quiet_elsewhere=True)
         return _spike(counts, total, step, n_range, one_day)
 
 
@@ -258,14 +260,21 @@ SPIKE_MIN = 5
 
 
 def _spike(
-    buckets: dict[int, int], total: int, step: int, n_range: int, one_day: bool
+    buckets: dict[int, int],
+    total: int,
+    step: int,
+    n_range: int,
+    one_day: bool,
+    quiet_elsewhere: bool = False,
 ) -> tuple[str, int] | None:
-    """Describe the peak bucket when it holds >= max(SPIKE_MIN, 3x the median of the other buckets)."""
+    """Describe the peak bucket when it holds >= max(SPIKE_MIN, 3x the median of the other
+    non-empty buckets); with ``quiet_elsewhere`` (a burst inside a longer, otherwise empty
+    range) the baseline is the empty rest of the range, so SPIKE_MIN alone decides."""
     if not buckets or n_range < 4:
         return None
     peak_key, peak = max(buckets.items(), key=lambda kv: (kv[1], -kv[0]))
     others = [c for k, c in buckets.items() if k != peak_key]
-    baseline = statistics.median(others) if others else 0
+    baseline = statistics.median(others) if others and not quiet_elsewhere else 0
     if peak < max(SPIKE_MIN, 3 * baseline):
         return None
     start = _utc(peak_key)

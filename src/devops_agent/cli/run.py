@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import stat
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,7 +21,7 @@ from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
-from devops_agent.errors import UserError
+from devops_agent.errors import PathAccessError, UserError
 from devops_agent.events import RunEvent, RunFinished
 from devops_agent.policies.modes import MODES, Mode
 
@@ -210,6 +214,39 @@ def _from_alert(
     return " ".join(p for p in (question or generated, listing) if p), inputs
 
 
+def _log_paths(ctx: typer.Context, values: list[Path] | None) -> list[Path] | None:
+    """``--logs`` checked and resolved; a pipe or FIFO (``<(kubectl logs …)``) is read once into a
+    temporary file, removed when the command ends, because the log tools read files by path."""
+    if not values:
+        return values
+    paths: list[Path] = []
+    spool: Path | None = None
+    for value in values:
+        try:
+            mode = os.stat(value).st_mode
+        except FileNotFoundError:
+            raise typer.BadParameter(
+                f"path '{value}' does not exist.", param_hint="'--logs' / '-l'"
+            ) from None
+        except OSError as exc:
+            raise PathAccessError(
+                f"cannot read {value}: {exc.strerror or exc}", hint="check its permissions"
+            ) from exc
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+            if spool is None:
+                spool = Path(tempfile.mkdtemp(prefix="devops-agent-logs-"))
+                ctx.call_on_close(lambda where=spool: shutil.rmtree(where, ignore_errors=True))
+            target = spool / f"{value.name.replace(':', '_') or 'pipe'}-{len(paths) + 1}.log"
+            with open(value, "rb") as src, target.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+            paths.append(target)
+            continue
+        if not os.access(value, os.R_OK):
+            raise PathAccessError(f"cannot read {value}: permission denied", hint="check its permissions")
+        paths.append(value.resolve())
+    return paths
+
+
 def investigate(
     ctx: typer.Context,
     question: Annotated[
@@ -220,10 +257,8 @@ def investigate(
         typer.Option(
             "--logs",
             "-l",
-            exists=True,
-            readable=True,
-            resolve_path=True,
-            help="log file or directory (repeatable)",
+            callback=_log_paths,
+            help="log file or directory (repeatable); a pipe such as <(kubectl logs deploy/web) works too",
         ),
     ] = None,
     repo: Annotated[
