@@ -409,3 +409,10 @@ def test_investigate_reads_a_pipe_through_a_temporary_copy_it_removes(tmp_path: 
     assert "50× payment gateway timeout" in report
     [spooled] = set(re.findall(r"/\S*devops-agent-logs-[^/]+/[\w.-]+\.log", report))
     assert not Path(spooled).exists()
+
+
+def test_logfmt_keeps_the_error_field_with_the_message() -> None:
+    line = 'time=2026-11-25T10:00:00Z level=error msg="failed to reconcile object" error="context deadline exceeded"'
+    assert extract_message(line) == ("failed to reconcile object: context deadline exceeded", "ERROR")
+    assert extract_message("level=error msg=boom err=timeout") == ("boom: timeout", "ERROR")
+    assert extract_message('level=info msg="retrying" xerror=1') == ("retrying", "INFO")

@@ -68,6 +68,7 @@ _CRI_RE = re.compile(r"\S+ (?:stdout|stderr) [FP] ")
 _SYSLOG_TAG_RE = re.compile(r"\S+ ([\w./@-]+?)(?:\[\d+\])?: ")
 _REQUEST_RE = re.compile(r'"([A-Z]{3,7} \S+(?: HTTP/[\d.]+)?)" (\d{3})\b')
 _LOGFMT_MSG_RE = re.compile(r'\bmsg=(?:"((?:[^"\\]|\\.)*)"|(\S+))')
+_LOGFMT_ERR_RE = re.compile(r'(?<![\w.])(?:error|err)=(?:"((?:[^"\\]|\\.)*)"|(\S+))')
 _SEPARATORS = " \t-:|]>"
 
 
@@ -201,7 +202,15 @@ def extract_message(line: str) -> tuple[str, str | None]:
         if msg is not None:
             text = msg.group(1) if msg.group(1) is not None else msg.group(2)
             found = _find_level(line[: msg.start()] + line[msg.end() :])
-            return text.replace('\\"', '"'), found[0] if found else None
+            text = text.replace('\\"', '"')
+            error = _LOGFMT_ERR_RE.search(line) if "err" in line else None
+            if error is not None:  # as for JSON lines: the error says what failed
+                detail = (error.group(1) if error.group(1) is not None else error.group(2)).replace(
+                    '\\"', '"'
+                )
+                if detail and detail not in text:
+                    text = f"{text}: {detail}"
+            return text, found[0] if found else None
     rest = _strip_timestamp(line)
     if rest is not line and _SYSLOG_RE.match(line) is not None:
         tag = _SYSLOG_TAG_RE.match(rest)
