@@ -99,9 +99,10 @@ class Hit:
         return self.chunk.citation
 
     @property
-    def key(self) -> tuple[str, str]:
-        """Identifies the chunk across roots: two indexed trees may both hold ``src/app.py:1-9``."""
-        return (self.root, self.citation)
+    def key(self) -> tuple[str, str, str]:
+        """Identifies the chunk across roots (two indexed trees may both hold ``src/app.py:1-9``)
+        and from the file's outline, which spans a short file's lines exactly as its one chunk."""
+        return (self.root, self.citation, self.chunk.kind)
 
 
 @dataclass

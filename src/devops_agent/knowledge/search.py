@@ -211,13 +211,15 @@ def _finish(hits: Sequence[Hit], limit: int) -> list[Hit]:
         else h
         for h in hits
     ]
-    seen: set[tuple[str, int, int]] = set()
+    seen: set[tuple[str, int, int, bool]] = set()
     result: list[Hit] = []
-    # stable: the given order among equal scores, a real chunk before an outline it ties with
+    # stable: the given order among equal scores, a real chunk before an outline it ties with;
+    # a short file's one chunk and its outline span the same lines, and are both kept
     for h in sorted(capped, key=lambda h: (-h.score, h.chunk.kind == "outline")):
-        if location(h) in seen:
+        spot = (*location(h), h.chunk.kind == "outline")
+        if spot in seen:
             continue
-        seen.add(location(h))
+        seen.add(spot)
         result.append(h)
         if len(result) == limit:
             break
