@@ -26,10 +26,10 @@ from typing import Any
 
 from devops_agent.analysis.logline import (
     CHAIN_MARKERS,
+    PartialLines,
     extract_message,
     is_continuation,
     is_error,
-    join_partial_lines,
     might_be_error,
     strip_container_prefix,
 )
@@ -304,6 +304,7 @@ class _Grouper:
         self.last_ts: dict[str, float] = {}
         self.record: _Record | None = None
         self.idle = _Record("", "", None, False)  # never grouped: error stays False
+        self.partial = PartialLines()
 
     def feed(self, source: str, raw: str) -> None:
         self.summary.total_lines += 1
@@ -314,6 +315,19 @@ class _Grouper:
                 self.summary.matched_lines += 1
             return
         content = strip_container_prefix(line)
+        partial = self.partial
+        if content is not line or partial.pending:  # a container's line, maybe a partial one
+            joined = partial.feed(source, line, content)
+            if partial.flushed is not None:
+                (done_line, done_content), partial.flushed = partial.flushed, None
+                self._line(source, done_line, done_content)
+            if joined is None:
+                return
+            line, content = joined
+        self._line(source, line, content)
+
+    def _line(self, source: str, line: str, content: str) -> None:
+        rec = self.record
         if (
             rec is not None
             and rec.source == source
@@ -404,6 +418,8 @@ class _Grouper:
         acc.sources[src] = acc.sources.get(src, 0) + 1
 
     def finish(self) -> LogSummary:
+        for source, line, content in self.partial.drain():
+            self._line(source, line, content)
         self._flush()
         out = self.summary
         series = self.timeline
@@ -471,6 +487,6 @@ def group_lines(
         default_year: the year for timestamps that omit it (syslog); default: the current one.
     """
     grouper = _Grouper(errors_only, bucket, since, until, max_groups, default_year)
-    for source, line in join_partial_lines(lines):
+    for source, line in lines:
         grouper.feed(source, line)
     return grouper.finish()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 from devops_agent.analysis.timeparse import _CLF_RE, _COMPACT_RE, _CTIME_RE, _ISO_RE, _KLOG_RE, _SYSLOG_RE
@@ -22,9 +21,9 @@ __all__ = [
     "CHAIN_MARKERS",
     "ERROR_LEVELS",
     "Continuations",
+    "PartialLines",
     "extract_message",
     "is_continuation",
-    "join_partial_lines",
     "is_error",
     "might_be_error",
     "normalize_level",
@@ -367,37 +366,56 @@ def is_continuation(text: str, in_traceback: bool, after_error: bool = False) ->
 MAX_JOINED_CHARS = 65536
 
 
-def join_partial_lines(lines: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
-    """(source, line) pairs with Kubernetes CRI partial lines joined into the line they belong to.
+class PartialLines:
+    """Kubernetes CRI partial lines joined with the ``F`` line that ends them, one line at a time.
 
     The container runtime splits a long line into ``<time> <stream> P <part>`` lines ended by an
-    ``F`` line; joined, they read as one ``F`` line with the first part's time. Other lines pass
-    through unchanged (and cheaply: only a line with `` P `` near its start is looked at).
+    ``F`` line; joined, they read as one ``F`` line with the first part's time. A reader calls
+    :meth:`feed` only for a line whose container prefix was stripped (``content is not line``)
+    or while :attr:`pending` is not empty, so other logs pay nothing.
     """
-    pending: dict[str, tuple[str, list[str]]] = {}
-    for source, line in lines:
-        if not pending and " P " not in line[:64]:
-            yield source, line
-            continue
-        cri = _CRI_RE.match(line) if "0" <= line[:1] <= "9" else None
-        if cri is not None and _ISO_RE.match(line) is not None:
-            end = cri.end()
-            if line[end - 2] == "P":
-                head, parts = pending.setdefault(source, (line[: end - 2] + "F ", []))
-                parts.append(line[end:])
+
+    __slots__ = ("flushed", "pending")
+
+    def __init__(self) -> None:
+        self.pending: dict[str, tuple[str, list[str]]] = {}
+        # a record a non-CRI line of the same source interrupted: the reader handles it first
+        self.flushed: tuple[str, str] | None = None
+
+    def feed(self, source: str, line: str, content: str) -> tuple[str, str] | None:
+        """``(line, content)`` to handle now, or ``None`` while the record is still partial.
+
+        ``content`` is :func:`strip_container_prefix` of ``line``.
+        """
+        pending = self.pending
+        if content is not line and "0" <= line[:1] <= "9":  # a CRI line
+            cut = len(line) - len(content)
+            if line[cut - 2] == "P":
+                head, parts = pending.setdefault(source, (line[: cut - 2] + "F ", []))
+                parts.append(content)
                 if sum(map(len, parts)) < MAX_JOINED_CHARS:
-                    continue
-                line = line[: end - 2] + "F "  # too long: let it out as it is, cut later
+                    return None
+                del pending[source]  # too long: let it out as it is
+                joined = "".join(parts)
+                return head + joined, joined
             if source in pending:
                 head, parts = pending.pop(source)
-                yield source, head + "".join(parts) + line[end:]
-                continue
-        elif source in pending:  # the source stopped writing CRI lines mid-record
+                joined = "".join(parts) + content
+                return head + joined, joined
+            return line, content
+        if source in pending:  # the source stopped writing CRI lines mid-record
             head, parts = pending.pop(source)
-            yield source, head + "".join(parts)
-        yield source, line
-    for source, (head, parts) in pending.items():
-        yield source, head + "".join(parts)
+            joined = "".join(parts)
+            self.flushed = (head + joined, joined)
+        return line, content
+
+    def drain(self) -> list[tuple[str, str, str]]:
+        """``(source, line, content)`` of the records still partial at the end of the input."""
+        out = [
+            (source, head + "".join(parts), "".join(parts)) for source, (head, parts) in self.pending.items()
+        ]
+        self.pending.clear()
+        return out
 
 
 class Continuations:

@@ -37,7 +37,7 @@ from devops_agent.analysis import (
     parse_since,
 )
 from devops_agent.analysis.loggroup import SPIKE_MIN
-from devops_agent.analysis.logline import Continuations, join_partial_lines, strip_container_prefix
+from devops_agent.analysis.logline import Continuations, PartialLines, strip_container_prefix
 from devops_agent.analysis.logshape import with_status_phrase
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
@@ -845,15 +845,18 @@ def mine_templates(
     # a file without timestamps must not borrow the last time of the file read before it.
     last_ts: dict[str, datetime | None] = {}
     follow = Continuations()  # stack frames and tracebacks belong to the record above them
-    for source, raw in join_partial_lines(lines):
-        if follow.continues(source, strip_container_prefix(raw)):
+    partial = PartialLines()
+
+    def mine(source: str, raw: str, content: str) -> None:
+        nonlocal total, folded
+        if follow.continues(source, content):
             folded += 1
-            continue
+            return
         ts = extract_timestamp(raw) or last_ts.get(source)
         last_ts[source] = ts
         if (since and ts and ts < since) or (until and ts and ts > until):
             follow.started(False)
-            continue
+            return
         message, level = extract_message(raw)
         error = is_error(message, level)
         follow.started(error)
@@ -862,6 +865,20 @@ def mine_templates(
             if error:
                 error_ids.add(match.template_id)
             total += 1
+
+    for source, line in lines:
+        content = strip_container_prefix(line)
+        if content is not line or partial.pending:  # a container's line, maybe a partial one
+            joined = partial.feed(source, line, content)
+            if partial.flushed is not None:
+                (done_line, done_content), partial.flushed = partial.flushed, None
+                mine(source, done_line, done_content)
+            if joined is None:
+                continue
+            line, content = joined
+        mine(source, line, content)
+    for source, line, content in partial.drain():
+        mine(source, line, content)
     templates = sorted(miner.templates(), key=lambda t: -t.count)
     span = _span_buckets(templates, miner.config.bucket_seconds)
 
