@@ -23,18 +23,9 @@ from devops_agent.knowledge.chunking import chunk_text
 from devops_agent.knowledge.index import KnowledgeIndex
 from devops_agent.knowledge.tokenize import tokenize
 from devops_agent.knowledge.walker import Skipped, decode_text, walk
+from test_knowledge_tokenize_walker import _write
 
 _DROP = ["--bounding-set", "-dac_override,-dac_read_search", "--inh-caps", "-dac_override,-dac_read_search"]
-
-
-def _write(root: Path, rel: str, data: str | bytes) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, bytes):
-        p.write_bytes(data)
-    else:
-        p.write_text(data)
-    return p
 
 
 def _unprivileged(code: str) -> dict[str, object]:

@@ -26,13 +26,15 @@ def test_tokenize_keeps_whole_identifier_and_parts() -> None:
     assert "for" not in toks
 
 
-def _write(root: Path, rel: str, data: bytes | str) -> None:
+def _write(root: Path, rel: str, data: bytes | str) -> Path:
+    """Write ``data`` to ``root/rel``, parent directories created; the file's path."""
     p = root / rel
     p.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, bytes):
         p.write_bytes(data)
     else:
         p.write_text(data)
+    return p
 
 
 def test_walk_honours_gitignore_and_skips_binary_vendor_generated(tmp_path: Path) -> None:
