@@ -24,6 +24,7 @@ from devops_agent.config.settings import FileSettings
 from devops_agent.runbooks.analyzers.base import ANALYZERS
 from devops_agent.tools import logs
 from devops_agent.tools.base import ToolEntry, ToolResult
+from test_knowledge_ingest_fixes import _unprivileged
 
 ERRORS = b"".join(
     b"2026-11-25 10:00:%02d ERROR payment gateway timeout order=%d\n" % (i, i) for i in range(50)
@@ -416,3 +417,31 @@ def test_logfmt_keeps_the_error_field_with_the_message() -> None:
     assert extract_message(line) == ("failed to reconcile object: context deadline exceeded", "ERROR")
     assert extract_message("level=error msg=boom err=timeout") == ("boom: timeout", "ERROR")
     assert extract_message('level=info msg="retrying" xerror=1') == ("retrying", "INFO")
+
+
+_ERRORS_TOOL = """
+import json, sys
+from pathlib import Path
+from devops_agent.config import Settings
+from devops_agent.config.settings import FileSettings
+from devops_agent.tools import logs
+root = Path(sys.argv[1])
+entry = logs.build(Settings(files=FileSettings(roots=[root]))).entries["logs_errors"]
+r = entry.function(**entry.bind_args({"paths": [str(root)]}).arguments)
+print(json.dumps({"status": r.status, "errors": (r.data or {}).get("error_lines"), "skipped": (r.data or {}).get("skipped")}))
+"""
+
+
+def test_a_subdirectory_that_can_be_listed_but_not_entered_is_named_not_a_traceback(tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    (root / "sub").mkdir(parents=True)
+    (root / "app.log").write_bytes(ERRORS)
+    (root / "sub" / "old.log").write_bytes(ERRORS)
+    os.chmod(root / "sub", 0o644)  # what `chmod -R 644` leaves: readable, no execute bit
+    try:
+        got = _unprivileged(_ERRORS_TOOL.replace("sys.argv[1]", repr(str(root))))
+    finally:
+        os.chmod(root / "sub", 0o755)
+    assert got["status"] == "success"
+    assert got["errors"] == 50
+    assert got["skipped"] == [f"{root / 'sub' / 'old.log'} (cannot read: Permission denied)"]

@@ -157,10 +157,13 @@ def _walk(
                 continue
             try:
                 path = resolve_in_roots(str(path), roots)  # a symlink must not lead outside
+                if not path.is_file():
+                    continue
             except UserError:
                 notes.append(f"{Path(dirpath, name)} (a link outside the allowed roots)")
                 continue
-            if not path.is_file():
+            except OSError as exc:  # listed but not searchable: a directory without x permission
+                notes.append(f"{path} (cannot read: {exc.strerror or exc})")
                 continue
             if not os.access(path, os.R_OK):
                 notes.append(f"{path} (permission denied)")
