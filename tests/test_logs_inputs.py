@@ -445,3 +445,31 @@ def test_a_subdirectory_that_can_be_listed_but_not_entered_is_named_not_a_traceb
     assert got["status"] == "success"
     assert got["errors"] == 50
     assert got["skipped"] == [f"{root / 'sub' / 'old.log'} (cannot read: Permission denied)"]
+
+
+_SEARCH_TOOL = """
+import json, sys
+from pathlib import Path
+from devops_agent.config import Settings
+from devops_agent.config.settings import FileSettings
+from devops_agent.tools import files
+root = Path(sys.argv[1])
+entry = files.build(Settings(files=FileSettings(roots=[root]))).entries["files_grep"]
+r = entry.function(**entry.bind_args({"pattern": "payment", "path": str(root)}).arguments)
+print(json.dumps({"status": r.status, "data": r.data, "metadata": r.metadata}, default=str))
+"""
+
+
+def test_files_grep_counts_a_directory_it_cannot_enter_instead_of_failing(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    (root / "app.log").write_bytes(ERRORS)
+    (root / "sub" / "old.log").write_bytes(ERRORS)
+    os.chmod(root / "sub", 0o644)
+    try:
+        got = _unprivileged(_SEARCH_TOOL.replace("sys.argv[1]", repr(str(root))))
+    finally:
+        os.chmod(root / "sub", 0o755)
+    assert got["status"] == "success"
+    assert {m["file"] for m in got["data"]["matches"]} == {str(root / "app.log")}
+    assert got["data"]["skipped"]["unreadable"] == 1

@@ -392,11 +392,15 @@ def build(settings: Settings) -> ToolsetBuilder:
                     f = Path(top, name)
                     try:
                         resolve_in_roots(str(f), roots)  # a symlink may point outside the roots
+                        if not f.is_file():
+                            continue
                     except PathAccessError:
                         skipped["outside_roots"] += 1
                         continue
-                    if f.is_file():
-                        yield f
+                    except OSError:  # listed but not searchable: a directory without x permission
+                        skipped["unreadable"] += 1
+                        continue
+                    yield f
 
         budget = max_bytes * 10
         matches: list[dict[str, Any]] = []
