@@ -657,6 +657,20 @@ def test_anomalies_count_series_and_report_short_ones_apart(prom: ToolsetBuilder
     assert capped.metadata["note"] == "only the 2 series with the highest peaks of 3 were analyzed"
 
 
+def test_anomalies_list_the_latest_of_a_series_and_count_them_all(prom: ToolsetBuilder) -> None:
+    # a spike every two minutes, each higher than the last: every one is a new record
+    query = f"(time() % 120 < bool 2) * (time() - {time.time() - 1800:.0f}) + 1"
+    r = call(prom, "prom_anomalies", query=query, start="30m")
+    assert r.status == "success"
+    [series] = r.data["anomalous"]
+    assert series["anomalies_total"] > 5
+    assert len(series["anomalies"]) == 5
+    starts = [a["start"] for a in series["anomalies"]]
+    assert starts == sorted(starts)
+    assert starts[-1] > (datetime.now(UTC) - timedelta(minutes=3)).isoformat()  # the latest are kept
+    assert r.data["note"] == "only the last 5 anomalies of a series are listed (anomalies_total has all)"
+
+
 @pytest.mark.parametrize("url", ["127.0.0.1:9090", "prometheus.monitoring:9090/", "ftp://prom:9090"])
 def test_a_url_without_http_is_a_configuration_error(url: str) -> None:
     r = call(build_for(PromConfig(url)), "prom_query", query="up")

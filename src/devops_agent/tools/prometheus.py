@@ -66,6 +66,7 @@ bumped just before its request counter is scraped runs one event ahead."""
 LOOKBACK_S = 300
 """Prometheus's default lookback delta: a selector at time t sees samples of (t - 5m, t]."""
 ANOMALY_MIN_POINTS = DetectorConfig().min_history + 1
+MAX_EVENTS = 5  # anomalies listed per series (the latest); anomalies_total counts all
 """Finite points a series needs before the detector scores any of them."""
 
 
@@ -684,8 +685,9 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                                 "score": round(a.score, 3),
                                 "explanation": a.explanation,
                             }
-                            for a in found[-5:]
+                            for a in found[-MAX_EVENTS:]
                         ],
+                        "anomalies_total": len(found),
                     }
                 )
         facts.update(points_min=min(points), points_max=max(points), series_too_short=len(too_short))
@@ -698,6 +700,10 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             notes.append(
                 f"{len(too_short)} series had too few points to judge (fewest {min(points)}, "
                 f"the detector needs {ANOMALY_MIN_POINTS})"
+            )
+        if any(s["anomalies_total"] > MAX_EVENTS for s in anomalous):
+            notes.append(
+                f"only the last {MAX_EVENTS} anomalies of a series are listed (anomalies_total has all)"
             )
         if notes:
             facts["note"] = "; ".join(notes)
