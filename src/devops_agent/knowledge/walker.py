@@ -10,7 +10,9 @@ applied to it, because the root was named on purpose (an unanchored one still ap
 For the same reason the default skip list (:data:`SKIP_DIRS`) applies to directories below the
 root, never to the root.
 
-Binary or text: a file is binary when its first 8 KiB hold a NUL byte; every other file is text.
+Binary or text: a file is binary when its first 8 KiB hold a NUL byte (the rule of
+:func:`devops_agent.tools.files.is_binary_head`, shared with the file and log tools); every other
+file is text.
 :func:`decode_text` reads text as UTF-8 (a byte order mark dropped) and, when that fails, as
 Latin-1, so a file's length never decides whether it is indexed.
 
@@ -31,6 +33,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+
+from devops_agent.tools.files import BINARY_PROBE_BYTES, is_binary_head
 
 SKIP_DIRS = frozenset(
     {
@@ -65,7 +69,6 @@ GENERATED_NAMES = frozenset({"package-lock.json", "yarn.lock", "poetry.lock", "C
 # Skipped directories not worth a line in the report: they never hold a project's source.
 _QUIET_SKIPS = frozenset({".git", ".hg", ".svn", "__pycache__"})
 MAX_FILE_BYTES = 1_000_000
-_SNIFF_BYTES = 8192
 _ANY_DEPTH = "^(?:.*/)?"  # how a rule that matches at any depth starts (see _translate)
 
 
@@ -261,16 +264,11 @@ def _why(exc: OSError) -> str:
     return f"unreadable: {exc.strerror or type(exc).__name__}"
 
 
-def is_binary_head(head: bytes) -> bool:
-    """The binary-or-text rule (see the module docstring) on a file's first bytes."""
-    return b"\0" in head
-
-
 def is_binary(path: Path) -> bool:
     """True when the first 8 KiB of ``path`` hold a NUL byte (or it cannot be read)."""
     try:
         with path.open("rb") as fh:
-            return is_binary_head(fh.read(_SNIFF_BYTES))
+            return is_binary_head(fh.read(BINARY_PROBE_BYTES))
     except OSError:
         return True
 
@@ -356,7 +354,7 @@ def walk(
                     skip(Skipped(rel, f"over {max_bytes:,} bytes"))
                     continue
                 with open(full, "rb") as fh:
-                    head = fh.read(_SNIFF_BYTES)
+                    head = fh.read(BINARY_PROBE_BYTES)
             except FileNotFoundError:
                 continue  # deleted while walking
             except OSError as exc:
