@@ -6,6 +6,8 @@ the store and the session service, so every command gets them the same way.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import typer
 from rich.console import Console
 
 from devops_agent.config import LoadedSettings, Settings, load_settings
+from devops_agent.errors import PathAccessError
 from devops_agent.store import Store
 
 out = Console(soft_wrap=True)
@@ -63,3 +66,21 @@ def with_roots(settings: Settings, paths: list[Path]) -> Settings:
     roots = list(dict.fromkeys([*settings.files.roots, *extra]))
     files = settings.files.model_copy(update={"roots": roots})
     return settings.model_copy(update={"files": files})
+
+
+def is_stream(path: str | Path, param_hint: str) -> bool:
+    """Whether an input path is a pipe or character device (process substitution such as
+    ``<(kubectl logs …)``, a FIFO), to be read once as a stream rather than as a file.
+
+    A path that does not exist is a bad parameter, one that cannot be looked at a one-line
+    access error (exit 2): never a traceback.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise typer.BadParameter(f"path '{path}' does not exist.", param_hint=param_hint) from None
+    except OSError as exc:
+        raise PathAccessError(
+            f"cannot read {path}: {exc.strerror or exc}", hint="check the path and its permissions"
+        ) from exc
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from devops_agent.analysis import TemplateMiner
-from devops_agent.cli.context import err, out, state, with_roots
+from devops_agent.cli.context import err, is_stream, out, state, with_roots
 from devops_agent.errors import PathAccessError, UserError
 from devops_agent.privacy import scrub
 from devops_agent.tools.logs import mine_templates, nothing_read, read_paths, read_stream, window_args
@@ -58,22 +56,6 @@ def _save_state(miner: TemplateMiner, path: Path) -> None:
         ) from exc
 
 
-def _is_pipe(path: str) -> bool:
-    """Whether ``path`` is a pipe or character device (process substitution, a FIFO), not a file.
-
-    Anything that cannot be looked at is an error here, one line with exit 2, not a traceback.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise typer.BadParameter(f"{path} does not exist", param_hint="PATHS") from None
-    except OSError as exc:
-        raise PathAccessError(
-            f"cannot read {path}: {exc.strerror or exc}", hint="check the path and its permissions"
-        ) from exc
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
-
-
 @logs_app.command("patterns")
 def patterns(
     ctx: typer.Context,
@@ -99,7 +81,7 @@ def patterns(
         sources.append(read_stream(sys.stdin.buffer))
     files: list[Path] = []
     for p in dict.fromkeys(p for p in paths if p != "-"):
-        if _is_pipe(p):  # <(kubectl logs …), a named pipe: read once, as a stream
+        if is_stream(p, "PATHS"):  # <(kubectl logs …), a named pipe: read once, as a stream
             sources.append(read_stream(open(p, "rb"), source=p))  # noqa: SIM115 - consumed below
         else:
             files.append(Path(p).resolve())

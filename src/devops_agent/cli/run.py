@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -19,7 +18,7 @@ from rich.markup import escape
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
-from devops_agent.cli.context import AppState, err, out, state, with_roots
+from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
 from devops_agent.errors import PathAccessError, UserError
 from devops_agent.events import RunEvent, RunFinished
@@ -222,17 +221,7 @@ def _log_paths(ctx: typer.Context, values: list[Path] | None) -> list[Path] | No
     paths: list[Path] = []
     spool: Path | None = None
     for value in values:
-        try:
-            mode = os.stat(value).st_mode
-        except FileNotFoundError:
-            raise typer.BadParameter(
-                f"path '{value}' does not exist.", param_hint="'--logs' / '-l'"
-            ) from None
-        except OSError as exc:
-            raise PathAccessError(
-                f"cannot read {value}: {exc.strerror or exc}", hint="check its permissions"
-            ) from exc
-        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        if is_stream(value, "'--logs' / '-l'"):
             if spool is None:
                 spool = Path(tempfile.mkdtemp(prefix="devops-agent-logs-"))
                 ctx.call_on_close(lambda where=spool: shutil.rmtree(where, ignore_errors=True))
