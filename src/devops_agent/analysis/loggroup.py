@@ -328,13 +328,7 @@ class _Grouper:
 
     def _line(self, source: str, line: str, content: str) -> None:
         rec = self.record
-        if (
-            rec is not None
-            and rec.source == source
-            and is_continuation(content, rec.in_traceback, rec.error)
-            # a traceback after a non-error line is an uncaught exception of its own
-            and (rec.error or not content.startswith("Traceback"))
-        ):
+        if rec is not None and rec.source == source and is_continuation(content, rec.in_traceback, rec.error):
             self._continue(rec, content)
             return
         self._flush()

@@ -349,10 +349,13 @@ def is_continuation(text: str, in_traceback: bool, after_error: bool = False) ->
     headers, inside a Python traceback the final ``ExceptionType: message`` line, which has no
     timestamp of its own, and, after an error record (``after_error``), the unindented exception
     line that Java (logback, log4j) and .NET layouts print under the message
-    (``java.lang.IllegalStateException: …``).
+    (``java.lang.IllegalStateException: …``). A ``Traceback`` after a record that is no error is
+    an uncaught exception of its own, not a continuation.
     """
     if not text:
         return in_traceback
+    if not after_error and text.startswith("Traceback"):
+        return False
     first = text[0]
     if first in " \t":
         return True
