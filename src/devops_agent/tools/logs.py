@@ -235,13 +235,14 @@ def _time_sorted(fh: IO[bytes], size: int) -> bool:
     return True
 
 
-def _bisect(fh: IO[bytes], size: int, target: datetime) -> tuple[int, int]:
+def _bisect(fh: IO[bytes], size: int, target: datetime, known_sorted: bool = False) -> tuple[int, int]:
     """Byte offsets (lo, hi) with the first line stamped >= ``target`` starting between them.
 
-    (0, 0) for a file that is not in time order (:func:`_time_sorted`): read it from the start.
+    (0, 0) for a file that is not in time order (:func:`_time_sorted`, unless ``known_sorted``
+    says the caller checked): read it from the start.
     """
     lo, hi = 0, size
-    if hi - lo > BISECT_STOP and not _time_sorted(fh, size):
+    if hi - lo > BISECT_STOP and not known_sorted and not _time_sorted(fh, size):
         return 0, 0
     while hi - lo > BISECT_STOP:
         mid = (lo + hi) // 2
@@ -258,7 +259,7 @@ def _end_offset(fh: IO[bytes], size: int, until: datetime) -> int:
     when the file is not in time order)."""
     if size > BISECT_STOP and not _time_sorted(fh, size):
         return size
-    lo = _bisect(fh, size, until)[0]
+    lo = _bisect(fh, size, until, known_sorted=True)[0]
     fh.seek(lo)
     if lo:
         fh.readline(MAX_LINE_CHARS)
