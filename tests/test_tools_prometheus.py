@@ -658,8 +658,9 @@ def test_anomalies_count_series_and_report_short_ones_apart(prom: ToolsetBuilder
 
 
 def test_anomalies_list_the_latest_of_a_series_and_count_them_all(prom: ToolsetBuilder) -> None:
-    # a spike every two minutes, each higher than the last: every one is a new record
-    query = f"(time() % 120 < bool 2) * (time() - {time.time() - 1800:.0f}) + 1"
+    # a 20 s spike every two minutes (wider than the 10 s step, so every one is sampled), each
+    # higher than the last: every one is a new record
+    query = f"(time() % 120 < bool 20) * (time() - {time.time() - 1800:.0f}) + 1"
     r = call(prom, "prom_anomalies", query=query, start="30m")
     assert r.status == "success"
     [series] = r.data["anomalous"]
