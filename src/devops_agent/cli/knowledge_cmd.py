@@ -67,12 +67,12 @@ def index(
         ),
     ] = None,
     forget: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(
             "--forget",
-            metavar="PATH",
-            resolve_path=True,
-            help="drop an indexed directory from the collection (repeatable; it may no longer exist)",
+            metavar="PATH|SPACE",
+            help="drop an indexed directory (it may no longer exist) or Confluence space (its key or "
+            "URL) from the collection (repeatable)",
         ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print a JSON summary")] = False,
@@ -200,18 +200,31 @@ def _roots(db: Path) -> list[str]:
         return idx.roots()
 
 
-def _forget(settings: Settings, collection: str, paths: list[Path], json_out: bool) -> None:
+def _root_named(value: str, roots: list[str]) -> str | None:
+    """The indexed root ``value`` names: a directory (as a path, resolved like ``index`` does),
+    a root exactly as listed (a Confluence space URL), or a Confluence space key."""
+    path = str(Path(value).expanduser().resolve())
+    if path in roots:
+        return path
+    if value in roots:
+        return value
+    spaces = [r for r in roots if "://" in r and r.endswith(f"/spaces/{value}")]
+    return spaces[0] if len(spaces) == 1 else None
+
+
+def _forget(settings: Settings, collection: str, names: list[str], json_out: bool) -> None:
     _check(collection)
     db = collection_db(settings, collection)
     roots = _roots(db) if db.exists() else []
-    unknown = [str(p) for p in paths if str(p) not in roots]
+    keys = {name: _root_named(name, roots) for name in names}
+    unknown = [name for name, key in keys.items() if key is None]
     if unknown:
         raise UserError(
             f"not indexed in {collection!r}: {', '.join(unknown)}",
             hint=f"indexed there: {', '.join(roots)}" if roots else f"the {collection!r} collection is empty",
         )
     with KnowledgeIndex(db) as idx:
-        forgotten = [{"path": str(p), **dataclasses.asdict(idx.forget(str(p)))} for p in paths]
+        forgotten = [{"path": key, **dataclasses.asdict(idx.forget(key))} for key in keys.values() if key]
         counts = idx.counts()
     if json_out:
         out.print_json(json.dumps({"collection": collection, "forgotten": forgotten, "index": counts}))

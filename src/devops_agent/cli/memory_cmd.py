@@ -6,6 +6,7 @@ import json
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from devops_agent.cli.context import err, out, state
 from devops_agent.errors import UserError
@@ -26,9 +27,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 
 
 def _print(findings: list[dict[str, Any]]) -> None:
+    """Findings as text; what a finding holds is printed literally (a title may say ``[/etc]``)."""
     for f in findings:
         score = f"  [dim]score {f['score']}[/]" if "score" in f else ""
-        out.print(f"[bold]#{f['id']}[/] {f['title']}{score}", highlight=False)
+        out.print(f"[bold]#{f['id']}[/] {escape(f['title'])}{score}", highlight=False)
         meta = [f["created_at"]]
         if f["session"]:
             meta.append(f"session {f['session'][:12]}")
@@ -73,7 +75,9 @@ def add(
     if json_out:
         out.print_json(json.dumps(finding_data(saved)))
     else:
-        out.print(f"remembered finding #{saved.id} for project {saved.project!r}", highlight=False)
+        out.print(
+            f"remembered finding #{saved.id} for project {saved.project!r}", markup=False, highlight=False
+        )
 
 
 @memory_app.command("search")
@@ -94,7 +98,7 @@ def search(
         out.print_json(json.dumps({"project": name, "query": query, "findings": hits}))
         return
     if not hits:
-        err.print(f"no finding of project {name!r} matched")
+        err.print(f"no finding of project {name!r} matched", markup=False, highlight=False)
     _print(hits)
 
 
@@ -114,7 +118,9 @@ def list_(
         out.print_json(json.dumps({"project": name, "findings": found}))
         return
     if not found:
-        err.print("no findings yet" + (f" for project {name!r}" if name else ""))
+        err.print(
+            "no findings yet" + (f" for project {name!r}" if name else ""), markup=False, highlight=False
+        )
     _print(found)
 
 
@@ -122,7 +128,18 @@ def list_(
 def delete(
     ctx: typer.Context,
     finding_id: Annotated[int, typer.Argument(help="the finding's id (from `memory list`)")],
+    json_out: JsonOpt = False,
 ) -> None:
     """Forget a finding (a wrong conclusion should not mislead later investigations)."""
-    state(ctx).store().delete_finding(finding_id)
-    out.print(f"forgot finding #{finding_id}")
+    store = state(ctx).store()
+    # Ids are shared by all projects: say what was forgotten, so a mistyped id is noticed.
+    gone = store.get_finding(finding_id)
+    store.delete_finding(finding_id)
+    if json_out:
+        out.print_json(json.dumps({"deleted": finding_data(gone)}))
+        return
+    out.print(
+        f"forgot finding #{finding_id} of project {gone.project!r}: {gone.title}",
+        markup=False,
+        highlight=False,
+    )

@@ -78,8 +78,19 @@ _SYMBOL = re.compile(
     r"function\s+|def\s+|resource\s+\"[^\"]+\"\s+|module\s+|variable\s+|output\s+)\"?([A-Za-z_][\w.-]*)"
 )
 _LONE_CR = re.compile(r"\r(?!\n)")
-_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_ADOC_HEADING = re.compile(r"^(={1,6})\s+(.+?)\s*$")
+# Markdown (CommonMark): an ATX heading may be indented up to 3 spaces and its closing #s need a
+# space before them (`# Use C#` keeps its `#`); a setext heading is a text line underlined with
+# `===` or `---`; a fence closes with a run of its own character at least as long.
+_MD_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_MD_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_MD_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+# Lines that cannot be a setext title: list items, quotes, table rows, headings, fences, code.
+_MD_NOT_TITLE = re.compile(
+    r"^(?: {4}|\t| {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|>|\||#{1,6}(?:[ \t]|$)|`{3}|~{3}))"
+)
+_ADOC_HEADING = re.compile(r"^(={1,6})[ \t]+(.+?)[ \t]*$")
+# AsciiDoc blocks whose content is verbatim (listing, literal, comment, passthrough, fenced).
+_ADOC_VERBATIM = re.compile(r"^(?:(-{4,}|\.{4,}|/{4,}|\+{4,})[ \t]*$|(`{3}))")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
 
 
@@ -233,37 +244,89 @@ def _blocks(path: str, lines: list[str], lang: str) -> list[Chunk]:
     return [c for c in out if c.text.strip()]
 
 
-def _heading(lines: list[str], i: int, lang: str) -> tuple[int, str] | None:
+def _front_matter_end(lines: list[str]) -> int:
+    """The 0-based line after a Markdown file's YAML (``---``) or TOML (``+++``) front matter, else 0."""
+    closers = {"---": ("---", "..."), "+++": ("+++",)}.get(lines[0].rstrip())
+    if closers:
+        for j in range(1, len(lines)):
+            if lines[j].rstrip() in closers:
+                return j + 1
+    return 0
+
+
+def _opens_verbatim(line: str, lang: str) -> str | None:
+    """The delimiter when ``line`` opens a block whose lines are never headings (a code fence)."""
+    if lang == "markdown":
+        m = _MD_FENCE.match(line)
+        # a backtick fence's info string holds no backtick (`` ```a``` `` is inline code)
+        return m.group(1) if m and not (m.group(1)[0] == "`" and "`" in line[m.end() :]) else None
+    if lang == "asciidoc":
+        m = _ADOC_VERBATIM.match(line)
+        return (m.group(1) or m.group(2)) if m else None
+    return None  # reStructuredText literal blocks are indented, so no heading starts in one
+
+
+def _closes_verbatim(delimiter: str, line: str, lang: str) -> bool:
+    if lang == "markdown":
+        run = line.strip()
+        return (
+            len(line) - len(line.lstrip(" ")) <= 3
+            and len(run) >= len(delimiter)
+            and set(run) == {delimiter[0]}
+        )
+    return line.rstrip() == delimiter
+
+
+def _heading(lines: list[str], i: int, lang: str, rst_levels: dict[str, int]) -> tuple[int, str] | None:
     """(level, title) when line ``i`` (0-based) opens a section."""
     line = lines[i]
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
     if lang == "markdown":
         m = _MD_HEADING.match(line)
-        return (len(m.group(1)), m.group(2)) if m else None
+        if m:
+            return len(m.group(1)), m.group(2)
+        u = _MD_SETEXT.match(nxt)
+        if u and line.strip() and not _MD_NOT_TITLE.match(line) and not _MD_SETEXT.match(line):
+            return (1 if u.group(1)[0] == "=" else 2), line.strip()
+        return None
     if lang == "asciidoc":
         m = _ADOC_HEADING.match(line)
         return (len(m.group(1)), m.group(2)) if m else None
-    nxt = lines[i + 1] if i + 1 < len(lines) else ""
     if line.strip() and _RST_UNDERLINE.match(nxt) and len(nxt.strip()) >= len(line.strip()):
-        return ("=-~^\"'`#*+".index(nxt[0]) + 1, line.strip())
+        # reStructuredText ranks title styles in the order a document first uses them; a title
+        # with an overline is a style of its own
+        over = i > 0 and lines[i - 1].strip() == nxt.strip()
+        style = nxt[0] + ("/over" if over else "")
+        return rst_levels.setdefault(style, len(rst_levels) + 1), line.strip()
     return None
 
 
 def _prose(path: str, lines: list[str], lang: str) -> list[Chunk]:
-    """One chunk per heading section; the symbol is the heading path (``Deploy > Rollback``)."""
+    """One chunk per heading section; the symbol is the heading path (``Deploy > Rollback``).
+
+    Lines inside code fences (AsciiDoc: listing, literal, comment and passthrough blocks) and a
+    Markdown file's front matter open no section.
+    """
     sections: list[tuple[int, str]] = []  # (start line, heading path)
     trail: list[tuple[int, str]] = []
-    in_fence = False
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~", "----")):
-            in_fence = not in_fence
-        if in_fence:
+    rst_levels: dict[str, int] = {}
+    verbatim: str | None = None  # the delimiter of the open code block
+    for i in range(_front_matter_end(lines) if lang == "markdown" else 0, len(lines)):
+        line = lines[i]
+        if verbatim is not None:
+            if _closes_verbatim(verbatim, line, lang):
+                verbatim = None
             continue
-        h = _heading(lines, i, lang)
+        verbatim = _opens_verbatim(line, lang)
+        if verbatim is not None:
+            continue
+        h = _heading(lines, i, lang, rst_levels)
         if h is None:
             continue
         level, title = h
         trail = [t for t in trail if t[0] < level] + [(level, title)]
-        sections.append((i + 1, " > ".join(t for _, t in trail)))
+        overline = lang == "rst" and i > 0 and lines[i - 1].strip() == lines[i + 1].strip()
+        sections.append((i if overline else i + 1, " > ".join(t for _, t in trail)))
     if not sections or sections[0][0] != 1:
         sections.insert(0, (1, PurePosixPath(path).name))
     out: list[Chunk] = []

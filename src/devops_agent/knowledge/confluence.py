@@ -18,6 +18,7 @@ module only reads from Confluence; it must not import the index, policies or int
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 from collections.abc import Iterator
@@ -120,6 +121,7 @@ class ConfluenceSource:
         # answer an empty list and the index would drop every page it holds for that key.
         self._get(f"rest/api/space/{quote(self.space, safe='')}")
         start = 0
+        paths: dict[str, str] = {}  # document path -> page id
         while True:
             params = {
                 "spaceKey": self.space,
@@ -133,7 +135,12 @@ class ConfluenceSource:
             links = answer.get("_links") or {}
             base = str(links.get("base") or self.url).rstrip("/")
             for page in results:
-                yield self._document(page, base)
+                doc = self._document(page, base)
+                page_id = str(page.get("id", ""))
+                if paths.get(doc.path, page_id) != page_id:  # `A/B` and `A-B`: two pages, one path
+                    doc = dataclasses.replace(doc, path=f"{doc.path} ({page_id})")
+                paths.setdefault(doc.path, page_id)
+                yield doc
             if not results or not links.get("next"):
                 return
             start += len(results)

@@ -26,6 +26,7 @@ _PANEL_MACROS = {"info": "Info", "note": "Note", "warning": "Warning", "tip": "T
 _INLINE_MACROS = {"jira": "key", "status": "title", "anchor": ""}
 _HIDDEN = frozenset({"ac:parameter", "ac:task-id", "ac:task-status", "ac:placeholder", "ac:task-uuid"})
 _SPACE = re.compile(r"\s+")
+_BACKTICK_LINE = re.compile(r"^[ \t]*`{3,}", re.MULTILINE)
 
 
 def storage_to_markdown(xhtml: str, title: str | None = None) -> str:
@@ -256,8 +257,11 @@ class _Converter(HTMLParser):
     def _fence(self, language: str) -> None:
         body = "".join(self.raw or []).strip("\n")
         self.raw = None
-        self._emit("```" + language.strip())
+        # longer than any backtick run that opens a line of the code, which would close it early
+        runs = [len(m.group()) for m in _BACKTICK_LINE.finditer(body)]
+        fence = "`" * max([3, *(n + 1 for n in runs)])
+        self._emit(fence + language.strip())
         for line in body.splitlines():
             self._emit(line)
-        self._emit("```")
+        self._emit(fence)
         self._blank()
