@@ -108,3 +108,29 @@ def test_index_persists_across_instances(tree: Path, tmp_path: Path) -> None:
 def test_collection_name_must_be_identifier(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="identifier"):
         KnowledgeIndex.for_collection(tmp_path, "../etc")
+
+
+def test_files_chunked_by_an_older_chunker_are_rechunked_once(tree: Path, tmp_path: Path) -> None:
+    """A new release that chunks differently must not leave an existing index's unchanged files
+    with the old chunks: they are re-chunked on the next update, once."""
+    import sqlite3
+
+    path = tmp_path / "kn3" / "runbooks.sqlite"
+    with KnowledgeIndex.for_collection(tmp_path / "kn3", "runbooks") as idx:
+        idx.update(tree)
+    # What an index written before chunker versions looks like: no column, and stale chunks.
+    db = sqlite3.connect(path)
+    with db:
+        if any(row[1] == "chunker" for row in db.execute("PRAGMA table_info(files)")):
+            db.execute("ALTER TABLE files DROP COLUMN chunker")
+        db.execute(
+            "UPDATE chunks SET text = 'stale', symbol = 'stale' WHERE file_id = "
+            "(SELECT id FROM files WHERE path = 'docs/runbook.md') AND kind != 'outline'"
+        )
+    db.close()
+    with KnowledgeIndex.for_collection(tmp_path / "kn3", "runbooks") as idx:
+        again = idx.update(tree)
+        assert again.files_indexed == 4  # unchanged content, but chunked by an older chunker
+        assert idx.lexical("rotate logs disk", 1)[0].chunk.symbol == "Disk full"
+        assert idx.update(tree).files_indexed == 0  # once
+        assert idx.counts()["files"] == 4

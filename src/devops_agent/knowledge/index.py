@@ -77,7 +77,12 @@ _ADDED_COLUMNS = (
     ("stamp", "TEXT NOT NULL DEFAULT ''", "UPDATE files SET stamp = size || ':' || mtime_ns"),
     ("url", "TEXT", None),
     ("title", "TEXT", None),
+    ("chunker", "INTEGER NOT NULL DEFAULT 0", None),
 )
+# What a file's chunks were made by: bump it whenever chunking or tokenization changes what a
+# file's chunks or terms hold, so that the next update re-chunks every file once, even those
+# whose content did not change (0: an index written before the number was recorded).
+CHUNKER_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -237,9 +242,9 @@ class KnowledgeIndex:
         seen: set[str] = set()
         with self._writing(), report_skips() as skips:
             known = {
-                path: (fid, sha, stamp)
-                for fid, path, sha, stamp in self._db.execute(
-                    "SELECT id, path, sha256, stamp FROM files WHERE root = ?", (key,)
+                path: (fid, sha, stamp, chunker == CHUNKER_VERSION)
+                for fid, path, sha, stamp, chunker in self._db.execute(
+                    "SELECT id, path, sha256, stamp, chunker FROM files WHERE root = ?", (key,)
                 )
             }
             for doc in source.documents():
@@ -250,7 +255,7 @@ class KnowledgeIndex:
                 if on_file is not None:
                     on_file(stats)
                 old = known.get(doc.path)
-                if old and old[2] == doc.stamp:
+                if old and old[2] == doc.stamp and old[3]:
                     continue
                 try:
                     data = doc.read()
@@ -258,7 +263,7 @@ class KnowledgeIndex:
                     skips.append(Skipped(doc.path, f"unreadable: {exc.strerror or exc}", unreadable=True))
                     continue
                 sha = hashlib.sha256(data).hexdigest()
-                if old and old[1] == sha:  # touched but unchanged: remember the new stamp only
+                if old and old[1] == sha and old[3]:  # touched but unchanged: the new stamp only
                     self._db.execute(
                         "UPDATE files SET stamp = ?, mtime_ns = ? WHERE id = ?",
                         (doc.stamp, doc.modified_ns, old[0]),
@@ -310,9 +315,9 @@ class KnowledgeIndex:
         n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
         chunks.append(outline_chunk(doc.path, chunks, max(1, n_lines), doc.language))
         cur = self._db.execute(
-            "INSERT INTO files(root, path, sha256, size, mtime_ns, stamp, url, title) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (root, doc.path, sha, len(data), doc.modified_ns, doc.stamp, doc.url, doc.title),
+            "INSERT INTO files(root, path, sha256, size, mtime_ns, stamp, url, title, chunker) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (root, doc.path, sha, len(data), doc.modified_ns, doc.stamp, doc.url, doc.title, CHUNKER_VERSION),
         )
         fid = cur.lastrowid
         rows = []
