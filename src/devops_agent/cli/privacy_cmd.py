@@ -11,8 +11,9 @@ from typing import Annotated
 import typer
 
 from devops_agent.cli.context import out, state
+from devops_agent.config import Settings
 from devops_agent.errors import UserError
-from devops_agent.privacy.guard import anonymizer_for
+from devops_agent.privacy.guard import anonymizer_for, enabled_for
 from devops_agent.privacy.vault import hmac_key, purge_expired
 from devops_agent.tools.files import is_binary_head
 
@@ -38,11 +39,13 @@ def mask(
 ) -> None:
     """Show what the model would see of some text, with the current privacy settings.
 
-    A preview: nothing is stored in the vault. Entities become <<TYPE_tag>> placeholders (the same
-    for the same text on every run), secrets [REDACTED_SECRET]. A file whose name says it is key
-    material (id_rsa, *.key, privacy.secret_files) is redacted whole. Binary files are skipped.
-    With several files, each is headed "==> NAME <==". A summary of the counts goes to stderr.
-    In --json, entity and secret offsets point into the original text.
+    A preview: nothing is stored. Entities become <<TYPE_tag>> placeholders, secrets [REDACTED_SECRET].
+
+    Placeholders are the same on every run with the same key (privacy.hmac_key, or the data dir's).
+
+    A key file by its name (id_rsa, *.key, privacy.secret_files) is redacted whole; binary input is skipped.
+
+    Several files are each headed "==> NAME <==". Counts go to stderr; --json offsets are in the original.
 
     Example: devops-agent privacy mask app.log config/.env
     """
@@ -50,18 +53,16 @@ def mask(
     texts: list[tuple[str, str]] = []
     skipped: list[str] = []
     for path in files or [Path("-")]:
-        if str(path) == "-":
-            texts.append(("-", sys.stdin.read()))
-            continue
-        try:
-            raw = path.read_bytes()
+        try:  # standard input as bytes too: the same binary check and decoding as a file
+            raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
         except OSError as exc:
             raise UserError(
                 f"cannot read {path}: {exc.strerror or exc}", hint="give a readable text file"
             ) from exc
         if is_binary_head(raw):  # what the model gets of a file is text
-            typer.echo(f"skipped {path}: binary (NUL bytes in its first 8 KB)", err=True)
-            skipped.append(str(path))
+            name = "standard input" if str(path) == "-" else path
+            typer.echo(f"skipped {name}: binary (NUL bytes in its first 8 KB)", err=True)
+            skipped.append(str(name))
             continue
         texts.append((str(path), raw.decode("utf-8", errors="replace")))
     if not texts:
@@ -74,6 +75,9 @@ def mask(
         (name, anonymizer.anonymize(text, secret_file=name != "-" and anonymizer.holds_only_secrets(name)))
         for name, text in texts
     ]
+    note = _guard_off_note(app.settings)
+    if note:
+        typer.echo(note, err=True)
     if json_out:
         data = [
             {
@@ -94,6 +98,20 @@ def mask(
     secrets = sum(len(r.secrets) for _, r in results)
     summary = ", ".join(f"{n} {t}" for t, n in counts.most_common()) or "no entities"
     typer.echo(f"masked: {summary}; {secrets} secret{'s' if secrets != 1 else ''} removed", err=True)
+
+
+def _guard_off_note(settings: Settings) -> str | None:
+    """Why the preview is not what the configured model is sent, when the guard is off for it
+    (None when it is on, or when no model is configured and nothing is sent anywhere)."""
+    p = settings.privacy
+    if enabled_for(settings) or (p.enabled == "auto" and not settings.model.name):
+        return None
+    why = 'privacy.enabled = "off"' if p.enabled == "off" else f"the model {settings.model.name} is local"
+    sent = "with secrets cut out" if p.scrub_secrets else "secrets too (privacy.scrub_secrets = false)"
+    return (
+        f"note: the privacy guard is off ({why}): the model is sent identifiers as they are, {sent}; "
+        'the text shows what it would see with privacy.enabled = "on"'
+    )
 
 
 @privacy_app.command("purge")

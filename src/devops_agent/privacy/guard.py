@@ -95,6 +95,7 @@ def _line_key(items: list[Any] | tuple[Any, ...]) -> str | None:
 
 
 RESTORE_FAILED_NOTE = "\n\n_(Identifiers are shown masked: the privacy vault could not be read.)_"
+UNSAVED_NOTE = "\n\n_(Some identifiers are shown masked: the privacy vault could not store them.)_"
 
 
 def enabled_for(settings: Settings) -> bool:
@@ -152,7 +153,8 @@ class PrivacyGuard:
     anonymizer: Anonymizer
     vault: Vault
     restore_failed: bool = False
-    _seen: set[int] = field(default_factory=set)
+    # Masked messages by id; held, so that a freed one's id cannot be reused by an unmasked message.
+    _seen: dict[int, ModelMessage] = field(default_factory=dict)
     _known: dict[str, str] = field(default_factory=dict)  # lower-cased original -> placeholder
     _known_rx: re.Pattern[str] | None = None
 
@@ -329,7 +331,11 @@ class PrivacyGuard:
         if not restore:
             return text
         restored = self.restore(text, LOOKUP_ORDER)
-        return restored + RESTORE_FAILED_NOTE if self.restore_failed else restored
+        if self.restore_failed:
+            return restored + RESTORE_FAILED_NOTE
+        if self.vault.write_failed and PLACEHOLDER_RX.search(restored):  # never stored: not restorable
+            return restored + UNSAVED_NOTE
+        return restored
 
     # -- history ----------------------------------------------------------------------------------
 
@@ -337,9 +343,9 @@ class PrivacyGuard:
         """Mask every request part that carries outside text, once per part."""
         out: list[ModelMessage] = []
         for message in messages:
-            if isinstance(message, ModelRequest) and id(message) not in self._seen:
+            if isinstance(message, ModelRequest) and self._seen.get(id(message)) is not message:
                 message = dataclasses.replace(message, parts=[self._mask_part(p) for p in message.parts])
-                self._seen.add(id(message))
+                self._seen[id(message)] = message
             out.append(message)
         return out
 
