@@ -66,7 +66,7 @@ def test_non_finite_values_are_skipped_counted_and_the_spike_still_found(tmp_pat
         rows[i] = (rows[i][0], bad)
     data, stderr = _anomalies(_write(tmp_path / "prom.csv", rows))
     _assert_spike_found(data)
-    assert data["skipped"] == {"non_finite": 4, "missing_value": 0}
+    assert data["skipped"] == {"non_finite": 4, "missing_value": 0, "duplicate": 0}
     assert "skipped 4 row(s) with a non-finite value" in stderr
 
     table = cli("metrics", "anomalies", "--file", str(tmp_path / "prom.csv"))
@@ -174,5 +174,5 @@ def test_empty_and_absent_values_are_both_skipped_and_counted(tmp_path: Path) ->
     path.write_text("\n".join(lines) + "\n")
     data, stderr = _anomalies(path)
     _assert_spike_found(data)
-    assert data["skipped"] == {"non_finite": 0, "missing_value": 2}
+    assert data["skipped"] == {"non_finite": 0, "missing_value": 2, "duplicate": 0}
     assert "skipped 2 row(s) with no value" in stderr

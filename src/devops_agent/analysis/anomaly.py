@@ -35,6 +35,7 @@ tools.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -132,8 +133,11 @@ def _scale_floor(center: float) -> float:
 
 
 def _squash(ratio: float) -> float:
-    """Map a ratio to the recent maximum into [0, 1): 1 -> 0.5."""
-    return ratio * ratio / (1.0 + ratio * ratio)
+    """Map a ratio to the recent maximum into [0, 1]: 1 -> 0.5."""
+    square = ratio * ratio
+    if math.isinf(square):  # a ratio above ~1e154 (values near the float limit): inf / inf is NaN
+        return 1.0
+    return square / (1.0 + square)
 
 
 class StreamingDetector:

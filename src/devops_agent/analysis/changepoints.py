@@ -37,19 +37,26 @@ def classify_segment(residuals: Sequence[float], *, spike_max: int) -> Kind:
 def _ratio(value: float, base: float) -> str:
     if base != 0 and value / base > 0:
         r = value / base
+        if r >= 1000 or r < 0.001:  # fixed point would print hundreds of digits (or 0.00×)
+            return f"{r:.3g}×"
         return f"{r:.1f}×" if r >= 1 else f"{r:.2f}×"
     return f"{value - base:+.3g} from"
 
 
-def _when(ts: datetime) -> str:
-    return ts.strftime("%Y-%m-%d %H:%M")
+def when(ts: datetime) -> str:
+    """``2024-01-06 05:00 UTC``; another offset is written out (``+02:00``), a naive time is left bare."""
+    offset = ts.utcoffset()
+    if offset is None:
+        return ts.strftime("%Y-%m-%d %H:%M")
+    zone = "UTC" if not offset else ts.isoformat()[-6:]
+    return f"{ts:%Y-%m-%d %H:%M} {zone}"
 
 
 def describe(
     kind: Kind, name: str, segment: Sequence[float], base: float, start: datetime, *, baseline: str
 ) -> str:
     """One sentence about ``segment`` (the event's values): what, how big against ``base``, since when."""
-    since = _when(start)
+    since = when(start)
     if kind == "spike":
         peak = max(segment, key=lambda v: abs(v - base))
         return f"{name} spiked to {peak:.4g}, {_ratio(peak, base)} its {baseline} ({base:.4g}), at {since}"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
+from devops_agent.analysis.changepoints import when
 from devops_agent.errors import UserError
 
 Severity = Literal["page", "ticket"]
@@ -196,5 +197,5 @@ def _explain(r: SloReport, current: timedelta) -> str:
         )
     if r.exhaustion_eta is not None:
         verb = "ran out" if r.budget_remaining <= 0 else "runs out"
-        parts.append(f"At this rate the budget {verb} at {r.exhaustion_eta:%Y-%m-%d %H:%M}.")
+        parts.append(f"At this rate the budget {verb} at {when(r.exhaustion_eta)}.")
     return " ".join(parts)

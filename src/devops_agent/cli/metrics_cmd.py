@@ -19,6 +19,7 @@ from devops_agent.cli.context import err, out, state
 from devops_agent.errors import DevOpsAgentError, RuntimeFailure, UserError
 from devops_agent.tools import prometheus
 from devops_agent.tools.base import ToolResult
+from devops_agent.tools.prometheus import ANOMALY_MIN_POINTS
 
 metrics_app = typer.Typer(help="Find anomalies in metrics without a model.", no_args_is_help=True)
 
@@ -48,6 +49,8 @@ class _CsvSeries:
     values: list[float] = field(default_factory=list)
     non_finite: int = 0  # rows whose value is NaN or ±Inf (Prometheus exports them)
     missing: int = 0  # rows with a timestamp but no value (empty or absent column)
+    duplicate: int = 0  # rows repeating an earlier row's timestamp and value (overlapping exports)
+    conflicting: int = 0  # rows with an earlier row's timestamp but another value (kept)
     reordered: bool = False  # rows were not in time order and were sorted
 
 
@@ -78,6 +81,12 @@ def _read_csv(path: Path) -> _CsvSeries:
             f"{path}: not UTF-8 text (byte {exc.start}); expected a CSV of timestamp,value rows",
             hint="convert it first, e.g. iconv -f latin1 -t utf-8",
         ) from None
+    if text.lstrip()[:1] in ("[", "{"):
+        raise UserError(
+            f"{path}: looks like JSON; expected a CSV of timestamp,value rows",
+            hint="convert it first, e.g. jq -r '.[] | [.timestamp, .value] | @csv'; "
+            "or query Prometheus directly: devops-agent metrics anomalies 'PROMQL'",
+        )
     sep = _delimiter(text)
     series = _CsvSeries()
     rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
@@ -108,11 +117,17 @@ def _read_csv(path: Path) -> _CsvSeries:
     except csv.Error as exc:
         raise UserError(f"{path}:{rows.line_num}: {exc}", hint=_ROW_HINT) from None
     _sort(series)
-    if len(series.values) < 10:
+    _drop_duplicates(series)
+    if len(series.values) < ANOMALY_MIN_POINTS:
+        # the detector scores nothing before its history is full: fewer points would read as
+        # "no anomalies" although nothing was judged
         skipped = series.missing + series.non_finite
         note = f"; {skipped} row(s) without a finite value were skipped" if skipped else ""
         raise UserError(
-            f"{path}: {len(series.values)} points is too few to judge{note}", hint="give at least a few dozen"
+            f"{path}: {len(series.values)} points is too few to judge{note}; "
+            f"the detector needs at least {ANOMALY_MIN_POINTS}",
+            hint=f"give at least {ANOMALY_MIN_POINTS} rows; a few hundred give the detector a "
+            "history before the time of interest",
         )
     return series
 
@@ -128,6 +143,24 @@ def _sort(series: _CsvSeries) -> None:
     series.reordered = True
 
 
+def _drop_duplicates(series: _CsvSeries) -> None:
+    """Drop a row that repeats the timestamp and value of the row before it (in time order), as
+    overlapping or concatenated exports do: the same sample twice would look to the detector like
+    two points with no change between them, which shrinks its rate-of-change baseline to nothing.
+    Rows with the same timestamp but another value are kept (in file order) and counted."""
+    times: list[datetime] = []
+    values: list[float] = []
+    for t, v in zip(series.times, series.values, strict=True):
+        if times and t == times[-1]:
+            if v == values[-1]:
+                series.duplicate += 1
+                continue
+            series.conflicting += 1
+        times.append(t)
+        values.append(v)
+    series.times, series.values = times, values
+
+
 def _report_reading(path: Path, series: _CsvSeries) -> None:
     """What the reader skipped or reordered, on stderr so --json output stays clean."""
     notes: list[str] = []
@@ -135,6 +168,13 @@ def _report_reading(path: Path, series: _CsvSeries) -> None:
         notes.append(f"skipped {series.non_finite} row(s) with a non-finite value (NaN, Inf)")
     if series.missing:
         notes.append(f"skipped {series.missing} row(s) with no value")
+    if series.duplicate:
+        notes.append(f"skipped {series.duplicate} row(s) repeating an earlier row (same timestamp and value)")
+    if series.conflicting:
+        notes.append(
+            f"{series.conflicting} row(s) share a timestamp with another row but not its value; kept in "
+            "file order (is the file more than one series?)"
+        )
     if series.reordered:
         notes.append("rows were not in time order; sorted by timestamp")
     for note in notes:
@@ -188,9 +228,11 @@ def anomalies(
     --file reads UTF-8 timestamp,value rows (comma, semicolon or tab separated; a header row is
     skipped; extra columns are ignored). Timestamps are ISO 8601 (UTC unless an offset is given)
     or unix epoch seconds, milliseconds, µs or ns, told apart by size. Rows are sorted by
-    timestamp; rows with the same timestamp keep their file order. Rows with an empty or missing
-    value, or a non-finite one (NaN, Inf), are skipped and counted on stderr (and under
-    "skipped" with --json).
+    timestamp; rows with the same timestamp keep their file order, except that a row repeating
+    the timestamp and value of the one before it is dropped (overlapping exports). Rows with an
+    empty or missing value, or a non-finite one (NaN, Inf), and repeated rows are skipped and
+    counted on stderr (and under "skipped" with --json). The detector needs at least
+    49 points (it scores nothing before 48 points of history); fewer is an error (exit 2).
 
     For PromQL, --json also carries series_total, series_analyzed and a note (series left out,
     or with too few points to judge). Exit 1 when no series match or none has enough points.
@@ -202,7 +244,11 @@ def anomalies(
     message = ""
     if file is not None:
         series = _read_csv(file)
-        summary["skipped"] = {"non_finite": series.non_finite, "missing_value": series.missing}
+        summary["skipped"] = {
+            "non_finite": series.non_finite,
+            "missing_value": series.missing,
+            "duplicate": series.duplicate,
+        }
         _report_reading(file, series)
         for a in detect(series.times, series.values, name=file.stem).anomalies:
             rows.append(

@@ -473,8 +473,9 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         out.update(extra)
         return out
 
-    def _instant_total(query: str, now: float, warnings_out: list[str]) -> float:
-        """The sum of every series of an instant query at ``now`` (0 when none match)."""
+    def _instant_total(query: str, now: float, warnings_out: list[str], unmatched: set[str]) -> float:
+        """The sum of every series of an instant query at ``now`` (0 when none match; the query
+        is then added to ``unmatched``)."""
         data, warnings = prom.get("query", {"query": query, "time": f"{now:.3f}"}, form=True)
         warnings_out += warnings
         kind = data.get("resultType")
@@ -485,6 +486,8 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                 f"{query!r} returns a {kind}, not a number",
                 "give a counter selector, or an expression such as sum(increase(x_total[$window]))",
             )
+        if not data.get("result"):
+            unmatched.add(query)
         # sum, not fsum: fsum raises on inf + -inf, and the caller reports non-finite totals
         return sum((_num(s["value"][1]) for s in data.get("result") or []), 0.0)
 
@@ -651,6 +654,7 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         anomalous: list[dict[str, Any]] = []
         too_short: list[dict[str, Any]] = []
         points: list[int] = []  # finite points of each analyzed series
+        non_finite = 0  # NaN / ±Inf samples left out of the analyzed series
         for series in result[:max_series]:
             labels = _labels(series.get("metric", {}))
             name = labels.pop("__name__", None) or query
@@ -660,6 +664,7 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             # would turn them into spikes with a NaN score
             finite = [(float(t), x) for t, v in series["values"] if math.isfinite(x := _num(v))]
             points.append(len(finite))
+            non_finite += len(series["values"]) - len(finite)
             if len(finite) < ANOMALY_MIN_POINTS:
                 too_short.append({"series": title, "points": len(finite)})
                 continue
@@ -710,10 +715,14 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         if too_short:
             facts["too_short"] = too_short
         if len(too_short) == facts["series_analyzed"]:
+            # samples that came back but are NaN or Inf (x/0) are not cured by a finer step
+            why, advice = "", "use a finer step, or a longer range if the server keeps that much history"
+            if non_finite:
+                why = f" ({non_finite} NaN or Inf sample(s) left out: a division by zero in the query?)"
+                advice = "guard the division (e.g. x / (y > 0)) or query numerator and denominator apart"
             return ToolResult.empty(
-                f"too few points to judge {query!r} {between}: {_each(points)} at a step of {step_text}, "
-                f"the detector needs {ANOMALY_MIN_POINTS}; use a finer step, or a longer range "
-                "if the server keeps that much history",
+                f"too few points to judge {query!r} {between}: {_each(points)} at a step of {step_text}"
+                f"{why}, the detector needs {ANOMALY_MIN_POINTS}; {advice}",
                 **meta(warnings, **facts),
             )
         if not anomalous:
@@ -749,11 +758,13 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         rates: dict[timedelta, float] = {}
         counts: dict[str, dict[str, Any]] = {}
         all_warnings: list[str] = []
+        unmatched: set[str] = set()
         try:
             for w in windows_needed(slo_window):
                 span = format_window(w)
                 n, e = (
-                    _instant_total(_window_expr(expr, span), now, all_warnings) for expr in (requests, errors)
+                    _instant_total(_window_expr(expr, span), now, all_warnings, unmatched)
+                    for expr in (requests, errors)
                 )
                 problem = _slo_count_problem(span, n, e)
                 if problem is not None:
@@ -769,6 +780,14 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             rates, objective=objective, window=slo_window, now=datetime.fromtimestamp(now, UTC)
         )
         span = format_window(slo_window)
+        if _window_expr(errors, span) in unmatched and counts[span]["requests"] > 0:
+            # an error counter often has no series until the first error, but a misspelt selector
+            # looks the same: counted as no errors, the budget would read as untouched
+            all_warnings.append(
+                f"the error query {errors!r} matched no series over {span}, so no errors were counted: "
+                "fine if the error counter has not been created yet (no error so far), but check the "
+                "selector for a typo"
+            )
         if counts[span]["requests"] == 0:
             if "$window" in requests:
                 check = f"check what it returns with $window = {span}"

@@ -251,12 +251,23 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
     query = inputs.get("query") or "the query"
     fires_when = _fires_when(inputs)
     if result.status == "no_data":
-        unmatched = result.metadata.get("series_total") == 0  # nothing matched, vs. nothing anomalous
+        meta = result.metadata
+        unmatched = meta.get("series_total") == 0  # nothing matched, vs. nothing anomalous
+        # every analysed series was too short for the detector: nothing was judged, so this is
+        # not an all-clear (from an alert, the firing alert is left unexplained)
+        unjudged = not unmatched and meta.get("series_too_short", 0) >= (meta.get("series_analyzed") or 1)
+        severity: Severity = "info"
+        if unjudged:
+            title = f"Could not judge {shorten(query, 80)}: too few points"
+            severity = "medium" if inputs.get("alert_title") else "low"
+        else:
+            title = f"{'No data for' if unmatched else 'No anomaly in'} {shorten(query, 80)}"
+        hint = (result.hint or "").rstrip(". ")
         return [
             Finding(
-                severity="info",
-                title=f"{'No data for' if unmatched else 'No anomaly in'} {shorten(query, 80)}",
-                detail=" ".join(p for p in (result.hint or "", fires_when) if p),
+                severity=severity,
+                title=title,
+                detail=" ".join(p for p in (f"{hint}." if hint else "", fires_when) if p),
                 source=source_of(result),
             )
         ]

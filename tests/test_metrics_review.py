@@ -1,0 +1,180 @@
+"""Defects a new SRE met in ``devops-agent metrics`` and the metric-alert runbook, each pinned.
+
+Real files and the real CLI in a subprocess; where Prometheus is involved, the real Prometheus of
+``tests/fixtures_prometheus.py``, fed PromQL built on ``time()`` so a series has exactly the
+history a test needs whatever the server's age.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from devops_agent.analysis import detect
+from test_cli import assert_one_line_error, cli
+
+pytestmark = pytest.mark.slow
+
+START = datetime(2026, 11, 25, 8, 0, tzinfo=UTC)
+
+
+def _rows(n: int = 120, spike_at: int = 80, spike: float = 400.0) -> list[tuple[datetime, float]]:
+    rng = random.Random(7)
+    return [
+        (START + timedelta(minutes=i), spike if i == spike_at else round(rng.gauss(100, 2), 2))
+        for i in range(n)
+    ]
+
+
+def _csv(path: Path, rows: list[tuple[datetime, float]]) -> Path:
+    path.write_text("timestamp,value\n" + "".join(f"{t.isoformat()},{v!r}\n" for t, v in rows))
+    return path
+
+
+def _strict_json(text: str) -> Any:
+    """JSON as RFC 8259 has it: NaN and Infinity are not JSON (jq and most parsers refuse them)."""
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in --json output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _anomalies(path: Path) -> tuple[dict[str, Any], str]:
+    proc = cli("metrics", "anomalies", "--file", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = _strict_json(proc.stdout)
+    return data, proc.stderr
+
+
+# --- CSV input ----------------------------------------------------------------------------------
+
+
+def test_a_csv_shorter_than_the_detector_needs_is_an_error_not_no_anomalies(tmp_path: Path) -> None:
+    # 45 points with a spike to 900 at the end: the detector scores nothing before 48 points, so
+    # "no anomalies found" (exit 0) was a false all-clear
+    path = _csv(tmp_path / "short.csv", _rows(n=45, spike_at=40, spike=900.0))
+    proc = cli("metrics", "anomalies", "--file", str(path))
+    assert_one_line_error(proc, 2, "short.csv: 45 points is too few to judge", "needs at least 49")
+    assert "no anomalies" not in proc.stdout + proc.stderr
+
+
+def test_a_concatenated_export_is_read_once_and_its_spike_still_found(tmp_path: Path) -> None:
+    # Two overlapping exports pasted together: every sample twice. Kept twice, half the steps are
+    # exactly 0, the rate-of-change baseline collapses, and the real spike was missed while
+    # nonsense "spikes" of 0.96x were reported.
+    rows = _rows()
+    data, stderr = _anomalies(_csv(tmp_path / "twice.csv", rows + rows))
+    assert [(a["kind"], a["start"][:16]) for a in data["anomalies"]] == [("spike", "2026-11-25T09:20")]
+    assert data["skipped"]["duplicate"] == 120
+    assert "skipped 120 row(s) repeating an earlier row" in stderr
+
+
+def test_a_json_file_is_named_as_json_not_too_few_points(tmp_path: Path) -> None:
+    path = tmp_path / "series.json"
+    path.write_text(json.dumps([{"timestamp": t.isoformat(), "value": v} for t, v in _rows()]))
+    proc = cli("metrics", "anomalies", "--file", str(path))
+    assert_one_line_error(proc, 2, "series.json: looks like JSON", "timestamp,value")
+    assert "too few" not in proc.stderr
+
+
+def test_values_near_the_float_limit_give_valid_json_and_a_readable_ratio(tmp_path: Path) -> None:
+    data, _ = _anomalies(_csv(tmp_path / "huge.csv", _rows(spike=1.7e308)))
+    [found] = data["anomalies"]  # _strict_json: the score was NaN (inf / inf), not JSON
+    assert found["score"] == 1.0
+    assert "1.7e+306×" in found["explanation"], "not a 300-digit fixed-point ratio"
+    assert len(found["explanation"]) < 200
+
+    times = [t for t, _ in _rows()]
+    values = [v for _, v in _rows(spike=1.7e308)]
+    assert all(s == s for s in detect(times, values).scores), "no NaN scores"
+
+
+@pytest.mark.parametrize(
+    ("zone", "shown"),
+    [(UTC, "at 2026-11-25 09:20 UTC"), (timezone(timedelta(hours=2)), "at 2026-11-25 11:20 +02:00")],
+    ids=["utc", "offset"],
+)
+def test_the_explanation_says_which_zone_its_time_is_in(tmp_path: Path, zone: timezone, shown: str) -> None:
+    rows = [(t.astimezone(zone), v) for t, v in _rows()]
+    data, _ = _anomalies(_csv(tmp_path / "tz.csv", rows))
+    [found] = data["anomalies"]
+    assert found["explanation"].endswith(shown), found["explanation"]
+
+
+# --- Prometheus ---------------------------------------------------------------------------------
+
+
+def test_slo_warns_when_the_error_selector_matches_nothing(prometheus_url: str) -> None:
+    env = {"DEVOPS_AGENT_PROMETHEUS__URL": prometheus_url}
+    requests = "prometheus_http_requests_total"  # the server counts its own API requests
+    typo = cli(
+        "metrics", "slo", "--requests", requests, "--errors", "promethues_http_requests_total", env=env
+    )
+    assert typo.returncode == 0, typo.stderr
+    assert "100.0% of the error budget left" in typo.stdout
+    assert (
+        "warning: the error query 'promethues_http_requests_total' matched no series over 30d" in typo.stderr
+    )
+
+    matched = cli("metrics", "slo", "--requests", requests, "--errors", f'{requests}{{code="200"}}', env=env)
+    assert matched.returncode in (0, 3), matched.stderr
+    assert "matched no series" not in matched.stderr
+
+
+def test_a_series_of_only_nan_samples_says_so_instead_of_asking_for_a_finer_step(prometheus_url: str) -> None:
+    # 0/0 at every step: Prometheus returns ~240 NaN samples; "0 points each ... use a finer step"
+    # sent the user after the wrong cause
+    proc = cli(
+        "metrics",
+        "anomalies",
+        "vector(0) / 0",
+        "--since",
+        "1h",
+        env={"DEVOPS_AGENT_PROMETHEUS__URL": prometheus_url},
+    )
+    assert_one_line_error(proc, 1, "NaN or Inf sample(s) left out", "guard the division")
+    assert "finer step" not in proc.stderr
+
+
+def test_an_alert_whose_series_is_too_short_is_not_reported_as_no_anomaly(
+    prometheus_url: str, tmp_path: Path
+) -> None:
+    # A series that only began 3 minutes ago (a new pod, a new metric): a handful of points at the
+    # 30 s step the alert's range gets. The finding said "No anomaly in ..." and the summary
+    # "No problems found": an all-clear for a firing alert nothing was judged about.
+    now = datetime.now(UTC).replace(microsecond=0)
+    born = now - timedelta(minutes=3)
+    expr = f"(vector(time()) > {born.timestamp():.0f}) > 0"
+    alert = {
+        "status": "firing",
+        "labels": {"alertname": "NewSeries", "severity": "critical", "job": "api"},
+        "annotations": {"summary": "a series that just appeared"},
+        "startsAt": (now - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "endsAt": "0001-01-01T00:00:00Z",
+        "generatorURL": f"http://prometheus:9090/graph?g0.expr={quote(expr)}&g0.tab=1",
+    }
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps({"version": "4", "status": "firing", "alerts": [alert]}))
+    proc = cli(
+        "investigate",
+        "--alert",
+        str(payload),
+        "--json",
+        env={"DEVOPS_AGENT_PROMETHEUS__URL": prometheus_url},
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["report"]
+    metric = [f for f in report["findings"] if f.get("source", "").startswith("prom_anomalies")]
+    assert len(metric) == 1, report["findings"]
+    assert metric[0]["title"].startswith("Could not judge"), metric[0]["title"]
+    assert metric[0]["severity"] == "medium"
+    assert "too few points to judge" in metric[0]["detail"]
+    assert not str(report["summary"]).startswith("No problems found"), report["summary"]
