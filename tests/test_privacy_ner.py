@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -165,9 +166,18 @@ def test_missing_model_names_the_extra() -> None:
 def test_settings_modes() -> None:
     missing = "no_such_spacy_model_pkg"
     assert from_settings(SimpleNamespace(ner="off")) is None
-    assert from_settings(SimpleNamespace(ner="auto", ner_model=missing)) is None
     with pytest.raises(UserError):
         from_settings(SimpleNamespace(ner="on", ner_model=missing))
+
+
+def test_auto_with_a_misspelt_model_is_an_error_not_names_in_clear(tmp_path: Path) -> None:
+    """Under ``auto``, a model the user named but that is not there must not quietly turn name
+    masking off (names would then reach a hosted model)."""
+    for missing in ("en_core_web_mdd", str(tmp_path / "no-such-pipeline")):
+        with pytest.raises(UserError) as err:
+            from_settings(SimpleNamespace(ner="auto", ner_model=missing))
+        assert "privacy.ner_model" in str(err.value)
+        assert "privacy.ner = 'off'" in (err.value.hint or "")
 
 
 def test_unknown_entity_type_is_refused(ner: NerRecognizer) -> None:

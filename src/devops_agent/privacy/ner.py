@@ -185,12 +185,21 @@ class NerRecognizer:
 def from_settings(privacy: Any) -> NerRecognizer | None:
     """The recognizer the privacy settings ask for, or None.
 
-    ``ner = "auto"`` (default) turns it on when the model package is installed, ``"on"`` requires
-    it (a :class:`UserError` naming the extra otherwise), ``"off"`` never loads it.
+    ``ner = "auto"`` (default) turns it on when a model package is installed, ``"on"`` requires
+    it (a :class:`UserError` naming the extra otherwise), ``"off"`` never loads it. A model named
+    in ``ner_model`` is required under ``"auto"`` too: a misspelt name or path must not quietly
+    turn name masking off while identifiers go on to a hosted model.
     """
     mode = getattr(privacy, "ner", "auto")
     model = getattr(privacy, "ner_model", None)
     entities = tuple(getattr(privacy, "ner_entities", ENTITY_TYPES))
-    if mode == "off" or (mode == "auto" and installed_model(model) is None):
+    if mode == "off" or (mode == "auto" and not model and installed_model() is None):
         return None
+    if model and installed_model(model) is None:
+        raise UserError(
+            f"privacy.ner_model {model!r} is neither an installed spaCy pipeline package nor a "
+            "pipeline directory (one holding config.cfg)",
+            hint=f"fix the name or path, pip install 'devops-agent[{EXTRA}]' for the default model, "
+            "or set privacy.ner = 'off' to mask without names",
+        )
     return NerRecognizer(model, entities)
