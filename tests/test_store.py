@@ -536,6 +536,30 @@ def test_audit_log_filters_and_outlives_the_session(store: Store) -> None:
 # -- privacy vault --------------------------------------------------------------------------
 
 
+def test_vault_put_names_a_missing_session_and_only_then(sqlite_store: Store, tmp_path: Path) -> None:
+    """A refused vault write is reported as what it is: a missing session by its id, any other
+    refusal (here a trigger, as a full disk or a constraint would be) as a store error."""
+    from devops_agent.store import VaultEntry
+
+    s = sqlite_store.create_session(title="t", mode="ask", model=None)
+    with pytest.raises(NotFoundError, match="nope"):
+        sqlite_store.vault_put(
+            [
+                VaultEntry(s.id, "user_in", "HOST", "<<HOST_aaaaaaaa>>", "db-1"),
+                VaultEntry("nope", "user_in", "HOST", "<<HOST_aaaaaaaa>>", "db-1"),
+            ]
+        )
+    db = sqlite3.connect(tmp_path / "store.db")
+    with db:
+        db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON vault BEGIN SELECT RAISE(ABORT, 'vault is read-only'); END"
+        )
+    db.close()
+    with pytest.raises(StoreError, match="read-only") as err:
+        sqlite_store.vault_put([VaultEntry(s.id, "user_in", "HOST", "<<HOST_bbbbbbbb>>", "db-2")])
+    assert "no session" not in str(err.value)
+
+
 def test_vault_lookup_order_purge_and_cascade(store: Store) -> None:
     from datetime import timedelta
 

@@ -385,10 +385,13 @@ class Store:
                 if key not in known:
                     fresh.setdefault(key, e)
             if fresh:
-                try:
-                    orm.execute(insert(VaultRow), [dataclasses.asdict(e) for e in fresh.values()])
-                except IntegrityError:
-                    raise _not_found(", ".join(sorted(sessions))) from None
+                # A missing session is named; any other refusal of the insert (a constraint, a
+                # trigger) is reported as what it is, not as a missing session.
+                present = orm.scalars(select(SessionRow.id).where(SessionRow.id.in_(sessions)))
+                missing = sessions - set(present)
+                if missing:
+                    raise _not_found(", ".join(sorted(missing)))
+                orm.execute(insert(VaultRow), [dataclasses.asdict(e) for e in fresh.values()])
 
     def vault_lookup(
         self, session_id: str, placeholders: Sequence[str], namespaces: Sequence[str]
