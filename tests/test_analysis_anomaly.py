@@ -57,6 +57,19 @@ def test_spike_on_seasonal_series_uses_same_hour_median() -> None:
     assert "same-hour median" in a.explanation
 
 
+def test_weekly_baseline_counts_weeks_not_days() -> None:
+    """With a weekly season the explanation counts the past weeks the median was taken over."""
+    hours = 24 * 7 * 5  # five weeks, hourly
+    ts = [T0 + timedelta(hours=i) for i in range(hours)]
+    rng = random.Random(5)
+    values = [100 + 30 * math.sin(2 * math.pi * i / (24 * 7)) + rng.gauss(0, 2) for i in range(hours)]
+    event = 24 * 7 * 4 + 30  # four weeks and 30 hours in
+    values[event] += 120
+    [a] = detect(ts, values, name="rps", config=DetectorConfig(season="week")).anomalies
+    assert a.start == ts[event]
+    assert "4-week same-hour median" in a.explanation  # not the 7 of a day count (29 days)
+
+
 def test_level_shift() -> None:
     values = [v + (40 if i >= EVENT else 0) for i, v in enumerate(flat())]
     [a] = detect(TS, values, name="error rate").anomalies

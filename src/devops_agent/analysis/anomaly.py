@@ -361,9 +361,9 @@ def _event(
         kind = "seasonal_deviation"
     base = p.baseline
     if seasonal:
-        days = min(c.seasonal_depth, (timestamps[onset] - timestamps[0]).days)
-        cycle = "week" if c.season == "week" else "day"
-        baseline = f"{days}-{cycle} same-hour median"
+        cycle, cycle_days = ("week", 7) if c.season == "week" else ("day", 1)
+        cycles = min(c.seasonal_depth, (timestamps[onset] - timestamps[0]).days // cycle_days)
+        baseline = f"{cycles}-{cycle} same-hour median"
     else:
         baseline = "recent median"
     text = describe(kind, name, values[onset : end + 1], base, timestamps[onset], baseline=baseline)
