@@ -181,6 +181,25 @@ def test_runbooks_list_shows_every_keyword_whole() -> None:
     assert "…" not in narrow.stdout  # a keyword wider than its column folds, never ellipsized
 
 
+def test_help_paragraphs_are_wrapped_by_the_terminal_not_the_source() -> None:
+    """A docstring's source line breaks do not cut a --help sentence in the middle."""
+    shown = cli("metrics", "anomalies", "--help")  # COLUMNS=200
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "a header row is skipped; extra columns are ignored" in text  # a source line ends after "is"
+    lines = [line.strip() for line in shown.stdout.splitlines()]
+    assert not any(line.endswith(" a header row is") for line in lines)
+
+
+def test_reflow_keeps_lists_and_indented_blocks() -> None:
+    from devops_agent.cli.app import reflow
+
+    text = "Title line.\n\nOne sentence\nthat goes on.\n\nSteps:\n- first\n- second\n\n    code a\n    code b"
+    assert reflow(text) == (
+        "Title line.\n\nOne sentence that goes on.\n\nSteps:\n- first\n- second\n\n    code a\n    code b"
+    )
+
+
 def test_doctor_offline_is_healthy_and_unreachable_model_fails() -> None:
     ok = cli("doctor", "--json")
     assert ok.returncode == 0, ok.stderr

@@ -6,11 +6,14 @@ its hint and a non-zero exit; a traceback appears only with ``--debug``.
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.main
 from rich.markup import escape
 
 from devops_agent import __version__
@@ -101,12 +104,41 @@ def doctor(ctx: typer.Context, json_out: Annotated[bool, typer.Option("--json")]
         raise typer.Exit(1)
 
 
+_KEEP_BREAK = re.compile(r"^(?:\s|[-*] |\d+[.)] |\x08)")  # indented, a list item, or click's \\b
+
+
+def reflow(help_text: str) -> str:
+    """``help_text`` with the line breaks inside its paragraphs joined, so that the terminal wraps
+    the text (Typer keeps a docstring's source line breaks after the first paragraph); indented
+    lines and list items keep their breaks."""
+    paragraphs = inspect.cleandoc(help_text).split("\n\n")
+    out = []
+    for para in paragraphs:
+        lines = para.split("\n")
+        joined = [lines[0]]
+        for line in lines[1:]:
+            if _KEEP_BREAK.match(line) or _KEEP_BREAK.match(joined[-1]) and joined[-1][:1].isspace():
+                joined.append(line)
+            else:
+                joined[-1] = f"{joined[-1]} {line.strip()}"
+        out.append("\n".join(joined))
+    return "\n\n".join(out)
+
+
+def _reflow_tree(command: Any) -> Any:  # a click command (Typer's own copy of click)
+    if command.help:
+        command.help = reflow(command.help)
+    for sub in getattr(command, "commands", {}).values():
+        _reflow_tree(sub)
+    return command
+
+
 def main() -> None:
     """Console-script entry point."""
     debug = "--debug" in sys.argv
     configure_logging("debug" if debug else "warning")
     try:
-        app(standalone_mode=True)
+        _reflow_tree(typer.main.get_command(app))(standalone_mode=True)
     except DevOpsAgentError as exc:
         if debug:
             raise
