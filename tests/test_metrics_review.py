@@ -178,3 +178,31 @@ def test_an_alert_whose_series_is_too_short_is_not_reported_as_no_anomaly(
     assert metric[0]["severity"] == "medium"
     assert "too few points to judge" in metric[0]["detail"]
     assert not str(report["summary"]).startswith("No problems found"), report["summary"]
+
+
+def test_a_raised_step_is_said_not_silently_done(prometheus_url: str) -> None:
+    # 1 day at 1 s would be 86,401 points a series: the step is raised to fit the point limit, and
+    # a coarser step can hide a short spike, so the user is told (stderr and --json)
+    proc = cli(
+        "metrics",
+        "anomalies",
+        "vector(1)",
+        "--since",
+        "1d",
+        "--step",
+        "1s",
+        "--json",
+        env={"DEVOPS_AGENT_PROMETHEUS__URL": prometheus_url},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: step raised from 1s to " in proc.stderr
+    data = _strict_json(proc.stdout)
+    assert data["step_adjusted"] is True
+    assert data["step_s"] > 1
+    fine = cli(
+        "metrics", "anomalies", "vector(1)", "--since", "1h", "--step", "1m", "--json",
+        env={"DEVOPS_AGENT_PROMETHEUS__URL": prometheus_url},
+    )  # fmt: skip
+    assert fine.returncode == 0, fine.stderr
+    assert "step raised" not in fine.stderr
+    assert _strict_json(fine.stdout)["step_adjusted"] is False

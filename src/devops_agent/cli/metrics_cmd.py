@@ -193,9 +193,12 @@ def _from_prometheus(
     result = tool(query=query, start=since, step=step, max_series=max_series)
     if result.status == "error":
         raise _query_failed(result)
+    for warning in result.metadata.get("warnings", []):  # e.g. a --step raised to fit max_points
+        err.print(f"warning: {warning}", markup=False, highlight=False)
     # The counts sit in data on success and in metadata when nothing was found.
     facts = result.data if result.status == "success" else result.metadata
     summary: dict[str, Any] = {k: facts.get(k, 0) for k in ("series_total", "series_analyzed")}
+    summary.update({k: facts[k] for k in ("step_s", "step_adjusted") if k in facts})
     if facts.get("note"):
         summary["note"] = facts["note"]
     rows = [
@@ -234,8 +237,9 @@ def anomalies(
     counted on stderr (and under "skipped" with --json). The detector needs at least
     49 points (it scores nothing before 48 points of history); fewer is an error (exit 2).
 
-    For PromQL, --json also carries series_total, series_analyzed and a note (series left out,
-    or with too few points to judge). Exit 1 when no series match or none has enough points.
+    For PromQL, --json also carries series_total, series_analyzed, step_s, step_adjusted (a --step
+    raised to stay within the point limit, also warned on stderr) and a note (series left out, or
+    with too few points to judge). Exit 1 when no series match or none has enough points.
     """
     if (query is None) == (file is None):
         raise UserError("give a PromQL query or --file CSV (one of them)")

@@ -506,12 +506,19 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         step_s = choose_step(end_ts - start_ts, asked, config.max_points)
         params = {"query": query, "start": f"{start_ts:.3f}", "end": f"{end_ts:.3f}", "step": f"{step_s:g}"}
         data, warnings = prom.get("query_range", params, form=True)
+        adjusted = asked is not None and step_s != asked
         range_info = {
             "start": _iso(start_ts),
             "end": _iso(end_ts),
             "step_s": step_s,
-            "step_adjusted": asked is not None and step_s != asked,
+            "step_adjusted": adjusted,
         }
+        if adjusted:  # said, not silently done: a coarser step can hide a short spike
+            warnings = [
+                *warnings,
+                f"step raised from {asked:g}s to {step_s:g}s to stay within {config.max_points} points "
+                "per series; narrow the range to keep the finer step",
+            ]
         return data, warnings, range_info
 
     @ts.tool(category="metrics", read_only=True)
@@ -638,6 +645,7 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
             "start": range_info["start"],
             "end": range_info["end"],
             "step_s": range_info["step_s"],
+            "step_adjusted": range_info["step_adjusted"],
             "series_total": len(result),
             "series_analyzed": min(len(result), max_series),
         }
