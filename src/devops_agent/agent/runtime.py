@@ -23,7 +23,7 @@ from devops_agent.config.settings import SafetySettings
 from devops_agent.policies.guard import AuditHook, GuardToolset
 from devops_agent.policies.middleware import MiddlewareToolset, ToolMiddleware
 from devops_agent.policies.modes import Mode
-from devops_agent.privacy.guard import PrivacyGuard, PrivacyToolset
+from devops_agent.privacy.guard import MaskedDefinitionsToolset, PrivacyGuard, PrivacyToolset
 from devops_agent.tools.registry import ToolCatalog
 
 INSTRUCTIONS = """\
@@ -47,7 +47,12 @@ def build_toolset(
     privacy: PrivacyGuard | None = None,
     extra: Sequence[AbstractToolset[Any]] = (),
 ) -> AbstractToolset[Any]:
-    """All registered tools (and ``extra`` ones, e.g. MCP servers) behind the policy wrappers."""
+    """All registered tools (and ``extra`` ones, e.g. MCP servers) behind the policy wrappers.
+
+    With a privacy guard the ``extra`` tools' definitions are masked too: an MCP server describes
+    its tools in its own words, which may name its hosts and owners."""
+    if privacy is not None:
+        extra = [MaskedDefinitionsToolset(t, guard=privacy) for t in extra]
     inner = CombinedToolset([*(b.to_pydantic_ai() for b in catalog.toolsets.values()), *extra])
     wrapped: AbstractToolset[Any] = GuardToolset(
         inner, mode=mode, safety=safety or SafetySettings(), audit=audit

@@ -8,7 +8,12 @@
   schema does not have, before validation.
 * :meth:`PrivacyGuard.process_history` is a pydantic-ai history processor: before every model
   request it masks user prompts, tool returns and retry prompts (errors, MCP results) — the net
-  under everything, including what bypasses the wrapper.
+  under everything, including what bypasses the wrapper — and the responses already in the history
+  (an offline report or a run with the guard off answered earlier in the session). It also relearns
+  the values behind the history's placeholders, so a value masked in an earlier run stays masked
+  wherever it turns up in this one.
+* :class:`MaskedDefinitionsToolset` masks the descriptions in the tool definitions of toolsets we
+  did not write (an MCP server describes its tools in its own words).
 * The final answer is restored for the user with :meth:`PrivacyGuard.restore`; secrets were
   redacted irreversibly and never come back.
 
@@ -28,12 +33,18 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import structlog
 from pydantic_ai import WrapperToolset
 from pydantic_ai.messages import (
+    BinaryContent,
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelRequestPart,
+    ModelResponsePart,
     RetryPromptPart,
+    TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -49,6 +60,8 @@ from devops_agent.privacy.secrets import REDACTED, find_secrets, redact_spans, s
 from devops_agent.privacy.vault import LOOKUP_ORDER, Vault, VaultUnavailable
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult
+
+log = structlog.get_logger(__name__)
 
 LOCAL_PROVIDERS = ("scripted", "ollama", "vllm", "llamacpp", "test")
 # Providers that run on the user's machine by default but can be pointed at a server elsewhere.
@@ -75,6 +88,8 @@ _FILE_KEYS = frozenset({"path", "file"})
 _CONTENT_KEYS = frozenset({"text", "line", "lines", "before", "after", "content", "patch", "diff"})
 # Keys under which a list's dicts each hold one line of a text (``files_read``'s ``{"n", "text"}``).
 _LINE_KEYS = ("text", "line")
+# Keys of a JSON schema whose values are prose or sample values, not names a validator checks.
+_SCHEMA_TEXT_KEYS = frozenset({"description", "title", "default", "examples"})
 
 
 def _line_key(items: list[Any] | tuple[Any, ...]) -> str | None:
@@ -157,6 +172,7 @@ class PrivacyGuard:
     _seen: dict[int, ModelMessage] = field(default_factory=dict)
     _known: dict[str, str] = field(default_factory=dict)  # lower-cased original -> placeholder
     _known_rx: re.Pattern[str] | None = None
+    _history_learned: bool = False
 
     @classmethod
     def for_session(cls, settings: Settings, store: Store, session_id: str, key: bytes) -> PrivacyGuard:
@@ -265,6 +281,8 @@ class PrivacyGuard:
         """
         if isinstance(value, str):
             return self.mask(value, namespace, secret_file=secret_file)
+        if isinstance(value, BinaryContent):
+            return self._mask_binary(value, namespace, secret_file=secret_file)
         if isinstance(value, dict):
             named = [v for k in _FILE_KEYS if isinstance(v := value.get(k), str)]
             whole = any(self.anonymizer.holds_only_secrets(n) for n in named)
@@ -291,16 +309,58 @@ class PrivacyGuard:
         return value
 
     def _mask_key(self, key: Any, namespace: str) -> Any:
-        if not isinstance(key, str) or key.isidentifier():  # a field name: nothing to mask
+        if not isinstance(key, str):
             return key
+        if key.isidentifier():  # a field name, unless it is a value the session masked (``{"jdoe42": 3}``)
+            return self.mask_known(key)
         return self.mask(key, namespace)
+
+    def _mask_binary(self, content: BinaryContent, namespace: str, *, secret_file: bool) -> Any:
+        """Text sent as bytes (an MCP resource blob) is masked as text: base64 would carry it past
+        every recognizer to a model that reads base64. Other bytes (images, PDFs) cannot be masked:
+        the full guard withholds them, a secrets-only guard passes them on."""
+        kind = content.media_type.split("/", 1)[0]
+        text = None
+        if kind not in ("image", "audio", "video"):
+            try:
+                text = content.data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+        if text is not None and "\x00" not in text:
+            return self.mask(text, namespace, secret_file=secret_file)
+        if self.anonymizer.secrets_only:
+            return content
+        return (
+            f"[{content.media_type} content of {len(content.data)} bytes withheld: "
+            "the privacy guard cannot mask what is not text]"
+        )
 
     def mask_result(self, result: ToolResult) -> ToolResult:
         """A tool's result masked for the model (namespace ``tool_out``). Its ``raw`` output rides
         along unmasked: it goes to the session store for the user (secrets scrubbed there), never
-        to the model."""
-        masked = ToolResult.model_validate(self.mask_value(result.model_dump(mode="json"), "tool_out"))
+        to the model. The result's own field names are kept as they are."""
+        dumped = result.model_dump(mode="json")
+        masked = ToolResult.model_validate({k: self.mask_value(v, "tool_out") for k, v in dumped.items()})
         return masked.with_raw(result.raw)
+
+    def mask_tool_def(self, tool_def: ToolDefinition) -> ToolDefinition:
+        """``tool_def`` with its description and the prose and sample values of its parameter schema
+        masked (namespace ``tool_out``). Parameter names, types and enums stay: validators check them."""
+        return dataclasses.replace(
+            tool_def,
+            description=self.mask(tool_def.description, "tool_out") if tool_def.description else None,
+            parameters_json_schema=self._mask_schema(tool_def.parameters_json_schema),
+        )
+
+    def _mask_schema(self, schema: Any) -> Any:
+        if isinstance(schema, dict):
+            return {
+                k: self.mask_value(v, "tool_out") if k in _SCHEMA_TEXT_KEYS else self._mask_schema(v)
+                for k, v in schema.items()
+            }
+        if isinstance(schema, list):
+            return [self._mask_schema(v) for v in schema]
+        return schema
 
     # -- restoring ------------------------------------------------------------------------------
 
@@ -340,14 +400,41 @@ class PrivacyGuard:
     # -- history ----------------------------------------------------------------------------------
 
     def process_history(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        """Mask every request part that carries outside text, once per part."""
+        """Mask every part that carries outside text, once per message.
+
+        Responses are masked too: the history may hold an answer no guarded model wrote (an offline
+        runbook's report, a run with the guard off), and the hosted model's own text comes back
+        unchanged (its placeholders are kept)."""
+        if not self._history_learned:
+            self._history_learned = True
+            self._learn_history(messages)
         out: list[ModelMessage] = []
         for message in messages:
-            if isinstance(message, ModelRequest) and self._seen.get(id(message)) is not message:
-                message = dataclasses.replace(message, parts=[self._mask_part(p) for p in message.parts])
+            if self._seen.get(id(message)) is not message:
+                if isinstance(message, ModelRequest):
+                    message = dataclasses.replace(message, parts=[self._mask_part(p) for p in message.parts])
+                else:
+                    message = dataclasses.replace(
+                        message, parts=[self._mask_response_part(p) for p in message.parts]
+                    )
                 self._seen[id(message)] = message
             out.append(message)
         return out
+
+    def _learn_history(self, messages: list[ModelMessage]) -> None:
+        """Learn the originals of the placeholders in a stored history (see :meth:`mask_known`): the
+        guard is made per run, and the session's earlier runs were stored masked."""
+        if self.anonymizer.secrets_only or not messages:
+            return
+        found = set(PLACEHOLDER_RX.findall(ModelMessagesTypeAdapter.dump_json(messages).decode()))
+        if not found:
+            return
+        try:
+            mapping = self.vault.lookup(sorted(found))
+        except VaultUnavailable as exc:  # recognizers still mask; restoring will fail closed
+            log.warning("vault_read_failed", error=exc.message)
+            return
+        self.learn((original, placeholder) for placeholder, original in mapping.items())
 
     def _mask_part(self, part: ModelRequestPart) -> ModelRequestPart:
         if isinstance(part, UserPromptPart) and isinstance(part.content, str):
@@ -356,6 +443,21 @@ class PrivacyGuard:
             return dataclasses.replace(part, content=self.mask_value(part.content, "tool_out"))
         if isinstance(part, RetryPromptPart):
             return dataclasses.replace(part, content=self.mask_value(part.content, "tool_out"))
+        return part
+
+    def _mask_response_part(self, part: ModelResponsePart) -> ModelResponsePart:
+        if isinstance(part, TextPart | ThinkingPart):
+            return dataclasses.replace(part, content=self.mask(part.content, "final_out"))
+        if isinstance(part, ToolCallPart) and part.args:
+            args = part.args
+            if isinstance(args, str):
+                try:
+                    return dataclasses.replace(
+                        part, args=json.dumps(self.mask_value(json.loads(args), "final_out"))
+                    )
+                except json.JSONDecodeError:
+                    return dataclasses.replace(part, args=self.mask(args, "final_out"))
+            return dataclasses.replace(part, args=self.mask_value(args, "final_out"))
         return part
 
 
@@ -388,15 +490,18 @@ def strip_unknown_args(
     """``before_tool_validate`` hook: drop argument keys the tool's schema does not declare.
 
     A model can smuggle data into keys no tool reads; they are removed before validation (which
-    would otherwise bounce the whole call back to the model).
+    would otherwise bounce the whole call back to the model). A tool without parameters declares
+    none, so every key goes, unless its schema takes any (``additionalProperties``).
     """
-    properties = (tool_def.parameters_json_schema or {}).get("properties")
+    schema = tool_def.parameters_json_schema or {}
+    properties = schema.get("properties")
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError:
             return args  # malformed: let validation report it to the model
-    if isinstance(args, dict) and isinstance(properties, dict) and properties:
+    takes_any = not properties and schema.get("additionalProperties")
+    if isinstance(args, dict) and isinstance(properties, dict) and not takes_any:
         return {k: v for k, v in args.items() if k in properties}
     return args
 
@@ -416,3 +521,28 @@ class PrivacyToolset(WrapperToolset[Any]):
         if isinstance(result, ToolResult):
             return self.guard.mask_result(result)
         return self.guard.mask_value(result, "tool_out")
+
+
+@dataclass
+class MaskedDefinitionsToolset(WrapperToolset[Any]):
+    """The wrapped tools with their definitions masked (:meth:`PrivacyGuard.mask_tool_def`).
+
+    For toolsets whose descriptions we did not write (an MCP server's may name its hosts and
+    owners); our own tools' docstrings are static text, and their examples (``OPS-123``) stay."""
+
+    guard: PrivacyGuard | None = None
+    _masked: dict[str, ToolDefinition] = field(default_factory=dict)
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        assert self.guard is not None
+        tools = await super().get_tools(ctx)
+        out: dict[str, ToolsetTool[Any]] = {}
+        for name, tool in tools.items():
+            seen = json.dumps(
+                [tool.tool_def.description, tool.tool_def.parameters_json_schema], sort_keys=True, default=str
+            )
+            key = f"{name}\x1f{seen}"
+            if key not in self._masked:
+                self._masked[key] = self.guard.mask_tool_def(tool.tool_def)
+            out[name] = dataclasses.replace(tool, tool_def=self._masked[key])
+        return out
