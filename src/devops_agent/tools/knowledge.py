@@ -9,7 +9,8 @@ file per collection); findings live in the project store (``Store.from_settings`
 the directory it is given (which must lie inside ``files.roots``, like every file tool), and the
 only thing it writes is the agent's own derived index in its data dir — no user file, repository
 or remote system is changed. Dense retrieval is used when the ``knowledge-dense`` extra is
-installed and the collection has vectors; otherwise results are BM25.
+installed and the collection has vectors; otherwise results are BM25. Ranked results are
+fitted to the output cap here, lowest ranks dropped first (:func:`fit_ranked`).
 
 ``add_finding`` is read-only / ``safe`` for the same reason: the only thing it writes is a row of
 the agent's own findings memory in its store; no user file or remote system changes, so an
@@ -20,8 +21,9 @@ policies, agent or interface code.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from devops_agent.config import Settings
 from devops_agent.errors import DevOpsAgentError, PathAccessError
@@ -46,6 +48,11 @@ MAX_TITLE_CHARS = 300
 MAX_SUMMARY_CHARS = 8_000
 MAX_EVIDENCE = 30
 MAX_EVIDENCE_CHARS = 2_000
+MAX_TAGS = 30
+# How long index_directory waits for another index run of the collection to finish. Shorter than
+# the tool timeout (tools.timeout_s), so a second call says "in progress" rather than timing out
+# while a worker thread stays blocked on the lock.
+INDEX_BUSY_TIMEOUT_S = 10.0
 
 
 def index_dir(settings: Settings) -> Path:
@@ -76,6 +83,13 @@ def _hit_data(hit: Hit) -> dict[str, Any]:
     }
 
 
+def _index_first(collection: str) -> str:
+    return (
+        f"nothing is indexed in the {collection!r} collection; "
+        f"call index_directory(path, collection={collection!r}) first"
+    )
+
+
 def search_collection(settings: Settings, query: str, collection: str, limit: int) -> ToolResult:
     if collection not in COLLECTIONS:
         return ToolResult.fail(
@@ -85,9 +99,13 @@ def search_collection(settings: Settings, query: str, collection: str, limit: in
         return ToolResult.fail("empty query", hint="describe what you are looking for")
     db = collection_db(settings, collection)
     if not db.exists():
-        return ToolResult.empty(f"the {collection!r} collection is empty; call index_directory first")
+        return ToolResult.empty(_index_first(collection))
     with KnowledgeIndex(db) as idx:
-        embedder = _embedder_if_vectors(idx)
+        counts = idx.counts()
+        # every root forgotten, or a first index that was interrupted: "no match" would mislead
+        if not counts["files"]:
+            return ToolResult.empty(_index_first(collection))
+        embedder = _shared_embedder() if counts["vectors"] else None
         hits = hybrid_search(idx, query, max(1, min(limit, MAX_LIMIT)), embedder)
     if not hits:
         return ToolResult.empty(f"nothing in {collection!r} matched; try other words or identifiers")
@@ -126,10 +144,11 @@ def check_finding(
             hint="summarize: cause, fix, how it was confirmed; cite the evidence instead of pasting it",
         )
     items = [*(evidence or []), *(tags or [])]
-    if len(evidence or []) > MAX_EVIDENCE or any(len(e) > MAX_EVIDENCE_CHARS for e in items):
+    too_many = len(evidence or []) > MAX_EVIDENCE or len(tags or []) > MAX_TAGS
+    if too_many or any(len(e) > MAX_EVIDENCE_CHARS for e in items):
         return ToolResult.fail(
-            f"at most {MAX_EVIDENCE} evidence items, each evidence item or tag at most "
-            f"{MAX_EVIDENCE_CHARS} characters",
+            f"at most {MAX_EVIDENCE} evidence items and {MAX_TAGS} tags, each evidence item or "
+            f"tag at most {MAX_EVIDENCE_CHARS} characters",
             hint="give citations, URLs or short excerpts",
         )
     return None
@@ -153,18 +172,42 @@ def recall(settings: Settings, query: str, limit: int, project: str | None = Non
     try:
         with Store.from_settings(settings) as store:
             hits: list[MemoryHit] = memory.search_memory(store, name, query, max(1, min(limit, MAX_LIMIT)))
+            none_yet = not hits and not store.list_findings(name, limit=1)
     except DevOpsAgentError as exc:
         return ToolResult.fail(exc.message, exc.hint)
+    if none_yet:
+        return ToolResult.empty(
+            f"project {name!r} has no findings yet; add_finding records one once something is confirmed",
+            project=name,
+        )
     if not hits:
         return ToolResult.empty(f"no finding of project {name!r} matched; try other words", project=name)
     return ToolResult.ok([finding_data(h.finding, h.score) for h in hits], project=name)
 
 
-def _embedder_if_vectors(idx: KnowledgeIndex) -> Any:
-    """The dense embedder when the extra is installed and this index has vectors, else ``None``."""
-    if not idx.counts()["vectors"]:
-        return None
-    return _shared_embedder()
+def fit_ranked(result: ToolResult, budget: int) -> ToolResult:
+    """``result`` with its ranked hits cut from the end so their JSON fits in ``budget`` characters.
+
+    The output cap (a policy wrapper) shortens a long list by dropping its middle and keeping its
+    tail, which for ranked hits keeps the worst and drops better ones; so a ranked result is cut
+    here, lowest ranks first, keeping at least one hit and saying how many were left out.
+    """
+    if result.status != "success" or not isinstance(result.data, list):
+        return result
+    used = 2
+    for n, item in enumerate(result.data):
+        used += len(json.dumps(item, default=str, ensure_ascii=False)) + 2
+        if used > budget and n:
+            left_out = len(result.data) - n
+            return result.model_copy(
+                update={
+                    "data": result.data[:n],
+                    "hint": f"{left_out} lower-ranked hits left out to fit the output limit; "
+                    "ask for fewer or narrow the query",
+                    "metadata": result.metadata | {"omitted": left_out},
+                }
+            )
+    return result
 
 
 @functools.cache
@@ -181,13 +224,23 @@ def build(settings: Settings) -> ToolsetBuilder:
     """The knowledge toolset for ``settings``."""
     ts = ToolsetBuilder(NAME, DESCRIPTION)
     roots = roots_of(settings)
+    budget = settings.tools.output_cap_chars
 
     @ts.tool(read_only=True, risk="safe")
-    def index_directory(path: str, collection: str = "code") -> ToolResult:
+    def index_directory(
+        path: str, collection: Literal["code", "runbooks", "postmortems"] = "code"
+    ) -> ToolResult:
         """Index (or incrementally re-index) a directory into a collection: code, runbooks or postmortems.
 
         Only new or changed files are re-chunked; files that were deleted leave the index.
-        Writes nothing but the agent's own index.
+        Writes nothing but the agent's own index. A first index of a large tree can take minutes:
+        if the call times out, indexing goes on in the background and a search finds what it
+        committed once it finishes; a call made meanwhile says an index run is in progress.
+
+        Args:
+            path: directory to index; it must lie inside the allowed roots (`files.roots`).
+            collection: "code" (searched by retrieve_code_context), "runbooks" or "postmortems"
+                (searched by search_kb).
         """
         if collection not in COLLECTIONS:
             return ToolResult.fail(
@@ -197,12 +250,17 @@ def build(settings: Settings) -> ToolsetBuilder:
             root = resolve_in_roots(path, roots)
         except PathAccessError as exc:
             return ToolResult.fail(exc.message, exc.hint)
+        if not root.exists():
+            return ToolResult.fail(f"{path}: no such directory", hint="check the path; list its parent first")
         if not root.is_dir():
             return ToolResult.fail(f"{path}: not a directory", hint="give a directory to index")
-        with KnowledgeIndex.for_collection(index_dir(settings), collection) as idx:
-            stats = idx.update(root)
-            counts = idx.counts()
-        return ToolResult.ok(
+        try:
+            with KnowledgeIndex(collection_db(settings, collection), INDEX_BUSY_TIMEOUT_S) as idx:
+                stats = idx.update(root)
+                counts = idx.counts()
+        except DevOpsAgentError as exc:  # another index run holds the collection
+            return ToolResult.fail(exc.message, exc.hint)
+        result = ToolResult.ok(
             {
                 "collection": collection,
                 "root": str(root),
@@ -213,22 +271,41 @@ def build(settings: Settings) -> ToolsetBuilder:
                 "chunks_removed": stats.chunks_removed,
                 "total_files": counts["files"],
                 "total_chunks": counts["chunks"],
+                "skipped": stats.skipped,
+                "skipped_count": stats.skipped_count,
                 "seconds": round(stats.seconds, 3),
             }
         )
+        if not stats.files_seen:
+            result.hint = f"no indexable text file under {root} (binary, ignored or skipped files only)"
+        return result
 
     @ts.tool(read_only=True, risk="safe")
     def retrieve_code_context(query: str, limit: int = 8) -> ToolResult:
         """Find the code chunks (functions, classes, blocks) most relevant to a question or error text.
 
-        Each result has a ``path:start-end`` citation, the symbol and the chunk text.
+        Searches the "code" collection (fill it with index_directory). Each result has a
+        ``path:start-end`` citation (``path`` is relative to the result's ``root``), the symbol
+        and the chunk text (its first 1,500 characters; ``truncated`` says when cut).
+
+        Args:
+            query: a question, an error message, a stack trace or identifiers.
+            limit: most results, 1 to 50, best first.
         """
-        return search_collection(settings, query, "code", limit)
+        return fit_ranked(search_collection(settings, query, "code", limit), budget)
 
     @ts.tool(read_only=True, risk="safe")
-    def search_kb(query: str, collection: str = "runbooks", limit: int = 5) -> ToolResult:
-        """Search runbooks or postmortems for passages relevant to the query, with citations."""
-        return search_collection(settings, query, collection, limit)
+    def search_kb(
+        query: str, collection: Literal["runbooks", "postmortems"] = "runbooks", limit: int = 5
+    ) -> ToolResult:
+        """Search runbooks or postmortems for passages relevant to the query, with citations.
+
+        Args:
+            query: the symptom, alert, service or procedure to look up.
+            collection: "runbooks" or "postmortems" (filled by index_directory or Confluence).
+            limit: most results, 1 to 50, best first.
+        """
+        return fit_ranked(search_collection(settings, query, collection, limit), budget)
 
     @ts.tool(read_only=True, risk="safe")
     def add_finding(
@@ -236,9 +313,14 @@ def build(settings: Settings) -> ToolsetBuilder:
     ) -> ToolResult:
         """Remember a confirmed finding of this investigation for later investigations of the project.
 
-        ``title``: one line, what was wrong. ``summary``: the cause, the fix or workaround and how
-        it was confirmed. ``evidence``: citations, URLs or short excerpts. ``tags``: services,
-        components, error types. Writes only the agent's own memory.
+        Writes only the agent's own memory; secrets are cut out before it is stored.
+
+        Args:
+            title: one line (at most 300 characters), what was wrong.
+            summary: the cause, the fix or workaround and how it was confirmed (at most 8,000
+                characters).
+            evidence: citations, URLs or short excerpts (at most 30, each at most 2,000 characters).
+            tags: services, components, error types (at most 30).
         """
         failed = check_finding(title, summary, evidence, tags)
         if failed is not None:
@@ -260,8 +342,12 @@ def build(settings: Settings) -> ToolsetBuilder:
 
         Each result has the finding's id, title, summary, evidence, tags, when it was recorded,
         the session it came from and a relevance score.
+
+        Args:
+            query: the symptom, service, error or component.
+            limit: most findings, 1 to 50, best first.
         """
-        return recall(settings, query, limit)
+        return fit_ranked(recall(settings, query, limit), budget)
 
     return ts
 
