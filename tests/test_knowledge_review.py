@@ -242,3 +242,22 @@ def test_memory_delete_says_what_it_forgot(tmp_path: Path, monkeypatch: pytest.M
     assert json.loads(deleted.stdout)["deleted"]["project"] == "other"
     listed = runner.invoke(memory_app, ["list", "-p", "other", "--json"], obj=AppState())
     assert json.loads(listed.stdout)["findings"] == []
+
+
+def test_memory_project_is_trimmed_and_flags_do_not_silently_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    added = runner.invoke(
+        memory_app, ["add", "Disk full", "-s", "logs", "-p", " svc ", "--json"], obj=AppState()
+    )
+    assert json.loads(added.stdout)["project"] == "svc"  # not a second project " svc "
+    listed = runner.invoke(memory_app, ["list", "-p", "svc", "--json"], obj=AppState())
+    assert [f["title"] for f in json.loads(listed.stdout)["findings"]] == ["Disk full"]
+    both = runner.invoke(memory_app, ["list", "-p", "svc", "--all-projects"], obj=AppState())
+    assert both.exit_code != 0
+    assert "exclude each other" in str(both.exception or both.output)
+    blank = runner.invoke(memory_app, ["search", "disk", "-p", "  "], obj=AppState())
+    assert blank.exit_code != 0
+    assert "--project is empty" in str(blank.exception or blank.output)

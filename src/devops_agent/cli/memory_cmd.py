@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from devops_agent.cli.context import err, out, state
+from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.knowledge.memory import add_finding, project_name, search_memory
 from devops_agent.store.records import FindingRecord
@@ -64,7 +65,7 @@ def add(
     saved = add_finding(
         app.store(),
         FindingRecord(
-            project=project or project_name(app.settings),
+            project=_project(app.settings, project),
             title=title,
             summary=summary,
             evidence=tuple(evidence or ()),
@@ -80,6 +81,16 @@ def add(
         )
 
 
+def _project(settings: Settings, given: str | None) -> str:
+    """The project a command works on: ``--project`` without its surrounding blanks (``" svc"`` is
+    the project ``svc``), else the configured or directory name."""
+    if given is None:
+        return project_name(settings)
+    if not given.strip():
+        raise UserError("--project is empty", hint="give a project name, or leave --project out")
+    return given.strip()
+
+
 @memory_app.command("search")
 def search(
     ctx: typer.Context,
@@ -92,7 +103,7 @@ def search(
     if not query.strip():
         raise UserError("empty query", hint="describe the symptom, service or error")
     app = state(ctx)
-    name = project or project_name(app.settings)
+    name = _project(app.settings, project)
     hits = [finding_data(h.finding, h.score) for h in search_memory(app.store(), name, query, limit)]
     if json_out:
         out.print_json(json.dumps({"project": name, "query": query, "findings": hits}))
@@ -111,8 +122,10 @@ def list_(
     json_out: JsonOpt = False,
 ) -> None:
     """The most recent findings, newest first."""
+    if every and project is not None:
+        raise UserError("--all-projects and --project exclude each other", hint="give one of them")
     app = state(ctx)
-    name = None if every else (project or project_name(app.settings))
+    name = None if every else _project(app.settings, project)
     found = [finding_data(f) for f in app.store().list_findings(name, limit=limit)]
     if json_out:
         out.print_json(json.dumps({"project": name, "findings": found}))
