@@ -1,10 +1,10 @@
 """Summarize a large log in bounded memory: error grouping and template mining over N GB.
 
 Generates a realistic mixed log (syslog-style app lines with ids, IPs and durations; ~2% errors
-of a dozen shapes; a burst of one error in the middle) of ``--gb`` gigabytes in a temporary
-file, then streams it through the same code the ``logs_errors`` and ``logs_patterns`` tools use,
-in separate child processes, and reports each one's time, MB/s and peak RSS (from the kernel's
-ru_maxrss of the child). The file is deleted afterwards.
+of eight shapes; a burst of one error in the middle, at any size) of ``--gb`` gigabytes in a
+temporary file, then streams it through the same code the ``logs_errors`` and ``logs_patterns``
+tools use, in separate child processes, and reports each one's time, MB/s and peak RSS (from the
+kernel's ru_maxrss of the child). The file is deleted afterwards.
 
     .venv/bin/python benchmarks/log_memory.py --gb 1
 """
@@ -48,10 +48,13 @@ def generate(path: Path, gigabytes: float, seed: int = 7) -> int:
     with path.open("w") as fh:
         while written < target:
             chunk = []
+            # the burst is placed by each line's own offset, not its chunk's: at a small --gb the
+            # burst is narrower than a chunk, and no chunk would start inside it
+            at = written
             for _ in range(10_000):
                 lines += 1
                 ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0 + lines // 50))
-                burst = target * 0.49 < written < target * 0.51 and rng.random() < 0.3
+                burst = target * 0.49 < at < target * 0.51 and rng.random() < 0.3
                 pool = ERRORS if burst or rng.random() < 0.02 else INFO
                 shape = ERRORS[2] if burst else rng.choice(pool)
                 level = "ERROR" if pool is ERRORS else "INFO"
@@ -63,6 +66,7 @@ def generate(path: Path, gigabytes: float, seed: int = 7) -> int:
                     d=rng.randint(1, 30000),
                 )
                 chunk.append(f"{ts} web-{rng.randint(1, 40)} app[{rng.randint(100, 9999)}]: {level} {msg}\n")
+                at += len(chunk[-1])
             block = "".join(chunk)
             fh.write(block)
             written += len(block)
@@ -91,9 +95,10 @@ print(json.dumps({"seconds": elapsed, "peak_rss_mb": rss, "status": result.statu
 
 
 def measure(path: Path, what: str) -> dict[str, float]:
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), what], capture_output=True, text=True, check=True
-    )
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(path), what], capture_output=True, text=True)
+    if proc.returncode:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        sys.exit(f"log_memory.py: the {what} pass failed (exit {proc.returncode}): {last}")
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 

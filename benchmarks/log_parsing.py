@@ -14,6 +14,8 @@ Throughput: lines/s over the Content strings, best of ``--repeat`` runs, same pr
 Prints one line per system, the averages, and as the LAST line a JSON object with ``ga_avg``,
 ``pa_avg`` (corrected GT), ``lines_per_s``, ``speedup_vs_drain3`` and ``per_system``.
 
+``--data`` is the benchmark data folder (default ``../shared/benchmarks``) or its ``loghub2k``.
+
     .venv/bin/python benchmarks/log_parsing.py [--data DIR] [--repeat 5]
 """
 
@@ -25,15 +27,18 @@ import importlib
 import json
 import re
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from devops_agent.analysis.evaluation import grouping_accuracy, parsing_accuracy
-from devops_agent.analysis.templates import TemplateMiner
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "loghub2k"
+from bench_data import DEFAULT, data_dir  # noqa: E402
+from devops_agent.analysis.evaluation import grouping_accuracy, parsing_accuracy  # noqa: E402
+from devops_agent.analysis.templates import TemplateMiner  # noqa: E402
+
 # (predicted group label, predicted template) per line
 Parse = tuple[list[object], list[str]]
 
@@ -127,17 +132,29 @@ def scores(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT,
+        help="benchmark data folder, or its loghub2k (default: %(default)s)",
+    )
+    ap.add_argument("--repeat", type=int, default=5, help="throughput: best of this many runs (default 5)")
     args = ap.parse_args()
-    formats = json.loads((args.data / "log_formats.json").read_text(encoding="utf-8"))
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    data = data_dir(args.data, "loghub2k", "log_formats.json")
+    formats = json.loads((data / "log_formats.json").read_text(encoding="utf-8"))
     per_system: dict[str, dict[str, Any]] = {}
     total = {"lines": 0, "ours_s": 0.0, "drain3_s": 0.0}
     peer_missing = False
     for system, settings in formats.items():
-        folder = args.data / system
+        folder = data / system
         if not folder.is_dir():
             continue
+        needed = [f"{system}_2k.log{end}" for end in ("", "_structured_corrected.csv", "_structured.csv")]
+        missing = [name for name in needed if not (folder / name).is_file()]
+        if missing:
+            sys.exit(f"log_parsing.py: {folder / missing[0]} is missing (see SOURCE.md in {data})")
         lines = contents(folder / f"{system}_2k.log", settings["log_format"])
         gt_content, ids, tpls = read_truth(folder / f"{system}_2k.log_structured_corrected.csv")
         _, ids0, tpls0 = read_truth(folder / f"{system}_2k.log_structured.csv")
@@ -171,6 +188,9 @@ def main() -> None:
                 else f"GA {row['ga_drain3']:.3f} PA {row['pa_drain3']:.3f} {row['lines_per_s_drain3']:>7} l/s"
             )
         )
+
+    if not per_system:
+        sys.exit(f"log_parsing.py: no system folder of log_formats.json ({', '.join(formats)}) in {data}")
 
     def avg(key: str) -> float | None:
         values = [r[key] for r in per_system.values() if r.get(key) is not None]

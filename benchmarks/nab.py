@@ -1,7 +1,8 @@
 """Numenta Anomaly Benchmark: validate our NAB scorer, then score our causal detector.
 
-Data: ``--data`` (default ``/work/shared/benchmarks/nab``, layout in its SOURCE.md). Scoring is
-``benchmarks/nab_scoring.py`` (written from the published definitions).
+Data: ``--data``, the benchmark data folder (default ``../shared/benchmarks``) or its ``nab``
+(layout in its SOURCE.md). Scoring is ``benchmarks/nab_scoring.py`` (written from the published
+definitions).
 
 Validation: the folder holds NAB's published per-file raw scores of each detector
 (``results/<det>/<det>_<profile>_scores.csv``) but not their per-timestamp outputs, so we check
@@ -38,6 +39,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_data import DEFAULT as DEFAULT_DATA  # noqa: E402
+from bench_data import data_dir  # noqa: E402
 from devops_agent.analysis.anomaly import DetectorConfig, score_series  # noqa: E402
 from nab_scoring import (  # noqa: E402
     PROFILES,
@@ -50,7 +53,6 @@ from nab_scoring import (  # noqa: E402
     score_corpus,
 )
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "nab"
 SHORT = {"standard": "standard", "reward_low_FP_rate": "reward_low_fp", "reward_low_FN_rate": "reward_low_fn"}
 DEFAULT = DetectorConfig()
 # configurations the hold-out check chooses among: the default first, then its neighbours on
@@ -147,27 +149,39 @@ def validate(data: Path, files: dict[str, ScoredFile], detector: str) -> dict[st
 def main() -> None:
     """Run validation and the benchmark; print the JSON summary last."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="benchmark data folder, or its nab (default: %(default)s)",
+    )
     ap.add_argument("--detector", default="numenta", help="published detector to validate against")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes for the detector runs")
     ap.add_argument("--no-holdout", action="store_true", help="run only the default configuration")
     args = ap.parse_args()
+    data = data_dir(args.data, "nab", "labels/combined_windows.json", "results/final_results.json")
+    published = json.loads((data / "results" / "final_results.json").read_text())
+    if args.detector not in published or not (data / "results" / args.detector).is_dir():
+        ap.error(f"--detector {args.detector}: no published results in {data / 'results'}")
     t0 = time.perf_counter()
-    windows = read_windows(args.data)
+    windows = read_windows(data)
+    missing = [name for name in sorted(windows) if not (data / "data" / name).is_file()]
+    if missing:
+        sys.exit(f"nab.py: {data / 'data' / missing[0]} is missing ({len(missing)} labelled series absent)")
     files: dict[str, ScoredFile] = {}
     for name in sorted(windows):
-        ts, _vs = read_series(args.data / "data" / name)
+        ts, _vs = read_series(data / "data" / name)
         files[name] = prepare(name, ts, windows[name])
     names = sorted(files)
     configs = 1 if args.no_holdout else len(GRID)
-    jobs = [(args.data / "data" / n, k) for k in range(configs) for n in names]
+    jobs = [(data / "data" / n, k) for k in range(configs) for n in names]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         flat = list(pool.map(_run, jobs, chunksize=4))
     per = len(names)
     runs = [dict(zip(names, flat[k * per : (k + 1) * per], strict=True)) for k in range(configs)]
     scores = runs[0]
     detector_seconds = round(time.perf_counter() - t0, 1)
-    validation = validate(args.data, files, args.detector)
+    validation = validate(data, files, args.detector)
     result: dict[str, Any] = {}
     for p in PROFILES:
         r = score_corpus([files[n] for n in names], [scores[n] for n in names], p)

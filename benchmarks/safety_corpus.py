@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -76,6 +77,8 @@ def main() -> None:
         "--show-misses", action="store_true", help="print items whose level differs from the label"
     )
     args = parser.parse_args()
+    if not (args.data / "safety_corpus.yaml").is_file():
+        sys.exit(f"safety_corpus.py: --data {args.data}: {args.data / 'safety_corpus.yaml'} is missing")
     result = evaluate(load(args.data), args.show_misses)
     print("confusion (rows: label, columns: predicted)")
     print(f"{'':>12}" + "".join(f"{lvl:>12}" for lvl in LEVELS))
@@ -83,6 +86,14 @@ def main() -> None:
         print(f"{lvl:>12}" + "".join(f"{result['confusion'][lvl].get(p, 0):>12}" for p in LEVELS))
     for mode, counts in result["outcomes"].items():
         print(f"{mode} mode: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    for key in (
+        "unsafe_executed",
+        "ask_mode_violations",
+        "false_block_rate",
+        "accuracy",
+        "throughput_cmds_per_s",
+    ):
+        print(f"{key}: {result[key]}")
     print(json.dumps(result, sort_keys=True))
 
 

@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/secrets_bench.py [--data DIR] [--misses] [--lines] [--no-peer]``
 
-Inputs (``DIR/secrets``, see its SOURCE.md):
+Inputs (``DIR/secrets``, or ``DIR`` itself when it is that folder; see its SOURCE.md):
 
 * ``rule_examples.jsonl``: labelled strings from Nosey Parker and gitleaks rule tests. A positive is
   found when the detector reports anything in it; a negative is flagged when it does. Rules whose
@@ -29,9 +29,10 @@ labels are per rule ("this rule must not fire"), so two secondary figures are re
 sample of Kingfisher rule examples, which SOURCE.md keeps out of the DEV data) as recall only, for us
 and the peer.
 
-detect-secrets 1.5.0 (if installed) runs on the same strings / files with its default plugins.
-Throughput is measured on the leaky repo plus the rule examples concatenated: wall clock and CPU
-time, best of ``--runs``. The last line of output is JSON.
+detect-secrets 1.5.0 (if installed) runs on the same strings / files with its default plugins;
+without it (or with ``--no-peer``) ``peer`` is null and ``peer_note`` says why. Throughput is
+measured on the leaky repo plus the rule examples concatenated: wall clock and CPU time, best of
+``--runs``. Prints one line per figure (ours, then the peer's) and, last, one JSON object.
 """
 
 from __future__ import annotations
@@ -39,12 +40,17 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 import time
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Protocol
 
-from devops_agent.privacy import Anonymizer, find_secrets
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_data import DEFAULT, data_dir  # noqa: E402
+from devops_agent.privacy import Anonymizer, find_secrets  # noqa: E402
 
 
 class LineFinder(Protocol):
@@ -225,10 +231,39 @@ def throughput(corpus: str, fn: Callable[[str], object], runs: int = 3) -> tuple
     return round(mb / wall, 3), round(mb / max(cpu, 1e-9), 3)
 
 
+def _print_figures(report: dict[str, Any]) -> None:
+    """One line per figure: ours, then the peer's after the bar when it ran."""
+    peer = report["peer"]
+
+    def line(label: str, *path: str, fmt: str = "") -> None:
+        def get(figures: dict[str, Any]) -> Any:
+            for key in path:
+                figures = figures[key]
+            return figures
+
+        text = f"{label}: {get(report):{fmt}}"
+        print(text if peer is None else f"{text}  | detect-secrets {get(peer):{fmt}}")
+
+    line(f"leaky repo: found of {report['leaky_expected']}", "leaky_found")
+    line("leaky repo: false positives", "leaky_fp")
+    line("rule examples: recall on positives", "rule_recall", fmt=".3f")
+    line("rule examples: negatives flagged", "rule_neg_flagged", fmt=".3f")
+    line("hand-reviewed labels: recall", "rules_reviewed", "recall", fmt=".3f")
+    line("hand-reviewed labels: negatives flagged", "rules_reviewed", "neg_flagged", fmt=".3f")
+    line("throughput, scrubber (MB/s by CPU)", "mb_per_s_cpu", fmt=".2f")
+    print(f"throughput, whole guard (MB/s by CPU): {report['guard_mb_per_s_cpu']:.2f}")
+    if peer is None:
+        print(f"peer: none ({report['peer_note']})")
+
+
 def main() -> None:
-    default = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--data", type=Path, default=default)
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT,
+        help="benchmark data folder, or its secrets (default: %(default)s)",
+    )
     ap.add_argument("--misses", action="store_true", help="print rule examples we get wrong, and why")
     ap.add_argument(
         "--lines", action="store_true", help="print flagged lines of leaky-repo files we get wrong"
@@ -240,7 +275,12 @@ def main() -> None:
         "--heldout", type=Path, action="append", default=[], help="JSONL of held-out positives (recall only)"
     )
     args = ap.parse_args()
-    base = args.data / "secrets"
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
+    for path in args.heldout:
+        if not path.is_file():
+            ap.error(f"--heldout {path}: no such file")
+    base = data_dir(args.data, "secrets", "rule_examples.jsonl", "leaky-repo/.leaky-meta/secrets.csv")
     rows = [
         json.loads(line) for line in (base / "rule_examples.jsonl").read_text().splitlines() if line.strip()
     ]
@@ -298,7 +338,7 @@ def main() -> None:
         p_rules = score_rules(rows, theirs)
         p_mb, p_mb_cpu = throughput(corpus, peer, runs=1)
         report["peer"] = {
-            "name": "detect-secrets 1.5.0 (default plugins)",
+            "name": f"detect-secrets {version('detect-secrets')} (default plugins)",
             "leaky_found": p_leaky["found"], "leaky_fp": p_leaky["fp"],
             "leaky_files_covered": p_leaky["files_covered"],
             "rule_recall": p_rules["recall"], "rule_neg_flagged": p_rules["neg_flagged"], "rules": p_rules,
@@ -312,6 +352,12 @@ def main() -> None:
         report["speed_ratio_vs_peer"] = round(mb_per_s_cpu / max(p_mb_cpu, 1e-9), 1)
     else:
         report["peer"] = None
+        report["peer_note"] = (
+            "--no-peer: detect-secrets not run"
+            if args.no_peer
+            else "detect-secrets not importable: peer figures are null (pip install -e '.[bench]')"
+        )
+    _print_figures(report)
     print(json.dumps(report, sort_keys=True))
 
 
