@@ -153,6 +153,28 @@ def test_a_new_message_reusing_a_freed_message_id_is_still_masked(tmp_path: Path
             assert f"al{i}@acme.com" not in content, content
 
 
+def test_the_guard_prints_no_original_and_costs_nothing_to_print(tmp_path: Path) -> None:
+    """pydantic-ai formats a history processor's str() before every model request: the generated
+    dataclass repr walked every masked message (a cost growing with the run) and printed the
+    originals the guard had learnt, where a log line or a traceback would show them."""
+    with Store(f"sqlite:///{tmp_path / 'agent.db'}") as store:
+        session = store.create_session(title="t", mode="ask", model=None)
+        guard = PrivacyGuard(Anonymizer(b"k" * 32, session.id), Vault(store, session.id))
+        history = [ModelRequest(parts=[UserPromptPart(f"mail bob{i}@acme.com on {HOST}")]) for i in range(30)]
+        masked = asyncio.run(guard.process_history_async(history))
+        assert all("acme.com" not in str(m.parts[0].content) for m in masked)
+        for shown in (repr(guard), str(guard.process_history_async)):
+            assert "acme.com" not in shown
+            assert HOST not in shown
+            assert len(shown) < 200, shown
+        # the next request's history: the masked messages and one new one, masked in the loop
+        again = asyncio.run(
+            guard.process_history_async([*masked, ModelRequest(parts=[UserPromptPart("ask ann@acme.com")])])
+        )
+        assert again[:30] == masked
+        assert "ann@acme.com" not in str(again[30].parts[0].content)
+
+
 # -- devops-agent privacy mask -------------------------------------------------------------------
 
 

@@ -612,7 +612,7 @@ class SessionService:
         elif self.scrub_secrets:  # identifiers readable, secrets still cut out
             guard = PrivacyGuard.secrets_only(self.settings, self.store, handle.session_id)
         if guard is not None:
-            capabilities.append(ProcessHistory(guard.process_history))
+            capabilities.append(ProcessHistory(guard.process_history_async))
         toolset = build_toolset(
             self.catalog,
             mode,

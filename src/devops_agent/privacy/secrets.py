@@ -736,7 +736,9 @@ def _is_case_insensitive(kw: str) -> bool:
     return kw.islower() or not any(c.isalpha() for c in kw)
 
 
-_AUTOMATA: list[Any] = []  # [the keyword automaton], built on first use
+# [(the keyword automaton, the keywords it finds)], built on first use and again when keywords
+# are added; a text's index is then one pass of the automaton, whatever the number of keywords.
+_AUTOMATA: list[tuple[Any, frozenset[str]]] = []
 _EXTRA_KEYWORDS: set[str] = set()
 
 
@@ -769,14 +771,16 @@ class LineIndex:
         # str.lower() can change lengths for a few non-ASCII characters; then offsets would drift.
         self.low = low if len(low) == len(text) else None
         self._cache: dict[str, list[tuple[int, int]]] = {}
+        self._indexed: frozenset[str] = frozenset()  # keywords the automaton looked for
         if _ahocorasick is not None and self.low is not None:
             self._index_all()
 
     def _index_all(self) -> None:
         if not _AUTOMATA:
             # One automaton over the lower-cased text; case-sensitive keywords are re-checked below.
-            _AUTOMATA.append(_build_automaton(_all_keywords()))
-        automaton = _AUTOMATA[0]
+            keywords = _all_keywords()
+            _AUTOMATA.append((_build_automaton(keywords), frozenset(keywords)))
+        automaton, self._indexed = _AUTOMATA[0]
         text = self.text
         hits: dict[str, list[tuple[int, int]]] = {}
         last: dict[str, int] = {}
@@ -791,13 +795,19 @@ class LineIndex:
                 hi = len(text) if hi < 0 else hi
                 hits.setdefault(kw, []).append((lo, hi))
                 last[kw] = hi
-        for kw in _all_keywords():
-            self._cache[kw] = hits.get(kw, [])
+        self._cache.update(hits)  # keywords looked for and not found are in self._indexed alone
+
+    @property
+    def holds_no_keyword(self) -> bool:
+        """Whether the automaton looked for every keyword and found none: then no rule can fire."""
+        return bool(self._indexed) and not any(self._cache.values())
 
     def lines(self, kw: str) -> list[tuple[int, int]]:
         """The (start, end) of every line holding ``kw`` (case-insensitively when ``kw`` is lower-case)."""
         if kw in self._cache:
             return self._cache[kw]
+        if kw in self._indexed:
+            return []
         text = self.text
         if _is_case_insensitive(kw):
             hay = self.low
@@ -873,7 +883,7 @@ def find_secrets(
         return []
     index = index or LineIndex(text)
     raw: list[SecretFinding] = []
-    for rule in _RULES:
+    for rule in () if index.holds_no_keyword else _RULES:  # every rule needs one of its keywords
         ranges = index.ranges(rule.keywords)
         if not ranges:
             continue
