@@ -143,6 +143,8 @@ def test_anomalies_judged_and_capped_series_are_counted(prometheus_url: str) -> 
         "anomalies": [],
         "series_total": 3,
         "series_analyzed": 2,
+        "step_s": 2.0,  # 10 minutes at the automatic step: 301 points
+        "step_adjusted": False,
         "note": "only the 2 series with the highest peaks of 3 were analyzed",
     }
 
