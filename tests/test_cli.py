@@ -303,3 +303,14 @@ def test_sessions_output_prints_a_kept_tool_output(isolated_home: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == log
     assert_one_line_error(cli("sessions", "output", session.id[:8], "call-8"), 2, "sessions output")
+
+
+def test_the_cli_starts_without_the_agent_runtime() -> None:
+    """Importing the agent runtime (pydantic-ai) costs most of a second; commands that do not run
+    the agent (search, logs, metrics, privacy mask, --help) must not pay for it at start-up."""
+    code = (
+        "import sys, devops_agent.cli.app, devops_agent.tools.registry\n"
+        "print(sorted(m for m in sys.modules if m == 'pydantic_ai' or m.startswith('pydantic_ai.')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]", proc.stdout

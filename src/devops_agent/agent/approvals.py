@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
+if TYPE_CHECKING:  # the CLI imports this module for every command; the runtime only when it runs
+    from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
 from devops_agent.errors import UserError
 
@@ -60,6 +61,8 @@ def check_answers(pending: Mapping[str, Any], answers: Mapping[str, ApprovalDeci
 
 def deferred_results(answers: Mapping[str, ApprovalDecision]) -> DeferredToolResults:
     """The pydantic-ai form of the answers; a denial carries its reason to the model."""
+    from pydantic_ai import DeferredToolResults, ToolDenied
+
     approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
     for call_id, a in answers.items():
         if a.approved:

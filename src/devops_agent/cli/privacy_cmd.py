@@ -13,7 +13,6 @@ import typer
 from devops_agent.cli.context import out, state
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
-from devops_agent.privacy.guard import anonymizer_for, enabled_for
 from devops_agent.privacy.vault import hmac_key, purge_expired
 from devops_agent.tools.files import is_binary_head
 
@@ -70,6 +69,8 @@ def mask(
             f"nothing to mask: {', '.join(skipped)} {'is' if len(skipped) == 1 else 'are'} binary",
             hint="give text files (logs, configs, command output)",
         )
+    from devops_agent.privacy.guard import anonymizer_for  # with the agent runtime: only when used
+
     anonymizer = anonymizer_for(app.settings, "preview", hmac_key(app.settings))
     results = [
         (name, anonymizer.anonymize(text, secret_file=name != "-" and anonymizer.holds_only_secrets(name)))
@@ -103,6 +104,8 @@ def mask(
 def _guard_off_note(settings: Settings) -> str | None:
     """Why the preview is not what the configured model is sent, when the guard is off for it
     (None when it is on, or when no model is configured and nothing is sent anywhere)."""
+    from devops_agent.privacy.guard import enabled_for
+
     p = settings.privacy
     if enabled_for(settings) or (p.enabled == "auto" and not settings.model.name):
         return None

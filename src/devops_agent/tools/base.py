@@ -11,10 +11,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
-from pydantic_ai import FunctionToolset, Tool
+
+if TYPE_CHECKING:  # the agent runtime is imported where a toolset is built for it (about 0.8 s):
+    # commands that only call tools directly (search, logs, metrics) start without it
+    from pydantic_ai import FunctionToolset
 
 Risk = Literal["safe", "sensitive", "destructive"]
 Status = Literal["success", "error", "no_data", "approval_required"]
@@ -135,6 +138,8 @@ class ToolsetBuilder:
 
     def to_pydantic_ai(self) -> FunctionToolset[Any]:
         """The same tools as a pydantic-ai toolset, each with its spec in the metadata."""
+        from pydantic_ai import FunctionToolset, Tool
+
         tools = [
             Tool(e.function, name=e.name, metadata={SPEC_KEY: e.spec.model_dump()})
             for e in self.entries.values()
