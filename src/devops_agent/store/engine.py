@@ -17,9 +17,6 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from alembic import command
-from alembic.config import Config
-from alembic.util import CommandError
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import (
@@ -171,6 +168,10 @@ def writer(engine: Engine) -> Engine:
 
 def upgrade_to_head(engine: Engine, url: URL) -> None:
     """Apply every pending migration; safe to run from several processes at once."""
+    from alembic import command  # imported when a store opens, not with every CLI command
+    from alembic.config import Config
+    from alembic.util import CommandError
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     sqlite = engine.dialect.name == "sqlite"
