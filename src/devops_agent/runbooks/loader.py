@@ -23,6 +23,8 @@ from devops_agent.runbooks.model import Runbook
 from devops_agent.runbooks.templating import is_empty
 
 DEFAULT_RUNBOOK = "host-health"
+ALERT_RUNBOOK = "metric-alert"
+"""What an alert (a run whose inputs carry its ``onset``) is investigated with."""
 INPUT_RUNBOOKS = {"query": "metric-alert", "logs": "log-errors", "repo": "recent-changes"}
 """A non-empty input of this name selects that runbook whatever the question says."""
 
@@ -151,10 +153,17 @@ def select_runbooks(question: str, inputs: Mapping[str, Any], available: Sequenc
 
     Keyword matches (case-insensitive, whole words) ranked by score; then the runbooks implied
     by non-empty inputs (:data:`INPUT_RUNBOOKS`); if nothing applies, :data:`DEFAULT_RUNBOOK`.
+
+    An alert's investigation (its ``onset`` input is set) gets :data:`ALERT_RUNBOOK` instead of
+    keyword matches: its question is the rule author's text about the host the alert fires on,
+    and a runbook it matches (host-health: "memory", "disk") would inspect this machine instead.
     """
-    scored = [(keyword_score(question, r), i, r) for i, r in enumerate(available)]
-    chosen = [r for score, _, r in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0]
     by_name = {r.name: r for r in available}
+    if not is_empty(inputs.get("onset")) and ALERT_RUNBOOK in by_name:
+        chosen = [by_name[ALERT_RUNBOOK]]
+    else:
+        scored = [(keyword_score(question, r), i, r) for i, r in enumerate(available)]
+        chosen = [r for score, _, r in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0]
     for input_name, runbook_name in INPUT_RUNBOOKS.items():
         implied = by_name.get(runbook_name)
         if implied and not is_empty(inputs.get(input_name)) and all(r.name != runbook_name for r in chosen):

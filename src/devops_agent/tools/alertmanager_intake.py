@@ -48,6 +48,8 @@ MAX_HISTORY = timedelta(days=2)
 # in a one-line question.
 _WHERE_LABELS = ("cluster", "namespace", "service", "job", "deployment", "pod", "instance", "container")
 _ZERO_TIME_YEAR = 1  # Alertmanager sends 0001-01-01T00:00:00Z for "not ended"
+MAX_LISTED = 10
+"""How many alerts of a payload :func:`describe_payload` names one by one."""
 
 
 class WebhookAlert(BaseModel):
@@ -69,6 +71,15 @@ class WebhookAlert(BaseModel):
         if not labels.get("alertname"):
             raise ValueError("labels must include a non-empty 'alertname'")
         return labels
+
+    @field_validator("starts_at")
+    @classmethod
+    def _has_started(cls, starts_at: datetime) -> datetime:
+        # The zero time is Alertmanager's "unset"; it leaves no onset to look around (and the
+        # history bound before it would not be a date).
+        if starts_at.year <= _ZERO_TIME_YEAR:
+            raise ValueError("startsAt is the zero time (unset); the alert's start is needed")
+        return starts_at
 
 
 class WebhookPayload(BaseModel):
@@ -116,6 +127,8 @@ class AlertRequest(BaseModel):
     fingerprint: str | None
     receiver: str | None
     external_url: str | None
+    truncated_alerts: int = 0
+    """Alerts of the same group that Alertmanager left out of the payload (``max_alerts``)."""
 
     @property
     def headline(self) -> str:
@@ -363,6 +376,7 @@ def parse_webhook(
                 fingerprint=alert.fingerprint or None,
                 receiver=parsed.receiver or None,
                 external_url=parsed.external_url or None,
+                truncated_alerts=parsed.truncated_alerts,
             )
         )
     return requests
@@ -378,11 +392,19 @@ def describe_payload(alerts: Sequence[AlertRequest], chosen: int) -> str:
     marking ``alerts[chosen]`` as the one investigated; empty when the payload held one alert."""
     if len(alerts) < 2:
         return ""
+    # A big group (thousands of alerts) would make the question, and so the report and any model
+    # prompt, as big as the payload: name the first few and the chosen one, count the rest.
+    shown = [n for n in range(len(alerts)) if n < MAX_LISTED or n == chosen]
     items = []
-    for number, alert in enumerate(alerts, 1):
+    for number in shown:
+        alert = alerts[number]
         state = "firing" if alert.status == "firing" else "resolved"
-        mark = ", investigated here" if number == chosen + 1 else ""
-        items.append(f"#{number} {alert.headline} ({state}{mark})")
+        mark = ", investigated here" if number == chosen else ""
+        items.append(f"#{number + 1} {alert.headline} ({state}{mark})")
+    rest = [a for n, a in enumerate(alerts) if n not in shown]
+    if rest:
+        firing = sum(a.status == "firing" for a in rest)
+        items.append(f"and {len(rest)} more ({firing} firing, {len(rest) - firing} resolved)")
     return f"The payload held {len(alerts)} alerts: " + "; ".join(items) + "."
 
 
@@ -433,6 +455,11 @@ def to_question(alert: AlertRequest, now: datetime | None = None) -> str:
         sentence += f" Expression: `{alert.expr}`."
     else:
         sentence += " It carries no PromQL expression (no generatorURL), so its metric cannot be queried."
+    if alert.truncated_alerts:
+        sentence += (
+            f" Alertmanager left {alert.truncated_alerts} more alert(s) of this group out of the payload "
+            "(truncatedAlerts, the receiver's max_alerts); list them in Alertmanager."
+        )
     if alert.status == "firing":
         return sentence + " Investigate the cause."
     return sentence + " Investigate what caused it and whether it may come back."

@@ -72,6 +72,37 @@ def _commits(evidence: Evidence) -> list[dict[str, Any]]:
     return as_records(structured(result), "commits")
 
 
+def _commit_time(commit: dict[str, Any]) -> datetime | None:
+    return _when(commit.get("date") or commit.get("committed") or commit.get("authored"))
+
+
+@dataclass
+class _Read:
+    """Which sources were read: ``True`` read, ``False`` given but not read (its step failed and
+    the report's gaps say why), ``None`` not given. ``commits_cut`` is where a ``git_log`` that
+    stopped at its limit reaches back to (older commits were not listed)."""
+
+    logs: bool | None = None
+    commits: bool | None = None
+    commits_cut: datetime | None = None
+
+
+def _what_was_read(evidence: Evidence, inputs: dict[str, Any]) -> _Read:
+    logs = first_result(evidence, "logs_errors")
+    git = first_result(evidence, "git_log")
+    cut = None
+    if git is not None and git.status == "success":
+        data = structured(git)
+        if isinstance(data, dict) and data.get("limit_reached"):
+            times = [t for c in as_records(data, "commits") if (t := _commit_time(c)) is not None]
+            cut = min(times, default=None)
+    return _Read(
+        logs=logs is not None if inputs.get("logs") else None,
+        commits=git is not None if inputs.get("repo") else None,
+        commits_cut=cut,
+    )
+
+
 def is_new(group: dict[str, Any], read_from: datetime | None, window: timedelta) -> bool:
     """Whether the logs read show where ``group`` started rather than a template already there.
 
@@ -109,7 +140,7 @@ def commits_before(commits: list[dict[str, Any]], start: datetime, window: timed
     """Commits made in the ``window`` before ``start`` (and up to 5 minutes after), newest first."""
     out = []
     for c in commits:
-        when = _when(c.get("date") or c.get("committed") or c.get("authored"))
+        when = _commit_time(c)
         if when is not None and start - window <= when <= start + timedelta(minutes=5):
             out.append(c)
     return out
@@ -125,12 +156,17 @@ class _LinedUp:
     next_steps: list[str] = field(default_factory=list)
     words: list[str] = field(default_factory=list)
 
+    def sentence(self) -> str:
+        text = "; ".join(self.words)
+        return text[:1].upper() + text[1:] + "." if text else ""
+
 
 def _line_up(
     start: datetime,
     logs: tuple[list[dict[str, Any]], datetime | None],
     commits: list[dict[str, Any]],
     params: dict[str, Any],
+    read: _Read | None = None,
 ) -> _LinedUp:
     log_window = timedelta(minutes=float(params.get("log_window_minutes", 15)))
     change_window = timedelta(hours=float(params.get("change_window_hours", 2)))
@@ -164,6 +200,21 @@ def _line_up(
             "Check whether the change just before the start is deployed; roll it back if it is suspect."
         )
         out.words.append(f"{len(out.changes)} commit(s) landed in the {change_window} before")
+    # Silence is only an all-clear for a source that was read: say which were and which were not.
+    read = read or _Read()
+    if read.logs and not out.related:
+        out.words.append(f"no log template was new or spiked within {log_window} of it")
+    elif read.logs is False:
+        out.words.append("the logs could not be read (see what could not be gathered)")
+    if read.commits and not out.changes:
+        out.words.append(f"no commit landed in the {change_window} before")
+    elif read.commits is False:
+        out.words.append("the commits could not be read (see what could not be gathered)")
+    if read.commits_cut is not None and read.commits_cut > start - change_window:
+        out.words.append(
+            f"git_log stopped at its commit limit, reaching back only to {_utc(read.commits_cut)}: "
+            "older commits in that window were not seen"
+        )
     return out
 
 
@@ -210,7 +261,7 @@ def _no_query(inputs: dict[str, Any], onset: datetime | None, lined: _LinedUp | 
     if onset is not None and lined is not None:
         detail += f" The logs and commits below are lined up with the alert's start ({_utc(onset)}) instead."
         if lined.words:
-            detail += " " + "; ".join(lined.words) + "."
+            detail += " " + lined.sentence()
     # From an alert, a firing alert went unexplained; otherwise it is only a hint to add a query.
     quiet: Severity = "medium" if title else "info"
     return Finding(
@@ -231,10 +282,11 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
     result = first_result(evidence, "prom_anomalies")
     onset = _when(inputs.get("onset"))
     logs, commits = _log_summary(evidence), _commits(evidence)
+    read = _what_was_read(evidence, inputs)
     if result is None:
         # The metric step was skipped (no query) or failed (its gap says why); the alert's own
         # start is still a moment to line the logs and commits up with.
-        lined = _line_up(onset, logs, commits, params) if onset is not None else None
+        lined = _line_up(onset, logs, commits, params, read) if onset is not None else None
         if not inputs.get("query"):
             return [_no_query(inputs, onset, lined)]
         if onset is None or lined is None or not (lined.related or lined.changes):
@@ -243,7 +295,7 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
             Finding(
                 severity="high",
                 title=f"What lined up with the alert's start at {_utc(onset)} (the metric was not read)",
-                detail="; ".join(lined.words) + ".",
+                detail=lined.sentence(),
                 evidence=lined.evidence,
                 next_steps=lined.next_steps,
             )
@@ -286,7 +338,7 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
         start = _when(event.get("start"))
         verb = _KIND_WORDS.get(str(event.get("kind")), "became anomalous")
         when = _utc(start) if start else "an unknown time"
-        lined = _line_up(start, logs, commits, params) if start else _LinedUp()
+        lined = _line_up(start, logs, commits, params, read) if start else _LinedUp()
         evidence_lines = [str(event.get("explanation", "")), *lined.evidence]
         notes = [fires_when] if fires_when else []
         if onset is not None and not near:
@@ -294,7 +346,7 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
                 f"The alert started at {_utc(onset)}, but no anomaly of this series began in the "
                 f"{lead} before it; this is the strongest one in the range."
             )
-        detail = f"{event.get('explanation')}." + (" " + "; ".join(lined.words) + "." if lined.words else "")
+        detail = f"{event.get('explanation')}." + (" " + lined.sentence() if lined.words else "")
         detail += "".join(f" {n}" for n in notes)
         score = number(event.get("score")) or 0.0
         findings.append(
