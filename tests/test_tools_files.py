@@ -281,3 +281,14 @@ def test_grep_caps_bytes_scanned(root: Path) -> None:
     assert result.status == "no_data"
     assert "stopped after scanning 10240 bytes" in (result.hint or "")
     assert result.metadata["bytes_scanned"] < 20_000
+
+
+def test_grep_refuses_a_nested_repeat_as_logs_search_does(settings: Settings, root: Path) -> None:
+    """One check serves both search tools: a nested repeat backtracks exponentially while the GIL
+    is held, which no tool timeout can stop."""
+    (root / "token.log").write_text("token " + "a" * 18 + "b\n")
+    res = call(settings, "files_grep", pattern="(a+)+$", path=str(root))
+    assert res.status == "error"
+    assert "repeats a group that itself repeats" in (res.error or "")
+    assert call(settings, "files_grep", pattern="(a+)+$", path=str(root), regex=False).status == "no_data"
+    assert call(settings, "files_grep", pattern=r"a++b", path=str(root)).status == "success"

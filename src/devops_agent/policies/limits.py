@@ -5,6 +5,10 @@ Instead of silently cutting, :func:`cap_result` keeps the beginning and the end 
 and summaries usually are), replaces the middle with a marker that counts what was dropped, and
 flags the result ``truncated`` in its metadata. Lists lose whole middle items, text loses middle
 characters, other data is capped on its JSON form.
+
+A ranking is the exception: its middle is not less important than its end. A tool whose data
+is ranked best first says so in its metadata (:data:`RANKED`), and the cap then drops the lowest
+ranks, keeps the result's shape and says in its hint how many were left out.
 """
 
 from __future__ import annotations
@@ -13,6 +17,11 @@ import json
 from typing import Any
 
 from devops_agent.tools.base import ToolResult
+
+RANKED = "ranked"
+"""Metadata key of a result whose lists are ranked best first. Its value is a noun for the items
+when the data itself is the ranked list (``ranked="hits"``), or the names of the ranked list
+fields when the data is a dict (``ranked=["groups"]``)."""
 
 
 def _size(value: Any) -> int:
@@ -62,12 +71,61 @@ def _cap_list(items: list[Any], cap: int) -> tuple[list[Any], int]:
     return [*head, marker, *tail], dropped
 
 
+def _fit_ranked(result: ToolResult, cap: int) -> ToolResult | None:
+    """``result`` with its ranked lists cut from the end until its data fits in ``cap``, or None
+    when it is not ranked or does not fit even with one item left in each ranked list.
+
+    Of several ranked lists, the one with the most items left loses its last item first.
+    """
+    data, ranked = result.data, result.metadata.get(RANKED)
+    lists: dict[str, list[Any]]  # "": the data itself
+    if isinstance(data, list) and isinstance(ranked, str):
+        lists = {"": data}
+    elif isinstance(data, dict) and isinstance(ranked, list):
+        lists = {k: data[k] for k in ranked if isinstance(data.get(k), list)}
+    else:
+        return None
+    keep = {k: len(v) for k, v in lists.items()}
+    size = _size(data)
+    while size > cap:
+        shrinkable = [k for k in keep if keep[k] > 1]
+        if not shrinkable:
+            return None
+        longest = max(shrinkable, key=lambda k: keep[k])
+        keep[longest] -= 1
+        size -= _size(lists[longest][keep[longest]]) + 2  # the item and its ", "
+    cut = {k: len(v) - keep[k] for k, v in lists.items() if keep[k] < len(v)}
+    if "" in keep:
+        new_data: Any = data[: keep[""]]
+        nouns = [f"{cut['']} lower-ranked {ranked}"]
+        omitted: Any = cut[""]
+    else:
+        new_data = {k: v[: keep[k]] if k in keep else v for k, v in data.items()}
+        nouns = [f"{n} lower-ranked {k}" for k, n in cut.items()]
+        omitted = cut
+    if _size(new_data) > cap:
+        return None
+    hint = f"{', '.join(nouns)} left out to fit the output limit; ask for fewer or narrow the query"
+    return result.model_copy(
+        update={
+            "data": new_data,
+            "hint": f"{result.hint}; {hint}" if result.hint else hint,
+            "metadata": result.metadata | {"omitted": omitted},
+        }
+    )
+
+
 def cap_result(result: ToolResult, cap_chars: int) -> ToolResult:
-    """Return ``result`` unchanged if its data fits in ``cap_chars``, else a capped copy."""
+    """Return ``result`` unchanged if its data fits in ``cap_chars``, else a capped copy.
+
+    A ranked result (:data:`RANKED`) loses its lowest ranks; anything else its middle.
+    """
     data = result.data
     size = _size(data) if data is not None else 0
     if size <= cap_chars:
         return result
+    if (fitted := _fit_ranked(result, cap_chars)) is not None:
+        return fitted
     meta = dict(result.metadata, truncated=True, original_chars=size)
     if isinstance(data, list) and len(data) > 1:
         new_data, dropped = _cap_list(data, cap_chars)

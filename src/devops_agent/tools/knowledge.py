@@ -9,8 +9,8 @@ file per collection); findings live in the project store (``Store.from_settings`
 the directory it is given (which must lie inside ``files.roots``, like every file tool), and the
 only thing it writes is the agent's own derived index in its data dir — no user file, repository
 or remote system is changed. Dense retrieval is used when the ``knowledge-dense`` extra is
-installed and the collection has vectors; otherwise results are BM25. Ranked results are
-fitted to the output cap here, lowest ranks dropped first (:func:`fit_ranked`).
+installed and the collection has vectors; otherwise results are BM25. Ranked results say so in
+their metadata (``ranked``), so the output cap drops their lowest ranks first (:func:`ranked`).
 
 ``add_finding`` is read-only / ``safe`` for the same reason: the only thing it writes is a row of
 the agent's own findings memory in its store; no user file or remote system changes, so an
@@ -21,7 +21,6 @@ policies, agent or interface code.
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -185,28 +184,11 @@ def recall(settings: Settings, query: str, limit: int, project: str | None = Non
     return ToolResult.ok([finding_data(h.finding, h.score) for h in hits], project=name)
 
 
-def fit_ranked(result: ToolResult, budget: int) -> ToolResult:
-    """``result`` with its ranked hits cut from the end so their JSON fits in ``budget`` characters.
-
-    The output cap (a policy wrapper) shortens a long list by dropping its middle and keeping its
-    tail, which for ranked hits keeps the worst and drops better ones; so a ranked result is cut
-    here, lowest ranks first, keeping at least one hit and saying how many were left out.
-    """
-    if result.status != "success" or not isinstance(result.data, list):
-        return result
-    used = 2
-    for n, item in enumerate(result.data):
-        used += len(json.dumps(item, default=str, ensure_ascii=False)) + 2
-        if used > budget and n:
-            left_out = len(result.data) - n
-            return result.model_copy(
-                update={
-                    "data": result.data[:n],
-                    "hint": f"{left_out} lower-ranked hits left out to fit the output limit; "
-                    "ask for fewer or narrow the query",
-                    "metadata": result.metadata | {"omitted": left_out},
-                }
-            )
+def ranked(result: ToolResult) -> ToolResult:
+    """``result`` marked as hits ranked best first: the output cap (a policy wrapper, which would
+    otherwise drop a long list's middle and keep its worst hits) then cuts the lowest ranks."""
+    if result.status == "success" and isinstance(result.data, list):
+        result.metadata["ranked"] = "hits"
     return result
 
 
@@ -224,7 +206,6 @@ def build(settings: Settings) -> ToolsetBuilder:
     """The knowledge toolset for ``settings``."""
     ts = ToolsetBuilder(NAME, DESCRIPTION)
     roots = roots_of(settings)
-    budget = settings.tools.output_cap_chars
 
     @ts.tool(read_only=True, risk="safe")
     def index_directory(
@@ -292,7 +273,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             query: a question, an error message, a stack trace or identifiers.
             limit: most results, 1 to 50, best first.
         """
-        return fit_ranked(search_collection(settings, query, "code", limit), budget)
+        return ranked(search_collection(settings, query, "code", limit))
 
     @ts.tool(read_only=True, risk="safe")
     def search_kb(
@@ -305,7 +286,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             collection: "runbooks" or "postmortems" (filled by index_directory or Confluence).
             limit: most results, 1 to 50, best first.
         """
-        return fit_ranked(search_collection(settings, query, collection, limit), budget)
+        return ranked(search_collection(settings, query, collection, limit))
 
     @ts.tool(read_only=True, risk="safe")
     def add_finding(
@@ -347,7 +328,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             query: the symptom, service, error or component.
             limit: most findings, 1 to 50, best first.
         """
-        return fit_ranked(recall(settings, query, limit), budget)
+        return ranked(recall(settings, query, limit))
 
     return ts
 

@@ -4,7 +4,8 @@ Read-only by construction: files are only opened for reading, always after
 :func:`~devops_agent.tools.paths.resolve_in_roots` has checked they lie inside ``files.roots``;
 the only command run is the fixed ``journalctl -o json --no-pager`` with argv (no shell).
 ``logs_tail`` and ``logs_search`` read at most ``files.max_read_bytes`` per file (a plain file's
-window is found by bisecting on timestamps, so ``since``/``until`` reach into big files cheaply);
+window is found by bisecting on timestamps, so ``since``/``until`` reach into big files cheaply;
+a .gz is decompressed from its start and only its lines inside the window count);
 ``logs_errors`` streams every line through :func:`~devops_agent.analysis.group_lines`, so a 200 MB
 log costs bounded memory. The analysis itself lives in :mod:`devops_agent.analysis`; this module
 only finds, opens and reads files.
@@ -42,7 +43,7 @@ from devops_agent.analysis.logshape import with_status_phrase
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
-from devops_agent.tools.files import BINARY_PROBE_BYTES, is_binary_head
+from devops_agent.tools.files import BINARY_PROBE_BYTES, is_binary_head, search_pattern
 from devops_agent.tools.paths import resolve_in_roots, roots_of
 from devops_agent.tools.registry import ToolRegistry
 
@@ -319,14 +320,35 @@ def _file_lines(
     """The lines of one file inside [since, until], reading a bounded number of bytes.
 
     A plain file's window is found by bisection and cut to ``max_bytes`` (its end when
-    ``keep_end``); a .gz file is streamed from its start for up to GZ_BUDGET_FACTOR times that.
+    ``keep_end``). A .gz file cannot be read from its end or bisected, so it is streamed from its
+    start, and the budget counts only the lines inside the window: with ``keep_end`` the last
+    ``max_bytes`` of them are kept, otherwise up to GZ_BUDGET_FACTOR times that from its start.
+    Counting every line read instead would stop before a window late in the file, and report
+    its absence, or older lines as the file's last ones.
     """
     if path.suffix != ".gz":
         lines, read.truncated = _read_window(path, since, until, max_bytes, keep_end)
         yield from _in_window(lines, since, until)
         return
     with _open_text(path) as fh:
-        yield from _in_window(_budgeted(_iter_lines(fh), max_bytes * GZ_BUDGET_FACTOR, read), since, until)
+        window = _in_window(_iter_lines(fh), since, until)
+        if keep_end:
+            yield from _last_bytes(window, max_bytes, read)
+        else:
+            yield from _budgeted(window, max_bytes * GZ_BUDGET_FACTOR, read)
+
+
+def _last_bytes(lines: Iterable[str], budget: int, read: _Read) -> list[str]:
+    """The last lines of ``lines`` that fit in ``budget`` characters (at least the last one)."""
+    kept: deque[str] = deque()
+    size = 0
+    for line in lines:
+        kept.append(line)
+        size += len(line) + 1
+        while size > budget and len(kept) > 1:
+            size -= len(kept.popleft()) + 1
+            read.truncated = True
+    return list(kept)
 
 
 def _budgeted(lines: Iterable[str], budget: int, read: _Read) -> Iterator[str]:
@@ -432,8 +454,8 @@ def build(settings: Settings) -> ToolsetBuilder:
     ) -> ToolResult:
         """Show the last lines of a log file, or of the newest log files in a directory.
 
-        Plain and .gz files are read; a directory gives its 5 most recently modified log files
-        (*.log, *.log.N, *.gz, syslog, messages …). Lines without a timestamp inherit the
+        Plain and .gz files are read; a directory gives its 5 most recently modified readable
+        log files (*.log, *.log.N, *.gz, syslog, messages …). Lines without a timestamp inherit the
         previous line's when filtering by time.
 
         Args:
@@ -449,31 +471,41 @@ def build(settings: Settings) -> ToolsetBuilder:
         except UserError as exc:
             return _fail(exc)
         count = max(1, min(lines, 5000))
+        skipped: list[str] = []
+        capped = False
         if target.is_dir():
-            candidates, _ = _walk(target, roots, MAX_SCAN_FILES, logs_only=True)
-            files = _newest(candidates, MAX_TAIL_FILES)
+            candidates, capped = _walk(target, roots, MAX_SCAN_FILES, logs_only=True, skipped=skipped)
         else:
-            files = [target]
+            candidates = [target]
         results: list[dict[str, Any]] = []
-        for file in files:
+        # the newest readable logs: a binary or corrupt file must not take the place of a log
+        for file in _newest(candidates, len(candidates)):
+            if sum("lines" in r for r in results) == MAX_TAIL_FILES:
+                break
             if reason := _unreadable(file):
-                results.append({"path": str(file), "skipped": reason})
+                skipped.append(f"{file} ({reason})")
                 continue
             read = _Read()
             try:
                 tail = list(deque(_file_lines(file, start, end, max_bytes, True, read), maxlen=count))
             except (OSError, EOFError) as exc:
-                results.append({"path": str(file), "skipped": f"cannot read: {exc}"})
+                skipped.append(f"{file} (read failed: {exc})")
                 continue
             results.append(
                 {"path": str(file), "lines": [x[:MAX_SHOWN_CHARS] for x in tail], "truncated": read.truncated}
             )
-        if not any(r.get("lines") for r in results):
-            where = "no log files found" if not files else "no lines"
+        if not results:
+            return _nothing_read([path], skipped)
+        meta: dict[str, Any] = {"skipped": skipped[:50]} if skipped else {}
+        if capped:
+            meta["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass a narrower path"
+        if not any(r["lines"] for r in results):
             return ToolResult.empty(
-                f"{where} in {path}{_window_words(start, end)}", files=[r["path"] for r in results]
+                f"no lines in {path}{_window_words(start, end)}", files=[r["path"] for r in results], **meta
             )
-        return ToolResult.ok({"files": results}, source=str(target), since=_iso(start), until=_iso(end))
+        return ToolResult.ok(
+            {"files": results}, source=str(target), since=_iso(start), until=_iso(end), **meta
+        )
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
     def logs_search(
@@ -488,16 +520,20 @@ def build(settings: Settings) -> ToolsetBuilder:
         """Find log lines matching a pattern in a file or in the log files under a directory.
 
         Without since, the most recent part of each file is searched (up to the read limit per
-        file); with since, the search starts at that time even in very large files.
+        file) and its latest matches are shown; with since, the search starts at that time even
+        in very large files and shows the first matches from then.
 
         Args:
-            path: a log file or a directory searched recursively (log files only, newest first).
-            pattern: a regular expression (Python syntax), or plain text with regex=False.
+            path: a log file or a directory searched recursively (its 50 most recently modified
+                log files, newest first).
+            pattern: a regular expression (Python syntax), or plain text with regex=False. A
+                nested repeat such as (a+)+ is refused: it can take exponential time.
             regex: treat pattern as a regular expression; False matches it literally.
             ignore_case: match regardless of case.
             since: only lines at or after this time: 15m, 2h, 1d, '2 hours ago', an ISO date.
             until: only lines at or before this time (same forms as since).
-            limit: the most matching lines to return (1-2000); all matches are still counted.
+            limit: the most matching lines to return (1-2000); all matches in what was read
+                are counted.
         """
         try:
             roots = roots_of(settings)
@@ -505,36 +541,49 @@ def build(settings: Settings) -> ToolsetBuilder:
             start, end = window_args(since, until)
         except UserError as exc:
             return _fail(exc)
-        try:
-            rx = re.compile(pattern if regex else re.escape(pattern), re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
-            return ToolResult.fail(
-                f"invalid regular expression {pattern!r}: {exc}", hint="fix it or pass regex=false"
-            )
+        rx = search_pattern(pattern, regex=regex, ignore_case=ignore_case)
+        if isinstance(rx, ToolResult):
+            return rx
         cap = max(1, min(limit, 2000))
-        candidates, _ = _walk(target, roots, MAX_SCAN_FILES, logs_only=target.is_dir())
+        skipped: list[str] = []
+        candidates, capped = _walk(target, roots, MAX_SCAN_FILES, logs_only=target.is_dir(), skipped=skipped)
         files = _newest(candidates, MAX_SEARCH_FILES)
         matches: list[dict[str, str]] = []
-        total, truncated_files = 0, []
+        total, searched, truncated_files = 0, 0, []
         for file in files:
-            if _unreadable(file):
+            if reason := _unreadable(file):
+                skipped.append(f"{file} ({reason})")
                 continue
             read = _Read()
+            # Without since the end of the file is searched, so its last matches are the news.
+            kept: deque[dict[str, str]] = deque(maxlen=cap - len(matches) if since is None else None)
             try:
                 for line in _file_lines(file, start, end, max_bytes, since is None, read):
                     if rx.search(line):
                         total += 1
-                        if len(matches) < cap:
-                            matches.append({"file": str(file), "line": line[:MAX_SHOWN_CHARS]})
-            except (OSError, EOFError):
-                continue
+                        if since is None or len(matches) + len(kept) < cap:
+                            kept.append({"file": str(file), "line": line[:MAX_SHOWN_CHARS]})
+            except (OSError, EOFError) as exc:  # a corrupt or truncated .gz: what came before counts
+                skipped.append(f"{file} (read failed: {exc})")
+            matches.extend(kept)
+            searched += 1
             if read.truncated:
                 truncated_files.append(str(file))
-        meta = {"files_searched": len(files), "truncated_files": truncated_files}
+        if not searched:
+            return _nothing_read([path], skipped)
+        meta: dict[str, Any] = {"files_searched": searched, "truncated_files": truncated_files}
+        if skipped:
+            meta["skipped"] = skipped[:50]
+        if len(candidates) > len(files) or capped:
+            meta["note"] = (
+                f"searched the {len(files)} most recently modified of {len(candidates)}"
+                f"{' or more' if capped else ''} log files; pass a narrower path to search the others"
+            )
         if not matches:
             return ToolResult.empty(
-                f"no line matches {pattern!r} in {len(files)} file(s){_window_words(start, end)}"
-                + (" (only part of some files was read; narrow with since/until)" if truncated_files else ""),
+                f"no line matches {pattern!r} in {searched} file(s){_window_words(start, end)}"
+                + (" (only part of some files was read; narrow with since/until)" if truncated_files else "")
+                + (f"; {meta['note']}" if "note" in meta else ""),
                 **meta,
             )
         data = {"matches": matches, "total_matches": total, "shown": len(matches)}
@@ -549,8 +598,9 @@ def build(settings: Settings) -> ToolsetBuilder:
         The main tool for "what is failing?": it reads whole files (plain or .gz, directories
         recursively, binaries skipped) in one streaming pass, folds Python tracebacks and stack
         traces into one error, and groups errors that differ only in ids, numbers, IPs or paths.
-        Groups are ranked by count; a spike (a time bucket with an unusual burst) is described
-        in words, e.g. "43 of 51 in the 5 minutes from 14:05 UTC".
+        Groups are ranked by count (a result too long for the output loses its smallest groups);
+        a spike (a time bucket with an unusual burst) is described in words, e.g. "43 of 51 in
+        the 5 minutes from 14:05 UTC".
 
         Args:
             paths: log files or directories, e.g. ["/var/log/app", "/var/log/syslog"].
@@ -586,7 +636,10 @@ def build(settings: Settings) -> ToolsetBuilder:
                 f"{_window_words(start, end)}",
                 **counts,
             )
-        return ToolResult.ok(data, source=", ".join(paths), since=_iso(start), until=_iso(end))
+        # ranked by count: the output cap drops the smallest groups, never the middle ones
+        return ToolResult.ok(
+            data, source=", ".join(paths), since=_iso(start), until=_iso(end), ranked=["groups"]
+        )
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
     def logs_patterns(
@@ -619,7 +672,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             return ToolResult.empty(
                 f"no log lines in {len(scanned)} file(s){_window_words(start, end)}", skipped=skipped[:50]
             )
-        return ToolResult.ok(data, source=", ".join(paths))
+        return ToolResult.ok(data, source=", ".join(paths), ranked=["templates", "error_signatures"])
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
     def logs_journal(
