@@ -79,7 +79,8 @@ from pathlib import Path
 from devops_agent.config import Settings
 from devops_agent.tools import logs
 path, what = sys.argv[1], sys.argv[2]
-settings = Settings(files={"roots": [str(Path(path).parent)]})
+# the whole file is the point: no read budget (the tools stop at 3/4 of tools.timeout_s otherwise)
+settings = Settings(files={"roots": [str(Path(path).parent)]}, tools={"timeout_s": 86400})
 t0 = time.perf_counter()
 if what == "errors":
     result = logs.build(settings).entries["logs_errors"].function(paths=[path], max_groups=10)
@@ -90,7 +91,9 @@ else:
     summary = {"templates": result.data["templates_total"]}
 elapsed = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": elapsed, "peak_rss_mb": rss, "status": result.status, **summary}))
+partial = bool(isinstance(result.data, dict) and result.data.get("partial"))
+out = {"seconds": elapsed, "peak_rss_mb": rss, "status": result.status, "partial": partial}
+print(json.dumps({**out, **summary}))
 """
 
 

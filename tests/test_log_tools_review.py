@@ -202,3 +202,32 @@ def test_search_of_a_directory_with_more_logs_than_it_searches_says_so(tmp_path:
     assert {m["file"] for m in res.data["matches"]} == {
         str(tmp_path / f"svc{i:02d}.log") for i in range(10, 60)
     }
+
+
+def test_whole_file_tools_return_what_they_read_when_their_time_is_spent(tmp_path: Path) -> None:
+    """logs_errors / logs_patterns on an input too big for the tool's time budget return what they
+    read by then, marked partial, instead of timing out while the worker thread reads on."""
+    lines = [
+        f"{_stamp(T0 + timedelta(seconds=s))} {'ERROR' if s % 7 == 0 else 'INFO'} job {s} "
+        f"{WORDS[s % len(WORDS)]} finished"
+        for s in range(60_000)
+    ]
+    (tmp_path / "big.log").write_text("\n".join(lines) + "\n")
+
+    def tools(timeout_s: float) -> dict[str, ToolEntry]:
+        settings = Settings(
+            files={"roots": [tmp_path]},  # type: ignore[arg-type]
+            tools={"timeout_s": timeout_s},  # type: ignore[arg-type]
+        )
+        return logs.build(settings).entries
+
+    for name in ("logs_errors", "logs_patterns"):
+        short = _call(tools(0.001), name, paths=[str(tmp_path)])
+        assert short.status == "success", short
+        assert short.data["partial"] is True
+        assert "partial: stopped reading after" in short.data["note"]
+        full = _call(tools(60.0), name, paths=[str(tmp_path)])
+        assert "partial" not in full.data
+    errors_short = _call(tools(0.001), "logs_errors", paths=[str(tmp_path)]).data["error_lines"]
+    errors_full = _call(tools(60.0), "logs_errors", paths=[str(tmp_path)]).data["error_lines"]
+    assert 0 < errors_short < errors_full == len(range(0, 60_000, 7))

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -56,6 +57,10 @@ LOG_NAME_RE = re.compile(
 MAX_TAIL_FILES = 5
 MAX_SEARCH_FILES = 50
 MAX_SCAN_FILES = 2000
+# Share of the tool timeout (tools.timeout_s) that logs_errors / logs_patterns spend reading: a
+# larger input returns what was read by then, marked partial, instead of timing out while the
+# worker thread reads on.
+READ_BUDGET_SHARE = 0.75
 MAX_LINE_CHARS = 65536
 MAX_SHOWN_CHARS = 2000
 GZ_BUDGET_FACTOR = 20  # a .gz cannot be read from the end: allow this many times the byte limit
@@ -443,6 +448,33 @@ def _journal_entry(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class ReadBudget:
+    """Stops a line stream once its time is spent (checked every few thousand lines)."""
+
+    CHECK_EVERY = 4096
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+        self.spent = False
+        self.last: tuple[str, str] | None = None  # the last (file, line) read
+
+    def wrap(self, lines: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+        for n, item in enumerate(lines):
+            if n % self.CHECK_EVERY == 0 and n and time.monotonic() > self.ends:
+                self.spent = True
+                return
+            self.last = item
+            yield item
+
+    def note(self) -> str:
+        where = f" (last read: {self.last[0]})" if self.last else ""
+        return (
+            f"partial: stopped reading after {self.seconds:.0f} s{where}; narrow with since/until or "
+            "fewer paths for the rest"
+        )
+
+
 def build(settings: Settings) -> ToolsetBuilder:
     """The logs toolset; file access is confined to ``settings.files.roots``."""
     ts = ToolsetBuilder(NAME, DESCRIPTION)
@@ -619,7 +651,8 @@ def build(settings: Settings) -> ToolsetBuilder:
         skipped: list[str] = []
         files, capped = _collect(targets, roots, skipped)
         scanned: list[str] = []
-        stream = _stream_files(files, start, scanned, skipped)
+        budget = ReadBudget(settings.tools.timeout_s * READ_BUDGET_SHARE)
+        stream = budget.wrap(_stream_files(files, start, scanned, skipped))
         summary = group_lines(stream, errors_only=True, since=start, until=end)
         if not scanned:
             return _nothing_read(paths, skipped)
@@ -629,12 +662,16 @@ def build(settings: Settings) -> ToolsetBuilder:
         data["skipped"] = skipped[:50]
         if capped:
             data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
+        if budget.spent:
+            data["partial"] = True
+            data["note"] = "; ".join(n for n in (data.get("note"), budget.note()) if n)
         if summary.error_lines == 0:
             counts = {k: data[k] for k in ("total_lines", "matched_lines", "files_scanned", "skipped")}
             return ToolResult.empty(
                 f"no errors in {summary.matched_lines} lines from {len(scanned)} file(s)"
-                f"{_window_words(start, end)}",
+                f"{_window_words(start, end)}" + (f" ({budget.note()})" if budget.spent else ""),
                 **counts,
+                partial=budget.spent,
             )
         # ranked by count: the output cap drops the smallest groups, never the middle ones
         return ToolResult.ok(
@@ -662,15 +699,21 @@ def build(settings: Settings) -> ToolsetBuilder:
             lines, scanned, skipped, capped = read_paths(paths, settings, start)
         except UserError as exc:
             return _fail(exc)
-        data = mine_templates(lines, TemplateMiner(), start, end, max_templates)
+        budget = ReadBudget(settings.tools.timeout_s * READ_BUDGET_SHARE)
+        data = mine_templates(budget.wrap(lines), TemplateMiner(), start, end, max_templates)
         if not scanned:
             return _nothing_read(paths, skipped)
         data.update(files_scanned=len(scanned), skipped=skipped[:50])
         if capped:
             data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
+        if budget.spent:
+            data["partial"] = True
+            data["note"] = "; ".join(n for n in (data.get("note"), budget.note()) if n)
         if not data["templates"]:
             return ToolResult.empty(
-                f"no log lines in {len(scanned)} file(s){_window_words(start, end)}", skipped=skipped[:50]
+                f"no log lines in {len(scanned)} file(s){_window_words(start, end)}",
+                skipped=skipped[:50],
+                partial=budget.spent,
             )
         return ToolResult.ok(data, source=", ".join(paths), ranked=["templates", "error_signatures"])
 
