@@ -175,6 +175,36 @@ def test_the_guard_prints_no_original_and_costs_nothing_to_print(tmp_path: Path)
         assert "ann@acme.com" not in str(again[30].parts[0].content)
 
 
+def test_multi_part_prompts_and_output_retry_feedback_are_masked(tmp_path: Path) -> None:
+    """A prompt given as a list (text and an attachment) and pydantic-ai's feedback on an unusable
+    response (its validation errors echo the rejected input) enter the model's context too."""
+    from pydantic_ai.messages import BinaryContent, ModelMessagesTypeAdapter, RetryFeedbackPart, RetryInfo
+
+    secret = "S3cr3t-Pa55w0rd!"
+    with Store(f"sqlite:///{tmp_path / 'agent.db'}") as store:
+        session = store.create_session(title="t", mode="ask", model=None)
+        guard = PrivacyGuard(Anonymizer(b"k" * 32, session.id), Vault(store, session.id))
+        attachment = BinaryContent(
+            f"deploy with password={secret} on {HOST}".encode(), media_type="text/plain"
+        )
+        feedback = RetryFeedbackPart(
+            content=[
+                {
+                    "type": "value_error",
+                    "loc": ("host",),
+                    "msg": "bad host",
+                    "input": f"{HOST} password={secret}",
+                }
+            ],
+            retry=RetryInfo("validation_error"),
+        )
+        request = ModelRequest(parts=[UserPromptPart([f"why is {HOST} slow?", attachment]), feedback])
+        sent = ModelMessagesTypeAdapter.dump_json(guard.process_history([request])).decode()
+        assert HOST not in sent
+        assert secret not in sent
+        assert "<<HOST_" in sent
+
+
 # -- devops-agent privacy mask -------------------------------------------------------------------
 
 

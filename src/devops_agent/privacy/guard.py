@@ -43,6 +43,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponsePart,
+    RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
     ThinkingPart,
@@ -301,20 +302,26 @@ class PrivacyGuard:
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
-            key = _line_key(value)
-            if key == "":  # lines as strings
-                return self.mask_lines(list(value), namespace, secret_file=secret_file)
-            if key is not None:  # lines as {"n": 1, "text": "..."}
-                texts = self.mask_lines([v[key] for v in value], namespace, secret_file=secret_file)
-                return [
-                    {
-                        k: t if k == key else self.mask_value(x, namespace, secret_file=secret_file)
-                        for k, x in v.items()
-                    }
-                    for v, t in zip(value, texts, strict=True)
-                ]
-            return [self.mask_value(v, namespace, secret_file=secret_file) for v in value]
+            masked = self._mask_items(value, namespace, secret_file=secret_file)
+            return tuple(masked) if isinstance(value, tuple) else masked  # a tuple stays one (``loc``)
         return value
+
+    def _mask_items(
+        self, value: list[Any] | tuple[Any, ...], namespace: str, *, secret_file: bool
+    ) -> list[Any]:
+        key = _line_key(value)
+        if key == "":  # lines as strings
+            return self.mask_lines(list(value), namespace, secret_file=secret_file)
+        if key is not None:  # lines as {"n": 1, "text": "..."}
+            texts = self.mask_lines([v[key] for v in value], namespace, secret_file=secret_file)
+            return [
+                {
+                    k: t if k == key else self.mask_value(x, namespace, secret_file=secret_file)
+                    for k, x in v.items()
+                }
+                for v, t in zip(value, texts, strict=True)
+            ]
+        return [self.mask_value(v, namespace, secret_file=secret_file) for v in value]
 
     def _mask_key(self, key: Any, namespace: str) -> Any:
         if not isinstance(key, str):
@@ -455,11 +462,21 @@ class PrivacyGuard:
         self.learn((original, placeholder) for placeholder, original in mapping.items())
 
     def _mask_part(self, part: ModelRequestPart) -> ModelRequestPart:
-        if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-            return dataclasses.replace(part, content=self.mask(part.content, "user_in"))
+        if isinstance(part, UserPromptPart):
+            if isinstance(part.content, str):
+                return dataclasses.replace(part, content=self.mask(part.content, "user_in"))
+            # multi-part prompts (an API caller's text and attachments): text and bytes masked
+            return dataclasses.replace(
+                part,
+                content=[
+                    self.mask_value(c, "user_in") if isinstance(c, str | BinaryContent) else c
+                    for c in part.content
+                ],
+            )
         if isinstance(part, ToolReturnPart):
             return dataclasses.replace(part, content=self.mask_value(part.content, "tool_out"))
-        if isinstance(part, RetryPromptPart):
+        if isinstance(part, RetryPromptPart | RetryFeedbackPart):
+            # validation errors echo the rejected input (ErrorDetails' "input"), which may be a secret
             return dataclasses.replace(part, content=self.mask_value(part.content, "tool_out"))
         return part
 
