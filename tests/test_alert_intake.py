@@ -132,7 +132,7 @@ def test_a_resolved_alert_is_bounded_by_its_end_and_one_without_expression_says_
     assert inputs["until"] == "2026-11-25T18:40:18Z"
     assert inputs["since"] == "2026-11-25T16:29:18Z"  # fired 11 minutes: the 2 h floor
     assert "query" not in inputs
-    assert inputs["alert_title"] == "DiskFull (page) on job=api"
+    assert inputs["alert_title"] == "DiskFull (page) on job=api (resolved)"  # not read as firing
     assert "carries no PromQL expression (no generatorURL)" in to_question(alert, now=NOW)
 
 

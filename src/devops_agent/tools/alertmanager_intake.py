@@ -164,7 +164,9 @@ class AlertRequest(BaseModel):
                 inputs["threshold"] = self.threshold
         # The report title is "Metric alert: {{ alert_title }}{{ query }}"; the separator lives here
         # because a runbook template cannot test whether a value is present.
-        inputs["alert_title"] = self.headline + (": " if inputs.get("query") else "")
+        # A resolved alert says so in the title: the report is read as "this is on fire" otherwise.
+        state = " (resolved)" if self.status == "resolved" else ""
+        inputs["alert_title"] = self.headline + state + (": " if inputs.get("query") else "")
         return inputs
 
 
