@@ -22,6 +22,7 @@ from devops_agent.errors import UserError
 from devops_agent.runbooks import load_runbooks
 from devops_agent.runbooks.loader import select_runbooks
 from devops_agent.tools.alertmanager_intake import describe_payload, parse_webhook, to_question
+from test_metric_alert import _git
 
 
 def _stamp(t: datetime) -> str:
@@ -43,19 +44,6 @@ def _alert(name: str, starts: datetime | str, expr: str | None = None, **extra: 
 
 def _payload(*alerts: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"version": "4", "status": "firing", "receiver": "devops-agent", "alerts": list(alerts), **extra}
-
-
-def _git(repo: Path, *args: str, when: datetime | None = None) -> None:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="Dana",
-        GIT_AUTHOR_EMAIL="dana@example.com",
-        GIT_COMMITTER_NAME="Dana",
-        GIT_COMMITTER_EMAIL="dana@example.com",
-    )
-    if when is not None:
-        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.isoformat()
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
 
 
 def _commit(repo: Path, name: str, subject: str, when: datetime) -> None:
