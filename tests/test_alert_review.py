@@ -8,7 +8,6 @@ Real files, real git repositories, the real CLI; a real Prometheus where the met
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -22,11 +21,7 @@ from devops_agent.errors import UserError
 from devops_agent.runbooks import load_runbooks
 from devops_agent.runbooks.loader import select_runbooks
 from devops_agent.tools.alertmanager_intake import describe_payload, parse_webhook, to_question
-from test_metric_alert import _git
-
-
-def _stamp(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+from test_metric_alert import _git, _investigate, _stamp
 
 
 def _alert(name: str, starts: datetime | str, expr: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -50,28 +45,6 @@ def _commit(repo: Path, name: str, subject: str, when: datetime) -> None:
     (repo / name).write_text(subject + "\n")
     _git(repo, "add", name)
     _git(repo, "commit", "-qm", subject, when=when)
-
-
-def _investigate(
-    tmp_path: Path, payload: dict[str, Any], *args: str, prometheus_url: str | None = None
-) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    (tmp_path / "payload.json").write_text(json.dumps(payload))
-    env = dict(os.environ, COLUMNS="200")
-    if prometheus_url:
-        env["DEVOPS_AGENT_PROMETHEUS__URL"] = prometheus_url
-    cmd = [sys.executable, "-m", "devops_agent", "investigate", "--alert", str(tmp_path / "payload.json")]
-    proc = subprocess.run(
-        [*cmd, "--json", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    report: dict[str, Any] = json.loads(proc.stdout)["report"]
-    return proc, report
 
 
 def test_a_zero_start_time_is_refused_with_a_message_not_a_traceback(tmp_path: Path) -> None:

@@ -195,17 +195,20 @@ def _alert(name: str, starts: datetime, expr: str | None, **extra: object) -> di
 
 def _investigate(
     tmp_path: Path,
-    alerts: list[dict[str, object]],
+    alerts: list[dict[str, object]] | dict[str, object],
     *args: str,
     prometheus_url: str | None = None,
     stdin: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
     """Run ``devops-agent investigate --alert payload.json --json ARGS`` as a user would (or
-    ``--alert -`` with the payload on stdin)."""
+    ``--alert -`` with the payload on stdin); ``alerts`` is the payload's alerts, or a whole payload."""
     import json
     import sys
 
-    payload = json.dumps({"version": "4", "status": "firing", "receiver": "devops-agent", "alerts": alerts})
+    whole = alerts if isinstance(alerts, dict) else None
+    payload = json.dumps(
+        whole or {"version": "4", "status": "firing", "receiver": "devops-agent", "alerts": alerts}
+    )
     (tmp_path / "payload.json").write_text(payload)
     env = dict(os.environ, COLUMNS="200")
     if prometheus_url:

@@ -28,6 +28,13 @@ PAGE_EXIT = 3
 """``metrics slo``'s exit code when a page alert fires: apart from 1 (runtime failure) and 2 (bad request)."""
 
 
+def _print_warnings(result: ToolResult) -> None:
+    """The tool's warnings (Prometheus's own, a raised step, an error selector matching nothing),
+    on stderr so --json output stays clean."""
+    for warning in result.metadata.get("warnings", []):
+        err.print(f"warning: {warning}", markup=False, highlight=False)
+
+
 def _query_failed(result: ToolResult) -> DevOpsAgentError:
     """A failed Prometheus tool result as an error: a runtime failure (exit 1) when Prometheus
     could not be reached or failed, else the request's fault (exit 2)."""
@@ -193,8 +200,7 @@ def _from_prometheus(
     result = tool(query=query, start=since, step=step, max_series=max_series)
     if result.status == "error":
         raise _query_failed(result)
-    for warning in result.metadata.get("warnings", []):  # e.g. a --step raised to fit max_points
-        err.print(f"warning: {warning}", markup=False, highlight=False)
+    _print_warnings(result)  # e.g. a --step raised to fit max_points
     # The counts sit in data on success and in metadata when nothing was found.
     facts = result.data if result.status == "success" else result.metadata
     summary: dict[str, Any] = {k: facts.get(k, 0) for k in ("series_total", "series_analyzed")}
@@ -317,8 +323,7 @@ def slo(
         raise _query_failed(result)
     if result.status == "no_data":
         raise UserError(result.hint or "no data")
-    for warning in result.metadata.get("warnings", []):
-        err.print(f"warning: {warning}", markup=False, highlight=False)
+    _print_warnings(result)
     data = result.data
     if json_out:
         out.print_json(json.dumps(data))

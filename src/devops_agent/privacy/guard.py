@@ -465,14 +465,9 @@ class PrivacyGuard:
         if isinstance(part, UserPromptPart):
             if isinstance(part.content, str):
                 return dataclasses.replace(part, content=self.mask(part.content, "user_in"))
-            # multi-part prompts (an API caller's text and attachments): text and bytes masked
-            return dataclasses.replace(
-                part,
-                content=[
-                    self.mask_value(c, "user_in") if isinstance(c, str | BinaryContent) else c
-                    for c in part.content
-                ],
-            )
+            # multi-part prompts (an API caller's text and attachments): text and bytes masked,
+            # other items (an image URL) returned by mask_value as they are
+            return dataclasses.replace(part, content=[self.mask_value(c, "user_in") for c in part.content])
         if isinstance(part, ToolReturnPart):
             return dataclasses.replace(part, content=self.mask_value(part.content, "tool_out"))
         if isinstance(part, RetryPromptPart | RetryFeedbackPart):

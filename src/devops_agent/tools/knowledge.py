@@ -10,7 +10,7 @@ the directory it is given (which must lie inside ``files.roots``, like every fil
 only thing it writes is the agent's own derived index in its data dir — no user file, repository
 or remote system is changed. Dense retrieval is used when the ``knowledge-dense`` extra is
 installed and the collection has vectors; otherwise results are BM25. Ranked results say so in
-their metadata (``ranked``), so the output cap drops their lowest ranks first (:func:`ranked`).
+their metadata (``ranked``), so the output cap drops their lowest ranks first.
 
 ``add_finding`` is read-only / ``safe`` for the same reason: the only thing it writes is a row of
 the agent's own findings memory in its store; no user file or remote system changes, so an
@@ -108,7 +108,10 @@ def search_collection(settings: Settings, query: str, collection: str, limit: in
         hits = hybrid_search(idx, query, max(1, min(limit, MAX_LIMIT)), embedder)
     if not hits:
         return ToolResult.empty(f"nothing in {collection!r} matched; try other words or identifiers")
-    return ToolResult.ok([_hit_data(h) for h in hits], collection=collection, dense=embedder is not None)
+    # ranked best first: the output cap then drops the lowest ranks, not a long list's middle
+    return ToolResult.ok(
+        [_hit_data(h) for h in hits], collection=collection, dense=embedder is not None, ranked="hits"
+    )
 
 
 def finding_data(f: FindingRecord, score: float | None = None) -> dict[str, Any]:
@@ -181,15 +184,7 @@ def recall(settings: Settings, query: str, limit: int, project: str | None = Non
         )
     if not hits:
         return ToolResult.empty(f"no finding of project {name!r} matched; try other words", project=name)
-    return ToolResult.ok([finding_data(h.finding, h.score) for h in hits], project=name)
-
-
-def ranked(result: ToolResult) -> ToolResult:
-    """``result`` marked as hits ranked best first: the output cap (a policy wrapper, which would
-    otherwise drop a long list's middle and keep its worst hits) then cuts the lowest ranks."""
-    if result.status == "success" and isinstance(result.data, list):
-        result.metadata["ranked"] = "hits"
-    return result
+    return ToolResult.ok([finding_data(h.finding, h.score) for h in hits], project=name, ranked="hits")
 
 
 @functools.cache
@@ -273,7 +268,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             query: a question, an error message, a stack trace or identifiers.
             limit: most results, 1 to 50, best first.
         """
-        return ranked(search_collection(settings, query, "code", limit))
+        return search_collection(settings, query, "code", limit)
 
     @ts.tool(read_only=True, risk="safe")
     def search_kb(
@@ -286,7 +281,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             collection: "runbooks" or "postmortems" (filled by index_directory or Confluence).
             limit: most results, 1 to 50, best first.
         """
-        return ranked(search_collection(settings, query, collection, limit))
+        return search_collection(settings, query, collection, limit)
 
     @ts.tool(read_only=True, risk="safe")
     def add_finding(
@@ -328,7 +323,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             query: the symptom, service, error or component.
             limit: most findings, 1 to 50, best first.
         """
-        return ranked(recall(settings, query, limit))
+        return recall(settings, query, limit)
 
     return ts
 

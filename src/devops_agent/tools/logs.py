@@ -449,11 +449,13 @@ def _journal_entry(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 class ReadBudget:
-    """Stops a line stream once its time is spent (checked every few thousand lines)."""
+    """Stops a line stream once its time is spent (checked every few thousand lines): three
+    quarters of the tool timeout (:data:`READ_BUDGET_SHARE` of ``tools.timeout_s``)."""
 
     CHECK_EVERY = 4096
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, settings: Settings) -> None:
+        seconds = settings.tools.timeout_s * READ_BUDGET_SHARE
         self.seconds = seconds
         self.ends = time.monotonic() + seconds
         self.spent = False
@@ -473,6 +475,12 @@ class ReadBudget:
             f"partial: stopped reading after {self.seconds:.0f} s{where}; narrow with since/until or "
             "fewer paths for the rest"
         )
+
+    def mark(self, data: dict[str, Any]) -> None:
+        """When the time was spent, say so in a tool's ``data``: ``partial`` and the note."""
+        if self.spent:
+            data["partial"] = True
+            data["note"] = "; ".join(n for n in (data.get("note"), self.note()) if n)
 
 
 def build(settings: Settings) -> ToolsetBuilder:
@@ -651,7 +659,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         skipped: list[str] = []
         files, capped = _collect(targets, roots, skipped)
         scanned: list[str] = []
-        budget = ReadBudget(settings.tools.timeout_s * READ_BUDGET_SHARE)
+        budget = ReadBudget(settings)
         stream = budget.wrap(_stream_files(files, start, scanned, skipped))
         summary = group_lines(stream, errors_only=True, since=start, until=end)
         if not scanned:
@@ -662,9 +670,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         data["skipped"] = skipped[:50]
         if capped:
             data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
-        if budget.spent:
-            data["partial"] = True
-            data["note"] = "; ".join(n for n in (data.get("note"), budget.note()) if n)
+        budget.mark(data)
         if summary.error_lines == 0:
             counts = {k: data[k] for k in ("total_lines", "matched_lines", "files_scanned", "skipped")}
             return ToolResult.empty(
@@ -699,16 +705,14 @@ def build(settings: Settings) -> ToolsetBuilder:
             lines, scanned, skipped, capped = read_paths(paths, settings, start)
         except UserError as exc:
             return _fail(exc)
-        budget = ReadBudget(settings.tools.timeout_s * READ_BUDGET_SHARE)
+        budget = ReadBudget(settings)
         data = mine_templates(budget.wrap(lines), TemplateMiner(), start, end, max_templates)
         if not scanned:
             return _nothing_read(paths, skipped)
         data.update(files_scanned=len(scanned), skipped=skipped[:50])
         if capped:
             data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
-        if budget.spent:
-            data["partial"] = True
-            data["note"] = "; ".join(n for n in (data.get("note"), budget.note()) if n)
+        budget.mark(data)
         if not data["templates"]:
             return ToolResult.empty(
                 f"no log lines in {len(scanned)} file(s){_window_words(start, end)}",
