@@ -355,6 +355,7 @@ def test_test_files_yield_to_code_unless_the_query_is_about_tests(
         assert idx.symbols().scores(named)  # this one also takes the fused (RRF) path of hybrid_search
         with monkeypatch.context() as m:  # without the demotion the test wins on word counts
             m.setattr(search, "TEST_FILE_WEIGHT", 1.0)
+            m.setattr(search, "TESTED_WEIGHT", 0.0)  # nor the test's vote for the client
             assert search_files(idx, question)[0] == "tests/test_client.py"
             assert hybrid_search(idx, question, 3)[0].chunk.path == "tests/test_client.py"
         assert search_files(idx, question)[:2] == ["payments/client.py", "tests/test_client.py"]
@@ -370,9 +371,13 @@ def test_test_files_yield_to_code_unless_the_query_is_about_tests(
             share = search.TEST_FILE_WEIGHT if citation.startswith("tests/") else 1.0
             assert score == pytest.approx(undemoted[citation] * share), citation
         assert any(c.startswith("tests/") for c in fused)
-        # Asking about tests: no demotion, the test comes first again.
+        # Asking about tests: no demotion, the test comes first again (by its own channels; its
+        # match still lifts the module it tests, which stays beside it).
         about_tests = "which test covers the retry backoff of the payment client"
-        assert search_files(idx, about_tests)[0] == "tests/test_client.py"
+        with monkeypatch.context() as m:
+            m.setattr(search, "TESTED_WEIGHT", 0.0)
+            assert search_files(idx, about_tests)[0] == "tests/test_client.py"
+        assert set(search_files(idx, about_tests)[:2]) == {"tests/test_client.py", "payments/client.py"}
         assert hybrid_search(idx, about_tests, 3)[0].chunk.path == "tests/test_client.py"
 
 
@@ -472,3 +477,92 @@ def test_an_outline_ranks_below_its_files_matching_chunk(tmp_path: Path) -> None
             ("outline", "mod.py"),
         ]
         assert hits[1].score <= hits[0].score
+
+
+def test_tested_module_follows_naming_conventions() -> None:
+    from devops_agent.knowledge.search import module_map, tested_files, tested_module
+
+    paths = [
+        "src/_pytest/nodes.py",
+        "src/_pytest/_code/source.py",
+        "testing/test_nodes.py",
+        "django/contrib/auth/management/__init__.py",
+        "django/core/management/__init__.py",
+        "tests/auth_tests/test_management.py",
+        "tests/sessions_tests/tests.py",
+        "django/contrib/sessions/__init__.py",
+        "pkg/retry/retry.go",
+        "pkg/retry/retry_test.go",
+        "web/src/retry.ts",
+        "web/src/retry.test.ts",
+        "web/src/backoff.spec.js",
+        "web/src/backoff.js",
+        "app/src/main/java/com/acme/RetryClient.java",
+        "app/src/test/java/com/acme/RetryClientTest.java",
+        "lib/a/config.py",
+        "lib/b/config.py",
+        "tests/test_config.py",
+        "tests/test_missing.py",
+    ]
+    modules = module_map(paths)
+    assert tested_module("testing/test_nodes.py", modules) == "src/_pytest/nodes.py"
+    # Of two management packages, the one in the test directory's app (auth_tests -> auth).
+    assert tested_module("tests/auth_tests/test_management.py", modules) == (
+        "django/contrib/auth/management/__init__.py"
+    )
+    assert tested_module("tests/sessions_tests/tests.py", modules) == "django/contrib/sessions/__init__.py"
+    # Go and TypeScript keep their own language: retry.go for retry_test.go, retry.ts for the .test.ts.
+    assert tested_module("pkg/retry/retry_test.go", modules) == "pkg/retry/retry.go"
+    assert tested_module("web/src/retry.test.ts", modules) == "web/src/retry.ts"
+    assert tested_module("web/src/backoff.spec.js", modules) == "web/src/backoff.js"
+    assert tested_module("app/src/test/java/com/acme/RetryClientTest.java", modules) == (
+        "app/src/main/java/com/acme/RetryClient.java"
+    )
+    # Two config.py files and nothing in the test's path to choose between them: no guess.
+    assert tested_module("tests/test_config.py", modules) is None
+    assert tested_module("tests/test_missing.py", modules) is None
+    assert tested_module("src/_pytest/nodes.py", modules) is None  # not a test name
+    ranking = [
+        "src/_pytest/_code/source.py",
+        "tests/test_config.py",
+        "testing/test_nodes.py",
+        "pkg/retry/retry_test.go",
+    ]
+    assert tested_files(ranking, modules) == ["src/_pytest/nodes.py", "pkg/retry/retry.go"]
+
+
+def test_search_files_lifts_the_module_whose_test_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from devops_agent.knowledge import search
+    from devops_agent.knowledge.search import search_files
+
+    src = tmp_path / "src"
+    (src / "core").mkdir(parents=True)
+    (src / "tests").mkdir()
+    # The code that prints a repr says little in the question's words...
+    (src / "core" / "formatting.py").write_text(
+        "def dataset_repr(obj):\n    lines = [type(obj).__name__]\n    return '\\n'.join(lines)\n"
+    )
+    # ...its test spells the behaviour out, and another module shares the words once or twice.
+    (src / "tests" / "test_formatting.py").write_text(
+        "def test_repr_shows_units_of_coordinates():\n"
+        "    # the repr shows the units of each coordinate and data variable\n"
+        "    assert 'units' in dataset_repr(dataset_with_units())  # coordinate units in the repr\n"
+    )
+    (src / "core" / "convert.py").write_text(
+        "def convert(value, units):\n    # show the units of a coordinate in the units of the dataset\n"
+        "    return value * FACTORS[units]  # each coordinate shows its units\n"
+    )
+    for n in range(6):
+        (src / "core" / f"misc{n}.py").write_text(f"def helper{n}():\n    return {n}\n")
+    query = (
+        "Feature request: show units in the dataset repr\nThe repr should show the units of each coordinate."
+    )
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(src)
+        assert [p for p, _ in idx.file_lexical(query, 1)] == ["tests/test_formatting.py"]
+        with monkeypatch.context() as m:
+            m.setattr(search, "TESTED_WEIGHT", 0.0)
+            assert search_files(idx, query)[0] != "core/formatting.py"
+        assert search_files(idx, query)[0] == "core/formatting.py"
