@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from devops_agent.cli import knowledge_cmd
 from devops_agent.cli.context import AppState
 from devops_agent.knowledge.index import IndexStats, KnowledgeIndex
+from test_knowledge_search import UNITS_QUERY, formatting_tree
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -163,3 +164,34 @@ def test_index_reports_what_the_source_skipped(tmp_path: Path, monkeypatch: pyte
     assert "skipped" not in text.stdout
     data = runner.invoke(app, [str(tmp_path), "--json"], obj=AppState())
     assert json.loads(data.stdout)["paths"][0]["skipped"] == ["sub[x] (permission denied)"]
+
+
+def test_search_files_ranks_whole_files_under_their_roots(tmp_path: Path) -> None:
+    tree = tmp_path / "svc"
+    formatting_tree(tree)
+    assert cli("index", str(tree)).returncode == 0
+    found = json.loads(cli("search", "--files", UNITS_QUERY, "--json").stdout)["files"]
+    assert found[0] == {
+        "rank": 1,
+        "path": "core/formatting.py",
+        "roots": [str(tree.resolve())],
+        "best_chunk": "core/formatting.py:1-3",
+        "symbol": "dataset_repr",
+    }
+    assert [f["rank"] for f in found] == list(range(1, len(found) + 1))
+    plain = cli("search", "--files", UNITS_QUERY, "-n", "2")
+    assert plain.returncode == 0, plain.stderr
+    lines = plain.stdout.splitlines()
+    assert lines[0] == f"  1. {tree.resolve()}/core/formatting.py  best: 1-3 dataset_repr"
+    assert len(lines) == 2
+    # The same relative path under a second root: cited by path, with both roots named.
+    other = tmp_path / "copy"
+    shutil.copytree(tree, other)
+    assert cli("index", str(other)).returncode == 0
+    both = cli("search", "--files", UNITS_QUERY, "-n", "3").stdout.splitlines()
+    assert f". core/formatting.py  (under {other.resolve()}, {tree.resolve()})  best: 1-3 dataset_repr" in [
+        line[3:] for line in both
+    ]
+    wrong = cli("search", "--files", "-c", "runbooks", "repr")
+    assert wrong.returncode == 2
+    assert "--files ranks the files of the code collection" in wrong.stderr

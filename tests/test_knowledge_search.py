@@ -82,12 +82,20 @@ def test_rank_files_sums_top_two_chunks() -> None:
     from devops_agent.knowledge.chunking import Chunk
     from devops_agent.knowledge.index import Hit
 
-    def hit(path: str, score: float) -> Hit:
-        return Hit(Chunk(path, 1, 2, "function", "f", "x", "python"), score, "/r")
+    def hit(path: str, score: float, line: int, root: str = "/r") -> Hit:
+        return Hit(Chunk(path, line, line + 1, "function", "f", "x", "python"), score, root)
 
-    hits = [hit("a.py", 5.0), hit("b.py", 4.0), hit("b.py", 3.0), hit("a.py", 0.5), hit("b.py", 2.9)]
+    hits = [
+        hit("a.py", 5.0, 1),
+        hit("b.py", 4.0, 1),
+        hit("b.py", 3.0, 3),
+        hit("a.py", 0.5, 3),
+        hit("b.py", 2.9, 5),
+    ]
     assert rank_files(hits) == ["b.py", "a.py"]  # 7.0 vs 5.5
     assert rank_files(hits, top=1) == ["a.py", "b.py"]
+    # a.py's best chunk again, indexed under a second root, is the same evidence: still 7.0 vs 5.5
+    assert rank_files([*hits, hit("a.py", 5.0, 1, "/copy")]) == ["b.py", "a.py"]
 
 
 def test_bm25_query_weights_repeat_and_title() -> None:
@@ -531,20 +539,20 @@ def test_tested_module_follows_naming_conventions() -> None:
     assert tested_files(ranking, modules) == ["src/_pytest/nodes.py", "pkg/retry/retry.go"]
 
 
-def test_search_files_lifts_the_module_whose_test_matches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from devops_agent.knowledge import search
-    from devops_agent.knowledge.search import search_files
+# A repr feature request whose words its test repeats, not the code that makes the repr.
+UNITS_QUERY = (
+    "Feature request: show units in the dataset repr\nThe repr should show the units of each coordinate."
+)
 
-    src = tmp_path / "src"
+
+def formatting_tree(src: Path) -> None:
+    """core/formatting.py makes the repr but says little in UNITS_QUERY's words; its test
+    tests/test_formatting.py spells the behaviour out; core/convert.py shares the words too."""
     (src / "core").mkdir(parents=True)
     (src / "tests").mkdir()
-    # The code that prints a repr says little in the question's words...
     (src / "core" / "formatting.py").write_text(
         "def dataset_repr(obj):\n    lines = [type(obj).__name__]\n    return '\\n'.join(lines)\n"
     )
-    # ...its test spells the behaviour out, and another module shares the words once or twice.
     (src / "tests" / "test_formatting.py").write_text(
         "def test_repr_shows_units_of_coordinates():\n"
         "    # the repr shows the units of each coordinate and data variable\n"
@@ -556,13 +564,32 @@ def test_search_files_lifts_the_module_whose_test_matches(
     )
     for n in range(6):
         (src / "core" / f"misc{n}.py").write_text(f"def helper{n}():\n    return {n}\n")
-    query = (
-        "Feature request: show units in the dataset repr\nThe repr should show the units of each coordinate."
-    )
+
+
+def test_search_files_lifts_the_module_whose_test_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from devops_agent.knowledge import search
+    from devops_agent.knowledge.search import search_files
+
+    formatting_tree(tmp_path / "src")
     with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
-        idx.update(src)
-        assert [p for p, _ in idx.file_lexical(query, 1)] == ["tests/test_formatting.py"]
+        idx.update(tmp_path / "src")
+        assert [p for p, _ in idx.file_lexical(UNITS_QUERY, 1)] == ["tests/test_formatting.py"]
         with monkeypatch.context() as m:
             m.setattr(search, "TESTED_WEIGHT", 0.0)
-            assert search_files(idx, query)[0] != "core/formatting.py"
-        assert search_files(idx, query)[0] == "core/formatting.py"
+            assert search_files(idx, UNITS_QUERY)[0] != "core/formatting.py"
+        assert search_files(idx, UNITS_QUERY)[0] == "core/formatting.py"
+
+
+def test_a_path_under_two_roots_votes_once_per_channel(tmp_path: Path) -> None:
+    from devops_agent.knowledge.search import search_files
+
+    formatting_tree(tmp_path / "a")
+    formatting_tree(tmp_path / "b")
+    with KnowledgeIndex(tmp_path / "one.sqlite") as one, KnowledgeIndex(tmp_path / "two.sqlite") as two:
+        one.update(tmp_path / "a")
+        two.update(tmp_path / "a")
+        two.update(tmp_path / "b")
+        # two copies of every file: the same ranking as one copy, not doubled votes for some
+        assert search_files(two, UNITS_QUERY) == search_files(one, UNITS_QUERY)

@@ -7,6 +7,7 @@ from pathlib import Path
 from devops_agent.config import Settings
 from devops_agent.tools import knowledge
 from devops_agent.tools.registry import ToolRegistry
+from test_knowledge_search import UNITS_QUERY, formatting_tree
 
 
 def _settings(tmp_path: Path) -> Settings:
@@ -62,3 +63,19 @@ def test_register_adds_toolset() -> None:
     reg = ToolRegistry()
     knowledge.register(reg)
     assert "knowledge" in reg.toolsets
+
+
+def test_locate_code_files_ranks_files_with_their_best_chunk(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    tools = {name: e.function for name, e in knowledge.build(settings).entries.items()}
+    assert tools["locate_code_files"]("repr units").status == "no_data"  # nothing indexed yet
+    formatting_tree(tmp_path / "work" / "svc")
+    assert tools["index_directory"](str(tmp_path / "work" / "svc")).status == "success"
+    res = tools["locate_code_files"](UNITS_QUERY, limit=3)
+    assert res.status == "success"
+    assert [f["path"] for f in res.data][:1] == ["core/formatting.py"]
+    assert len(res.data) == 3
+    assert res.data[0]["best_chunk"] == "core/formatting.py:1-3"
+    assert res.data[0]["roots"] == [str((tmp_path / "work" / "svc").resolve())]
+    assert res.metadata["ranked"] == "hits"
+    assert tools["locate_code_files"]("  ").status == "error"

@@ -22,7 +22,7 @@ from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.knowledge.index import COLLECTIONS, IndexStats, KnowledgeIndex
 from devops_agent.knowledge.sources import DirectorySource, Source
-from devops_agent.tools.knowledge import MAX_LIMIT, collection_db, index_dir, search_collection
+from devops_agent.tools.knowledge import MAX_LIMIT, collection_db, index_dir, locate_files, search_collection
 
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help=f"one of: {', '.join(COLLECTIONS)}")]
 
@@ -246,12 +246,26 @@ def search(
         int, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help=f"how many hits (at most {MAX_LIMIT})")
     ] = 8,
     json_out: Annotated[bool, typer.Option("--json", help="hits as JSON (root, path, lines, text)")] = False,
+    files: Annotated[
+        bool,
+        typer.Option(
+            "--files",
+            help="rank whole files of the code collection instead of chunks: which files an issue, "
+            "question or stack trace is about",
+        ),
+    ] = False,
 ) -> None:
     """Search an index; each hit comes with a path:line citation.
 
     Example: devops-agent search "retry logic of the payment client" -n 5
+    Example: devops-agent search --files "$(cat issue.txt)"
     """
     _check(collection)
+    if files and collection != "code":
+        raise UserError(
+            f"--files ranks the files of the code collection, not {collection!r}",
+            hint="leave out --collection, or search runbooks and postmortems without --files",
+        )
     settings = state(ctx).settings
     db = collection_db(settings, collection)
     if not db.exists():
@@ -265,10 +279,17 @@ def search(
             f"nothing is indexed in {collection!r}: the collection is empty",
             hint=f"devops-agent index PATH -c {collection}",
         )
-    result = search_collection(settings, query, collection, limit)
+    result = (
+        locate_files(settings, query, limit)
+        if files
+        else search_collection(settings, query, collection, limit)
+    )
     if result.status == "error":
         raise UserError(result.error or "search failed", hint=result.hint)
     hits: list[dict[str, Any]] = result.data if isinstance(result.data, list) else []
+    if files:
+        _print_files(query, hits, json_out, result.hint)
+        return
     if json_out:
         out.print_json(json.dumps({"query": query, "collection": collection, "hits": hits}, default=str))
         return
@@ -276,6 +297,26 @@ def search(
         err.print(result.hint or "no matches", markup=False, highlight=False)
     for h in hits:
         _print_hit(h)
+
+
+def _print_files(query: str, files: list[dict[str, Any]], json_out: bool, hint: str | None) -> None:
+    """``search --files``: one line per file, best first: rank, path (under its roots when the
+    collection holds several), and the best-matching chunk's lines and symbol."""
+    if json_out:
+        out.print_json(json.dumps({"query": query, "collection": "code", "files": files}))
+        return
+    if not files:
+        err.print(hint or "no matches", markup=False, highlight=False)
+    for f in files:
+        roots = f["roots"]
+        where = f"{roots[0]}/{f['path']}" if len(roots) == 1 else f["path"]
+        also = f"  (under {', '.join(roots)})" if len(roots) > 1 else ""
+        best = (
+            f"  best: {f['best_chunk'].rsplit(':', 1)[-1]} {f['symbol'] or ''}".rstrip()
+            if f["best_chunk"]
+            else ""
+        )
+        out.print(f"{f['rank']:>3}. [bold]{escape(where)}[/]{escape(also)}{escape(best)}", highlight=False)
 
 
 def _print_hit(h: dict[str, Any]) -> None:

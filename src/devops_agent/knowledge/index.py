@@ -362,6 +362,18 @@ class KnowledgeIndex:
         """Relative paths of every indexed file."""
         return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 
+    def roots_of(self, paths: Sequence[str]) -> dict[str, list[str]]:
+        """The roots each of ``paths`` (relative) is indexed under, in root order."""
+        found: dict[str, list[str]] = {}
+        for start in range(0, len(paths), 500):  # SQLite caps the number of bound parameters
+            part = list(paths[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for root, path in self._db.execute(
+                f"SELECT root, path FROM files WHERE path IN ({marks}) ORDER BY root", part
+            ):
+                found.setdefault(path, []).append(root)
+        return found
+
     def bm25(self) -> Bm25:
         """The BM25 index of all chunks, rebuilt only when the collection changed."""
         gen = self._generation()

@@ -29,7 +29,7 @@ from devops_agent.errors import DevOpsAgentError, PathAccessError
 from devops_agent.knowledge import memory
 from devops_agent.knowledge.index import COLLECTIONS, Hit, KnowledgeIndex, collection_file
 from devops_agent.knowledge.memory import CURRENT_SESSION, MemoryHit, project_name
-from devops_agent.knowledge.search import hybrid_search
+from devops_agent.knowledge.search import FILE_CANDIDATES, hybrid_search, search_files
 from devops_agent.store import Store
 from devops_agent.store.records import FindingRecord
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
@@ -112,6 +112,43 @@ def search_collection(settings: Settings, query: str, collection: str, limit: in
     return ToolResult.ok(
         [_hit_data(h) for h in hits], collection=collection, dense=embedder is not None, ranked="hits"
     )
+
+
+def locate_files(settings: Settings, query: str, limit: int) -> ToolResult:
+    """The code collection's files for ``query``, best first (:func:`search_files`), each with the
+    roots it is indexed under and its best-matching chunk by BM25 (a citation), when it has one:
+    a function or block before the file's outline, which only names what the file defines."""
+    if not query.strip():
+        return ToolResult.fail("empty query", hint="describe what you are looking for")
+    db = collection_db(settings, "code")
+    if not db.exists():
+        return ToolResult.empty(_index_first("code"))
+    with KnowledgeIndex(db) as idx:
+        counts = idx.counts()
+        if not counts["files"]:
+            return ToolResult.empty(_index_first("code"))
+        embedder = _shared_embedder() if counts["vectors"] else None
+        files = search_files(idx, query, max(1, min(limit, MAX_LIMIT)), embedder)
+        roots = idx.roots_of(files)
+        best: dict[str, Hit] = {}
+        for h in idx.lexical(query, FILE_CANDIDATES):  # a file's outline only when nothing else matched
+            if h.chunk.path not in best or best[h.chunk.path].chunk.kind == "outline" != h.chunk.kind:
+                best[h.chunk.path] = h
+    if not files:
+        return ToolResult.empty("no file in 'code' matched; try other words or identifiers")
+    data = []
+    for rank, path in enumerate(files, start=1):
+        hit = best.get(path)
+        data.append(
+            {
+                "rank": rank,
+                "path": path,
+                "roots": roots.get(path, []),
+                "best_chunk": hit.citation if hit else None,
+                "symbol": hit.chunk.symbol if hit and hit.chunk.kind != "outline" else None,
+            }
+        )
+    return ToolResult.ok(data, collection="code", dense=embedder is not None, ranked="hits")
 
 
 def finding_data(f: FindingRecord, score: float | None = None) -> dict[str, Any]:
@@ -269,6 +306,22 @@ def build(settings: Settings) -> ToolsetBuilder:
             limit: most results, 1 to 50, best first.
         """
         return search_collection(settings, query, "code", limit)
+
+    @ts.tool(read_only=True, risk="safe")
+    def locate_code_files(query: str, limit: int = 10) -> ToolResult:
+        """Rank the files of the "code" collection that a question, issue or stack trace is about.
+
+        File-level search for "which file do I change / read first": whole-file and chunk BM25,
+        the files the text names, the files defining the code names it mentions, modules its
+        first line names, and the modules whose tests match it best. Each result has the file's
+        ``path``, the ``roots`` it is indexed under and its best-matching chunk (``best_chunk``,
+        a ``path:start-end`` citation to read with retrieve_code_context or the file tools).
+
+        Args:
+            query: an issue or bug report, a question, an error message or a stack trace.
+            limit: most files, 1 to 50, best first.
+        """
+        return locate_files(settings, query, limit)
 
     @ts.tool(read_only=True, risk="safe")
     def search_kb(
