@@ -245,7 +245,13 @@ def search(
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help=f"how many hits (at most {MAX_LIMIT})")
     ] = 8,
-    json_out: Annotated[bool, typer.Option("--json", help="hits as JSON (root, path, lines, text)")] = False,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="hits as JSON (root, path, lines, text; with --files: rank, path, roots, best_chunk)",
+        ),
+    ] = False,
     files: Annotated[
         bool,
         typer.Option(
