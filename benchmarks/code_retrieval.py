@@ -6,7 +6,8 @@ For each case the repository is taken from PyPI as the source distribution of th
 and queried with the issue text. Reports file-level Recall@1/@5 and MRR for BM25 alone, dense
 alone (``knowledge-dense`` extra; null when absent) and the hybrid of
 :func:`devops_agent.knowledge.search.search_files` (RRF of chunk BM25, file BM25, named files,
-symbol definitions, modules the title names and dense), all in one run. No language model and no
+symbol definitions, modules the title names, modules whose tests match best and dense), all in
+one run. No language model and no
 gold information is used for retrieval; the gold file is only looked up to score and to count how
 many gold files exist in what was indexed. Retrieval settings were tuned on the odd positions of
 ``dev.jsonl`` (0-based); ``holdout`` reports the even positions alone, and ``per_repo`` the hybrid
