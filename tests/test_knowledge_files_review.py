@@ -8,6 +8,7 @@ from pathlib import Path
 from devops_agent.knowledge import search
 from devops_agent.knowledge.index import KnowledgeIndex
 from devops_agent.knowledge.search import module_map, search_files
+from test_knowledge_search import one_and_two_copies
 
 
 def _subject(test: str, *paths: str) -> str | None:
@@ -81,13 +82,7 @@ def _money_tree(src: Path) -> None:
 
 
 def test_two_roots_copies_take_one_place_among_the_tests_that_vote(tmp_path: Path) -> None:
-    query = "the invoice total rounds half cents up"
-    _money_tree(tmp_path / "a")
-    _money_tree(tmp_path / "b")
-    with KnowledgeIndex(tmp_path / "one.sqlite") as one, KnowledgeIndex(tmp_path / "two.sqlite") as two:
-        one.update(tmp_path / "a")
-        two.update(tmp_path / "a")
-        two.update(tmp_path / "b")
-        assert "pkg/money.py" in search_files(one, query)
-        # each file twice in the whole-file ranking: the test is still among the five best files
-        assert search_files(two, query) == search_files(one, query)
+    single, copies = one_and_two_copies(tmp_path, _money_tree, "the invoice total rounds half cents up")
+    assert "pkg/money.py" in single
+    # each file twice in the whole-file ranking: the test is still among the five best files
+    assert copies == single

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -582,14 +583,23 @@ def test_search_files_lifts_the_module_whose_test_matches(
         assert search_files(idx, UNITS_QUERY)[0] == "core/formatting.py"
 
 
-def test_a_path_under_two_roots_votes_once_per_channel(tmp_path: Path) -> None:
+def one_and_two_copies(
+    tmp_path: Path, build: Callable[[Path], None], query: str
+) -> tuple[list[str], list[str]]:
+    """``search_files`` for ``query`` over a tree made by ``build``, indexed once, and over two
+    copies of it indexed as two roots of one collection."""
     from devops_agent.knowledge.search import search_files
 
-    formatting_tree(tmp_path / "a")
-    formatting_tree(tmp_path / "b")
+    build(tmp_path / "a")
+    build(tmp_path / "b")
     with KnowledgeIndex(tmp_path / "one.sqlite") as one, KnowledgeIndex(tmp_path / "two.sqlite") as two:
         one.update(tmp_path / "a")
         two.update(tmp_path / "a")
         two.update(tmp_path / "b")
-        # two copies of every file: the same ranking as one copy, not doubled votes for some
-        assert search_files(two, UNITS_QUERY) == search_files(one, UNITS_QUERY)
+        return search_files(one, query), search_files(two, query)
+
+
+def test_a_path_under_two_roots_votes_once_per_channel(tmp_path: Path) -> None:
+    single, copies = one_and_two_copies(tmp_path, formatting_tree, UNITS_QUERY)
+    # two copies of every file: the same ranking as one copy, not doubled votes for some
+    assert copies == single
