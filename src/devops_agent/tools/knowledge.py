@@ -21,6 +21,7 @@ policies, agent or interface code.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -89,7 +90,16 @@ def _index_first(collection: str) -> str:
     )
 
 
-def search_collection(settings: Settings, query: str, collection: str, limit: int) -> ToolResult:
+def _search(
+    settings: Settings,
+    query: str,
+    collection: str,
+    run: Callable[[KnowledgeIndex, Any, int], ToolResult],
+    limit: int,
+) -> ToolResult:
+    """``run(index, embedder, limit)`` on ``collection`` once the checks every search shares
+    pass: a known collection, a query, something indexed; ``limit`` clamped to 1..``MAX_LIMIT``;
+    the embedder when the collection has vectors, else None."""
     if collection not in COLLECTIONS:
         return ToolResult.fail(
             f"unknown collection {collection!r}", hint=f"use one of {', '.join(COLLECTIONS)}"
@@ -105,50 +115,53 @@ def search_collection(settings: Settings, query: str, collection: str, limit: in
         if not counts["files"]:
             return ToolResult.empty(_index_first(collection))
         embedder = _shared_embedder() if counts["vectors"] else None
-        hits = hybrid_search(idx, query, max(1, min(limit, MAX_LIMIT)), embedder)
-    if not hits:
-        return ToolResult.empty(f"nothing in {collection!r} matched; try other words or identifiers")
-    # ranked best first: the output cap then drops the lowest ranks, not a long list's middle
-    return ToolResult.ok(
-        [_hit_data(h) for h in hits], collection=collection, dense=embedder is not None, ranked="hits"
-    )
+        return run(idx, embedder, max(1, min(limit, MAX_LIMIT)))
+
+
+def search_collection(settings: Settings, query: str, collection: str, limit: int) -> ToolResult:
+    """The best chunks of ``collection`` for ``query`` (:func:`hybrid_search`), as hit data."""
+
+    def run(idx: KnowledgeIndex, embedder: Any, limit: int) -> ToolResult:
+        hits = hybrid_search(idx, query, limit, embedder)
+        if not hits:
+            return ToolResult.empty(f"nothing in {collection!r} matched; try other words or identifiers")
+        # ranked best first: the output cap then drops the lowest ranks, not a long list's middle
+        return ToolResult.ok(
+            [_hit_data(h) for h in hits], collection=collection, dense=embedder is not None, ranked="hits"
+        )
+
+    return _search(settings, query, collection, run, limit)
 
 
 def locate_files(settings: Settings, query: str, limit: int) -> ToolResult:
     """The code collection's files for ``query``, best first (:func:`search_files`), each with the
     roots it is indexed under and its best-matching chunk by BM25 (a citation), when it has one:
     a function or block before the file's outline, which only names what the file defines."""
-    if not query.strip():
-        return ToolResult.fail("empty query", hint="describe what you are looking for")
-    db = collection_db(settings, "code")
-    if not db.exists():
-        return ToolResult.empty(_index_first("code"))
-    with KnowledgeIndex(db) as idx:
-        counts = idx.counts()
-        if not counts["files"]:
-            return ToolResult.empty(_index_first("code"))
-        embedder = _shared_embedder() if counts["vectors"] else None
-        files = search_files(idx, query, max(1, min(limit, MAX_LIMIT)), embedder)
+
+    def run(idx: KnowledgeIndex, embedder: Any, limit: int) -> ToolResult:
+        files = search_files(idx, query, limit, embedder)
+        if not files:
+            return ToolResult.empty("no file in 'code' matched; try other words or identifiers")
         roots = idx.roots_of(files)
         best: dict[str, Hit] = {}
         for h in idx.lexical(query, FILE_CANDIDATES):  # a file's outline only when nothing else matched
             if h.chunk.path not in best or best[h.chunk.path].chunk.kind == "outline" != h.chunk.kind:
                 best[h.chunk.path] = h
-    if not files:
-        return ToolResult.empty("no file in 'code' matched; try other words or identifiers")
-    data = []
-    for rank, path in enumerate(files, start=1):
-        hit = best.get(path)
-        data.append(
-            {
-                "rank": rank,
-                "path": path,
-                "roots": roots.get(path, []),
-                "best_chunk": hit.citation if hit else None,
-                "symbol": hit.chunk.symbol if hit and hit.chunk.kind != "outline" else None,
-            }
-        )
-    return ToolResult.ok(data, collection="code", dense=embedder is not None, ranked="hits")
+        data = []
+        for rank, path in enumerate(files, start=1):
+            hit = best.get(path)
+            data.append(
+                {
+                    "rank": rank,
+                    "path": path,
+                    "roots": roots.get(path, []),
+                    "best_chunk": hit.citation if hit else None,
+                    "symbol": hit.chunk.symbol if hit and hit.chunk.kind != "outline" else None,
+                }
+            )
+        return ToolResult.ok(data, collection="code", dense=embedder is not None, ranked="hits")
+
+    return _search(settings, query, "code", run, limit)
 
 
 def finding_data(f: FindingRecord, score: float | None = None) -> dict[str, Any]:
