@@ -152,32 +152,26 @@ def test_when_nothing_lines_up_the_finding_says_so_and_names_a_source_it_could_n
     _commit(repo, "a.yaml", "three days before", onset - timedelta(days=3))
     payload = _payload(_alert("BillingLatency", onset + timedelta(minutes=1), expr))
 
-    _proc, report = _investigate(
-        tmp_path,
-        payload,
-        "--logs",
-        str(tmp_path / "logs"),
-        "--repo",
-        str(repo),
-        prometheus_url=prometheus_url,
-    )
-    finding = next(f for f in report["findings"] if "shifted level" in f["title"])
+    def level_shift_finding(repo: Path) -> dict[str, Any]:
+        _proc, report = _investigate(
+            tmp_path,
+            payload,
+            "--logs",
+            str(tmp_path / "logs"),
+            "--repo",
+            str(repo),
+            prometheus_url=prometheus_url,
+        )
+        return next(f for f in report["findings"] if "shifted level" in f["title"])
+
+    finding = level_shift_finding(repo)
     assert "No log template was new or spiked within 0:15:00 of it" in finding["detail"]
     assert "no commit landed in the 2:00:00 before" in finding["detail"]
     assert "retrying upstream call" not in "\n".join(finding["evidence"])
 
     not_a_repo = tmp_path / "not-a-repo"
     not_a_repo.mkdir()
-    _proc, report = _investigate(
-        tmp_path,
-        payload,
-        "--logs",
-        str(tmp_path / "logs"),
-        "--repo",
-        str(not_a_repo),
-        prometheus_url=prometheus_url,
-    )
-    finding = next(f for f in report["findings"] if "shifted level" in f["title"])
+    finding = level_shift_finding(not_a_repo)
     assert "the commits could not be read" in finding["detail"]
     assert "no commit landed" not in finding["detail"]
 
