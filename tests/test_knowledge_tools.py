@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from devops_agent.config import Settings
+from devops_agent.policies.limits import cap_result
 from devops_agent.tools import knowledge
 from devops_agent.tools.registry import ToolRegistry
 from test_knowledge_search import UNITS_QUERY, formatting_tree
@@ -77,5 +79,9 @@ def test_locate_code_files_ranks_files_with_their_best_chunk(tmp_path: Path) -> 
     assert len(res.data) == 3
     assert res.data[0]["best_chunk"] == "core/formatting.py:1-3"
     assert res.data[0]["roots"] == [str((tmp_path / "work" / "svc").resolve())]
-    assert res.metadata["ranked"] == "hits"
+    assert res.metadata["ranked"] == "files"
     assert tools["locate_code_files"]("  ").status == "error"
+    # over the output cap the lowest-ranked files go, and the hint says so in those words
+    capped = cap_result(res, len(json.dumps(res.data)) - 10)
+    assert [f["path"] for f in capped.data] == [f["path"] for f in res.data[:2]]
+    assert "1 lower-ranked files left out" in (capped.hint or "")

@@ -159,7 +159,7 @@ def locate_files(settings: Settings, query: str, limit: int) -> ToolResult:
                     "symbol": hit.chunk.symbol if hit and hit.chunk.kind != "outline" else None,
                 }
             )
-        return ToolResult.ok(data, collection="code", dense=embedder is not None, ranked="hits")
+        return ToolResult.ok(data, collection="code", dense=embedder is not None, ranked="files")
 
     return _search(settings, query, "code", run, limit)
 
