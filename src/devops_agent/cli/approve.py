@@ -30,14 +30,22 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
+def visible(text: str) -> str:
+    """``text`` with control characters written out (``\\x1b``, ``\\r``): a command must not be able to
+    move the cursor or erase the line and so show the approver something other than what runs."""
+    return "".join(
+        ch if ch == "\n" or ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+
+
 def describe_pending(call_id: str, p: Mapping[str, Any]) -> None:
     """Print one pending call the way an approver needs to see it."""
-    what = p.get("command") or f"{p.get('tool')}({json.dumps(p.get('args', {}))})"
+    what = visible(p.get("command") or f"{p.get('tool')}({json.dumps(p.get('args', {}))})")
     level = p.get("classification") or p.get("decision", "approve")
     err.print(f"\n[bold yellow]Approval needed[/] ({call_id}) — [bold]{level}[/]")
     err.print(f"  {what}", markup=False, highlight=False)
     if p.get("reason"):
-        err.print(f"  why: {p['reason']}", markup=False)
+        err.print(f"  why: {visible(str(p['reason']))}", markup=False)
     impact = p.get("impact") or {}
     for label, key in (
         ("changes", "what_changes"),
@@ -103,16 +111,31 @@ def approve(
     if len(chosen) != len(pending):
         raise UserError("answer every pending call of the run at once", hint="pending: " + ", ".join(pending))
     who = approver or getpass.getuser()
-    if yes or not interactive():
+    if yes or deny or not interactive():
+        _check_unattended(chosen, pending, yes=yes, deny=deny)
         answers = {c: ApprovalDecision(not deny, reason, who) for c in chosen}
-        for c in chosen:
-            if not deny and pending[c].get("decision") == "approve_detailed" and not yes:
-                raise UserError("a destructive call needs --yes (or a terminal to type CONFIRM)")
     else:
         answers = {c: prompt_one(c, pending[c], who) for c in chosen}
     final = execute_resume(app, record.id, answers, json_out=json_out)
     if final.status not in ("completed", "paused"):
         raise typer.Exit(1)
+
+
+def _check_unattended(
+    chosen: Iterable[str], pending: Mapping[str, Mapping[str, Any]], *, yes: bool, deny: bool
+) -> None:
+    """Without a terminal nobody was asked: approving needs ``--yes`` (a denial needs nothing)."""
+    if deny or yes:
+        return
+    if any(pending[c].get("decision") == "approve_detailed" for c in chosen):
+        raise UserError(
+            "a destructive call needs --yes (or a terminal to type CONFIRM)",
+            hint="review it with `devops-agent sessions show`, then pass --yes to approve or --deny",
+        )
+    raise UserError(
+        "no terminal to ask for approval: pass --yes to approve or --deny to refuse",
+        hint="review the pending calls with `devops-agent sessions show` first",
+    )
 
 
 def audit(

@@ -55,6 +55,8 @@ class CommandResult:
     reason: str
     key: str = ""
     depth: int = 0
+    writes: tuple[str, ...] = ()
+    """Targets of its write redirections (``> FILE``) that are not harmless sinks like ``/dev/null``."""
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,7 @@ class _Walker:
         words: list[Any] = []
         vs: list[Verdict] = []
         heredoc: str | None = None
+        writes: list[str] = []
         for p in node.parts:
             if p.kind == "word":
                 words.append(p)
@@ -239,9 +242,11 @@ class _Walker:
                     heredoc = _heredoc_body(p.heredoc.value)
                 if (v := self.redirect(p)) is not None:
                     vs.append(v)
+                    if v.key == "redirect.write" and v.level != "read_only":
+                        writes.append(self.text(p.output))
         if not words:
             own = ro("variable assignment or redirection only", "readonly")
-            self._record([], worst([own, *vs]) or own)
+            self._record([], worst([own, *vs]) or own, writes=writes)
             return worst([own, *vs]) or own
         argv = [self.text(w) for w in words]
         self.last_heredoc = heredoc
@@ -258,11 +263,13 @@ class _Walker:
         if own.key == "shell.stdin":
             own = self.stdin_program(argv, own, upstream if fed is None else [], heredoc or fed)
         final = worst([own, *vs]) or own
-        self._record(argv, final, index)
+        self._record(argv, final, index, writes)
         return final
 
-    def _record(self, argv: list[str], v: Verdict, index: int | None = None) -> None:
-        r = CommandResult(argv, v.level, v.reason, v.key, self.depth)
+    def _record(
+        self, argv: list[str], v: Verdict, index: int | None = None, writes: list[str] | None = None
+    ) -> None:
+        r = CommandResult(argv, v.level, v.reason, v.key, self.depth, tuple(writes or ()))
         self.results.insert(len(self.results) if index is None else index, r)
 
     def stdin_program(

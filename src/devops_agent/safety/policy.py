@@ -112,11 +112,17 @@ def decide(
 
 
 def _all_allowed(c: Classification, patterns: Sequence[str]) -> bool:
-    """Every part that is not read-only must itself match an allow pattern (no piggybacking)."""
+    """Every part that is not read-only must itself match an allow pattern (no piggybacking).
+
+    A part that writes through a redirection (``kubectl rollout restart x > ~/.bashrc``) is never
+    waived: patterns are matched against the argv, which does not show the file being written.
+    """
     if c.parse_error is not None or not c.commands:
         return False
     risky = [r for r in c.commands if r.level != "read_only"]
-    return all(r.level != "destructive" and any(matches(p, r) for p in patterns) for r in risky)
+    return all(
+        r.level != "destructive" and not r.writes and any(matches(p, r) for p in patterns) for r in risky
+    )
 
 
 def _ask_hint(c: Classification) -> str:

@@ -29,7 +29,9 @@ from devops_agent.tools.registry import ToolRegistry
 from devops_agent.tools.shell_errors import analyze
 
 # Characters that make a command need a shell (pipes, redirections, expansions, globs, lists).
-_SHELL_SYNTAX = set("|&;<>()$`*?[]{}~!#\n\\")
+# A carriage return is here too: shlex splits words on it, bash (and the classifier) does not, so
+# `find . -name x\r-delete` would be judged as one thing and run as another.
+_SHELL_SYNTAX = set("|&;<>()$`*?[]{}~!#\n\r\\")
 
 
 def plan(command: str) -> list[str]:
@@ -45,17 +47,47 @@ def plan(command: str) -> list[str]:
     return ["bash", "-o", "pipefail", "-c", command]
 
 
+class _Capped:
+    """The head of one output stream (at most ``limit`` bytes) and a count of the bytes cut."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.dropped = 0
+
+    async def drain(self, stream: asyncio.StreamReader | None) -> None:
+        """Read ``stream`` to its end; what was read stays here even if this is cancelled."""
+        if stream is None:
+            return
+        while chunk := await stream.read(65536):
+            room = self.limit - len(self.kept)
+            self.kept += chunk[:room] if room > 0 else b""
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+
 async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, int]:
     """Read all of ``stream``; keep the first ``limit`` bytes, count the rest."""
-    if stream is None:
-        return b"", 0
-    kept = bytearray()
-    dropped = 0
-    while chunk := await stream.read(65536):
-        room = limit - len(kept)
-        kept += chunk[:room] if room > 0 else b""
-        dropped += max(0, len(chunk) - max(room, 0))
-    return bytes(kept), dropped
+    capped = _Capped(limit)
+    await capped.drain(stream)
+    return bytes(capped.kept), capped.dropped
+
+
+# After the command exits, how long its pipes may stay open (held by a leftover background process
+# that is killed with the group) before the output read so far is taken as the whole output.
+_DRAIN_GRACE_S = 1.0
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> int:
+    """The exit status, as soon as the command itself has exited.
+
+    ``proc.wait()`` also waits until its pipes are closed, which a background child (``cmd &``)
+    holding stdout can put off until the timeout; the return code is known before that.
+    """
+    delay = 0.002
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return proc.returncode
 
 
 async def kill_group(proc: asyncio.subprocess.Process, grace_s: float = 2.0) -> None:
@@ -64,7 +96,7 @@ async def kill_group(proc: asyncio.subprocess.Process, grace_s: float = 2.0) -> 
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
         try:
-            await asyncio.wait_for(proc.wait(), grace_s)
+            await asyncio.wait_for(_exited(proc), grace_s)
             return
         except TimeoutError:
             continue
@@ -89,25 +121,31 @@ async def run_command(command: str, *, cwd: Path | None, timeout_s: float, max_b
     except NotADirectoryError:
         return ToolResult.fail(f"working directory {cwd} is not a directory", "set safety.shell_cwd")
     timed_out = False
-    readers = asyncio.gather(
-        _read_capped(proc.stdout, max_bytes), _read_capped(proc.stderr, max_bytes), proc.wait()
-    )
-    # When the run is cancelled, wait_for cancels the gather but never reads its CancelledError,
+    out_buf, err_buf = _Capped(max_bytes), _Capped(max_bytes)
+    readers = asyncio.gather(out_buf.drain(proc.stdout), err_buf.drain(proc.stderr))
+    # When the run is cancelled, the gather is cancelled too but nobody reads its CancelledError,
     # which asyncio would then log as "exception was never retrieved" at exit.
     readers.add_done_callback(lambda f: f.cancelled() or f.exception())
     try:
-        (out, out_dropped), (err, err_dropped), _ = await asyncio.wait_for(readers, timeout_s)
+        # Wait for the command itself, not for EOF on its pipes: a background child (`cmd &`)
+        # holding stdout open must not turn a finished command into a timeout.
+        await asyncio.wait_for(_exited(proc), timeout_s)
     except TimeoutError:
         timed_out = True
         await kill_group(proc)
-        out, err, out_dropped, err_dropped = b"", b"", 0, 0
     except asyncio.CancelledError:
+        readers.cancel()
         await kill_group(proc)
         raise
-    else:
-        # The command is done; anything it left running in its group goes too.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    # The command is done (or was killed); anything it left running in its group goes too.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        await asyncio.wait_for(asyncio.shield(readers), _DRAIN_GRACE_S)
+    except TimeoutError:
+        readers.cancel()  # a process outside the group still holds a pipe: keep what was read
+    out, err = bytes(out_buf.kept), bytes(err_buf.kept)
+    out_dropped, err_dropped = out_buf.dropped, err_buf.dropped
     stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
     data = {
         "command": command,

@@ -8,6 +8,7 @@ or ``agent/``.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -144,6 +145,8 @@ def is_system_path(path: str) -> bool:
     p = path.strip()
     while "//" in p:
         p = p.replace("//", "/")
+    if p.startswith("/") and not p.startswith(HARMLESS_DEVICES):
+        p = posixpath.normpath(p)  # `/./etc/passwd` and `/tmp/../etc/passwd` are /etc/passwd
     if p.rstrip("/") in ("", "/*", ".") and p.startswith("/"):
         return True
     if p in ("/", "/*", "~", "~/", "$HOME", "${HOME}"):

@@ -7,6 +7,7 @@ are destructive too: they can leave the host unbootable. Must not touch the file
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -137,50 +138,136 @@ def disk(argv: Sequence[str], recurse: Recurse) -> Verdict:
 
 
 def sed(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``sed`` is read-only unless it edits in place (``-i``) or its script writes (``w`` / ``e``)."""
+    """``sed`` is read-only unless it edits in place (``-i``, also inside ``-ni``/``-Ei``), its script
+    writes or runs commands (``w``/``W``/``e`` commands, ``s///w``/``s///e`` flags), or the script
+    comes from a file (``-f``) this classifier cannot see."""
     args = argv[1:]
-    if any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args if not a.startswith("--e")):
-        files = positionals(args, ("-e", "-f", "--expression", "--file"))[1:]
+    if _sed_in_place(args):
+        files = positionals(args, ("-e", "-f", "--expression", "--file", "-l", "--line-length"))[1:]
         if any(is_system_path(f) for f in files):
             return destr("sed -i: edits system files in place", "files.system_write")
         return mut("sed -i: edits files in place", "files.sed_inplace")
-    script = " ".join(positionals(args, ("-f", "--file"))[:1] + [a for a in args if not a.startswith("-")])
-    for cmd in ("w ", "W ", "/w ", "e "):
-        if cmd in script:
-            return unk("sed script with a w/e command: may write files or run commands", "files.sed")
+    if _sed_short_flag(args, "f", "--file"):
+        return unk("sed -f: runs a script file this classifier cannot see", "files.sed")
+    scripts = _sed_scripts(args)
+    joined = " ".join(scripts)
+    if any(_SED_RUNS.search(sc) or _sed_s_flags_run(sc) for sc in scripts) or any(
+        cmd in joined for cmd in ("w ", "W ", "/w ", "e ")
+    ):
+        return unk("sed script with a w/e command: may write files or run commands", "files.sed")
     return ro("sed: filters text to stdout", "files.read")
 
 
+# A w/W/e command after an optional address (``5e CMD``, ``/x/w FILE``, ``$!e``).
+_SED_ADDR = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)"
+_SED_RUNS = re.compile(rf"(?:^|[;{{}}\n])\s*(?:{_SED_ADDR}(?:\s*,\s*{_SED_ADDR})?)?\s*!?\s*[ewW]")
+_SED_S = re.compile(r"s(.)((?:(?!\1)[^\\]|\\.)*)\1((?:(?!\1)[^\\]|\\.)*)\1([a-zA-Z0-9]*)")
+
+
+def _sed_s_flags_run(script: str) -> bool:
+    """Whether an ``s`` command of ``script`` carries the ``e`` (execute) or ``w`` (write) flag."""
+    return any(set(m.group(4)) & {"e", "w"} for m in _SED_S.finditer(script))
+
+
+def _sed_in_place(args: Sequence[str]) -> bool:
+    """``-i``/``--in-place`` alone or inside a bundle of short options (``-ni``, ``-Ei.bak``)."""
+    return _sed_short_flag(args, "i", "--in-place")
+
+
+def _sed_short_flag(args: Sequence[str], letter: str, long: str) -> bool:
+    """Whether ``-LETTER`` (also inside a bundle such as ``-nLETTER``) or ``--long[=…]`` is given."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return False
+        if a == long or a.startswith(long + "="):
+            return True
+        if a in ("-e", "--expression", "-l", "--line-length"):
+            i += 2
+            continue
+        if a.startswith("-") and not a.startswith("--"):
+            for ch in a[1:]:
+                if ch == letter:
+                    return True
+                if ch in "efl":  # these take a value: the rest of the word is that value
+                    break
+        i += 1
+    return False
+
+
+def _sed_scripts(args: Sequence[str]) -> list[str]:
+    """The script texts: every ``-e``/``--expression`` value, else the first operand."""
+    scripts: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-e", "--expression") and i + 1 < len(args):
+            scripts.append(args[i + 1])
+            i += 2
+            continue
+        if a.startswith("--expression="):
+            scripts.append(a[len("--expression=") :])
+        elif a.startswith("-") and not a.startswith("--") and "e" in a[1:]:
+            head, _, value = a[1:].partition("e")
+            if value and "l" not in head:
+                scripts.append(value)
+            elif i + 1 < len(args) and "l" not in head:
+                scripts.append(args[i + 1])
+                i += 1
+        i += 1
+    if not scripts:
+        operands = positionals(args, ("-l", "--line-length"))
+        scripts = operands[:1]
+    return scripts
+
+
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*&|\|\s*getline|\bprintf?\b[^;{}\n]*(?<!\|)\|(?!\|)")
+_AWK_WRITES = re.compile(r"\bprintf?\b[^;{}\n]*>")
+
+
 def awk(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``awk`` is read-only unless its program calls ``system()``, pipes, or prints to a file."""
-    program = " ".join(a for a in argv[1:] if not a.startswith("-"))
-    if "system(" in program or "| getline" in program or '|"' in program or '| "' in program:
+    """``awk`` is read-only unless its program calls ``system()``, pipes, prints to a file, or comes
+    from a file (``-f``) this classifier cannot see."""
+    args = list(argv[1:])
+    if any(a in ("-f", "--file", "-E", "--exec") or a.startswith(("--file=", "--exec=")) for a in args):
+        return unk(f"{argv[0]} -f: runs a program file this classifier cannot see", "files.awk")
+    program = " ".join(a for a in args if not a.startswith("-"))
+    if _AWK_RUNS.search(program) or '|"' in program or '| "' in program:
         return unk(f"{argv[0]} program runs commands (system() or pipes)", "files.awk")
-    if '> "' in program or '>"' in program or ">> " in program or "print >" in program:
-        return mut(f"{argv[0]} program writes to files", "files.awk")
-    if "-i" in argv[1:] and "inplace" in argv[1:]:
+    if any(a in ("-iinplace", "--include=inplace") for a in args) or ("-i" in args and "inplace" in args):
         return mut(f"{argv[0]} -i inplace: edits files in place", "files.sed_inplace")
+    if _AWK_WRITES.search(program) or '> "' in program or '>"' in program or ">> " in program:
+        return mut(f"{argv[0]} program writes to files", "files.awk")
     return ro(f"{argv[0]}: filters text to stdout", "files.read")
 
 
 def find(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``find`` reads, unless it deletes (``-delete``), runs commands (``-exec``) or writes (``-fprint``)."""
+    """``find`` reads, unless it deletes (``-delete``), runs commands (``-exec``) or writes (``-fprint``).
+
+    Every action counts: ``find . -exec true \\; -exec rm {} \\;`` runs ``rm`` too.
+    """
     args = list(argv[1:])
     if "-delete" in args:
         return destr("find -delete: deletes every matching file", "rm.recursive")
-    for i, a in enumerate(args):
+    verdicts: list[Verdict] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
         if a in ("-exec", "-execdir", "-ok", "-okdir"):
             inner: list[str] = []
             for b in args[i + 1 :]:
+                i += 1
                 if b in (";", "+", "\\;"):
                     break
                 inner.append(b)
             inner = [x for x in inner if x != "{}"] or ["true"]
             v = recurse(shlex.join(inner))
-            return Verdict(v.level, f"find {a} {inner[0]}: {v.reason}", v.key)
-        if a.startswith("-fprint") or a == "-fls":
-            return mut(f"find {a}: writes its output to a file", "files.write")
-    return ro("find: lists files", "files.read")
+            verdicts.append(Verdict(v.level, f"find {a} {inner[0]}: {v.reason}", v.key))
+        elif a.startswith("-fprint") or a == "-fls":
+            verdicts.append(mut(f"find {a}: writes its output to a file", "files.write"))
+        i += 1
+    return worst(verdicts) or ro("find: lists files", "files.read")
 
 
 def archive(argv: Sequence[str], recurse: Recurse) -> Verdict:

@@ -7,7 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from devops_agent.safety.commands.base import Recurse, Verdict, destr, has_flag, mut, positionals, ro, unk
+from devops_agent.safety.commands.base import (
+    Recurse,
+    Verdict,
+    destr,
+    flag_value,
+    has_flag,
+    mut,
+    positionals,
+    ro,
+    unk,
+    worst,
+    write_target_verdict,
+)
 
 _GLOBAL_VALUED = ("-C", "-c", "--git-dir", "--work-tree", "--namespace")
 _READ = {
@@ -89,8 +101,67 @@ def _subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
     return "", []
 
 
+# ``git -c KEY=VALUE`` keys that only change how output looks; any other key may name a program
+# git runs (core.pager, core.fsmonitor, core.sshCommand, diff.external, alias.*, *.textconv …).
+_SAFE_CONFIG_PREFIXES = (
+    "color.",
+    "core.quotepath",
+    "core.abbrev",
+    "safe.directory",
+    "log.",
+    "i18n.",
+    "column.",
+    "advice.",
+    "user.name",
+    "user.email",
+    "diff.renames",
+    "diff.algorithm",
+    "blame.date",
+)
+
+
+def _global_risk(args: Sequence[str]) -> Verdict | None:
+    """Global options that make even a reading subcommand run a program or write: ``-c KEY=…``
+    with a key that can name a command, ``--config-env``, ``--exec-path=DIR``."""
+    for i, a in enumerate(args):
+        if not a.startswith("-"):
+            return None
+        if a == "-c" and i + 1 < len(args):
+            key = args[i + 1].split("=", 1)[0].lower()
+            if not key.startswith(_SAFE_CONFIG_PREFIXES):
+                return unk(f"git -c {key}: configuration that can make git run a program", "git")
+        if a.startswith(("--config-env", "--exec-path=")):
+            return unk(f"git {a.split('=', 1)[0]}: can make git run another program", "git")
+    return None
+
+
+def _read_risk(sub: str, rest: Sequence[str]) -> Verdict | None:
+    """Flags that turn a reading subcommand into a writer or a command runner."""
+    out = flag_value(rest, "--output")
+    if out is not None:
+        return write_target_verdict(out, f"git {sub} --output", "files.write")
+    if sub == "grep" and (
+        has_flag(rest, "-O") or any(a.startswith(("-O", "--open-files-in-pager")) for a in rest)
+    ):
+        return unk("git grep -O: opens the files with a program", "git")
+    if sub == "difftool" and (
+        has_flag(rest, "-x", "--extcmd", "-t", "--tool") or any(a.startswith(("-x", "-t")) for a in rest)
+    ):
+        return unk("git difftool -x/-t: runs an external program", "git")
+    return None
+
+
 def git(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """Classify ``git`` by subcommand and the flags that make it destroy history or work."""
+    """Classify ``git`` by subcommand and the flags that make it destroy history or work; global
+    options that can make git run a program (``-c core.pager=…``) make it at least ``unknown``."""
+    v = _subcommand_verdict(argv)
+    risk = _global_risk(argv[1:])
+    if risk is None:
+        return v
+    return worst([v, risk]) or v
+
+
+def _subcommand_verdict(argv: Sequence[str]) -> Verdict:
     sub, rest = _subcommand(argv[1:])
     if not sub:
         return ro("git with no subcommand prints help", "git.help")
@@ -137,6 +208,8 @@ def git(argv: Sequence[str], recurse: Recurse) -> Verdict:
     if sub == "checkout" and (has_flag(rest, "-f", "--force") or "--" in rest or "." in rest):
         return destr("git checkout -- PATH/--force: discards uncommitted changes", "git.checkout_discard")
     if sub in _READ:
+        if (read_risk := _read_risk(sub, rest)) is not None:
+            return read_risk
         return ro(f"git {sub}: reads the repository", "git.read")
     if sub in _MUTATE:
         return mut(f"git {sub}: changes the repository or working tree", "git.mutate")

@@ -61,25 +61,47 @@ _SUDO_VALUED = (
 
 def sudo(argv: Sequence[str], recurse: Recurse) -> Verdict:
     """``sudo``/``doas``/``pkexec``/``runuser``: judge the command run as another user."""
-    args = argv[1:]
-    if any(a in ("-i", "-s", "--login", "--shell") for a in args) and not _after_options(args, _SUDO_VALUED):
-        return unk(f"{argv[0]} -i/-s: opens a root shell", "shell.interactive")
-    if any(a in ("-l", "--list", "-v", "--validate", "-k", "-K", "-V", "--version") for a in args):
-        return ro(f"{argv[0]} -l/-v: lists privileges", "readonly")
+    args = list(argv[1:])
     inner = _after_options(args, _SUDO_VALUED)
-    if not inner:
-        return unk(f"{argv[0]} without a command", "shell.interactive")
-    return _wrapped(argv[0], inner, recurse)
+    # Only sudo's own options count: `sudo rm -v x` runs rm, and `sudo -k CMD` runs CMD.
+    own = args[: len(args) - len(inner)]
+    if any(a in ("-l", "--list") for a in own):
+        return ro(f"{argv[0]} -l: lists privileges", "readonly")
+    if inner:
+        return _wrapped(argv[0], inner, recurse)
+    if any(a in ("-i", "-s", "--login", "--shell") for a in own):
+        return unk(f"{argv[0]} -i/-s: opens a root shell", "shell.interactive")
+    if any(a in ("-v", "--validate", "-k", "-K", "--reset-timestamp", "-V", "--version") for a in own):
+        return ro(f"{argv[0]} -v/-k: refreshes or drops cached credentials", "readonly")
+    return unk(f"{argv[0]} without a command", "shell.interactive")
 
 
 def env(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``env [-i] [-u NAME] [VAR=value…] CMD``."""
-    inner = _after_options(
-        argv[1:], ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"), stop_at_assign=True
-    )
+    """``env [-i] [-u NAME] [VAR=value…] CMD``; ``-S STRING`` splits STRING into the command."""
+    args = list(argv[1:])
+    split = _env_split_string(args)
+    if split is not None:
+        rest = _after_options(args[split[1] :], (), stop_at_assign=True)
+        v = recurse(" ".join([split[0], *(shlex.quote(a) for a in rest)]))
+        return Verdict(v.level, f"env -S → {v.reason}", v.key)
+    inner = _after_options(args, ("-u", "--unset", "-C", "--chdir"), stop_at_assign=True)
     if not inner:
         return ro("env: prints the environment", "readonly")
     return _wrapped("env", inner, recurse)
+
+
+def _env_split_string(args: Sequence[str]) -> tuple[str, int] | None:
+    """``(STRING, index after it)`` for ``env -S STRING`` / ``-SSTRING`` / ``--split-string=STRING``."""
+    for i, a in enumerate(args):
+        if a == "--" or not a.startswith("-"):
+            return None
+        if a in ("-S", "--split-string"):
+            return (args[i + 1], i + 2) if i + 1 < len(args) else ("", i + 1)
+        if a.startswith("--split-string="):
+            return a[len("--split-string=") :], i + 1
+        if a.startswith("-S"):
+            return a[2:], i + 1
+    return None
 
 
 def timeout(argv: Sequence[str], recurse: Recurse) -> Verdict:
@@ -209,9 +231,18 @@ _SSH_VALUED = (
 )
 
 
+_SSH_LOCAL_COMMANDS = frozenset({"proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand"})
+
+
 def ssh(argv: Sequence[str], recurse: Recurse) -> Verdict:
     """``ssh [opts] HOST [CMD…]``: the remote command (joined with spaces, as ssh does) is classified."""
-    rest = _after_options(argv[1:], _SSH_VALUED)
+    args = list(argv[1:])
+    options = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-o"]
+    options += [a[2:] for a in args if a.startswith("-o") and len(a) > 2]
+    local = sorted({o.split("=")[0].split()[0].lower() for o in options if o.strip()} & _SSH_LOCAL_COMMANDS)
+    if local:
+        return unk(f"ssh -o {local[0]}: runs a command on this host", "ssh")
+    rest = _after_options(args, _SSH_VALUED)
     if not rest:
         return unk("ssh without a host", "ssh")
     if len(rest) == 1:
