@@ -101,14 +101,15 @@ def parse_build_url(url: str) -> BuildRef | None:
     segs = [s for s in segments if s]
     root = f"{parts.scheme}://{parts.netloc}/"
 
-    if "blue" in segs:
-        i = segs.index("blue")
-        base = root + "".join(f"{s}/" for s in segs[:i])
-        return _parse_blue(base, segs[i + 1 :])
-
     i = 0
     while i < len(segs) and segs[i] not in ("job", "view"):
         i += 1
+    # Blue Ocean lives at <context>/blue/organizations/...; a job or folder named "blue" (a
+    # blue/green deployment, say) comes after /job/ and stays a classic URL.
+    for k, seg in enumerate(segs[:i]):
+        if seg == "blue" and segs[k + 1 : k + 2] == ["organizations"]:
+            base = root + "".join(f"{s}/" for s in segs[:k])
+            return _parse_blue(base, segs[k + 1 :])
     if i == len(segs):
         return None
     base = root + "".join(f"{s}/" for s in segs[:i])

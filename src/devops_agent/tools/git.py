@@ -45,6 +45,10 @@ _FAILURES = (  # (text in git's stderr, hint)
 )
 
 
+_SHALLOW = (
+    "the checkout is a shallow clone (CI checkouts often are): fetch more history outside the agent "
+    "(`git fetch --deepen=50` or `git fetch --unshallow`), or use github_compare / github_commit"
+)
 _INSTALL = "install git (e.g. `apt-get install git`) or put it on PATH"
 _NARROW = "narrow the request (a path, a shorter range or a smaller limit)"
 
@@ -132,6 +136,22 @@ def _against_parent(rev_range: str) -> str | None:
     return None
 
 
+def _shallow_cuts(repo: Path) -> set[str]:
+    """The commits where a shallow clone's history was cut (empty for a full clone).
+
+    git shows such a commit without parents, so its diff and ``--numstat`` look like a first
+    commit that added every file, which it is not.
+    """
+    try:
+        path = Path(_git(repo, "rev-parse", "--git-path", "shallow").strip())
+    except ToolError:
+        return set()
+    try:
+        return set((path if path.is_absolute() else repo / path).read_text().split())
+    except OSError:
+        return set()
+
+
 def _root_compare(repo: Path, rev_range: str) -> list[str] | None:
     """``[empty tree, X]`` when ``rev_range`` is ``X`` against its parent and ``X`` has none.
 
@@ -148,6 +168,13 @@ def _root_compare(repo: Path, rev_range: str) -> list[str] | None:
         return None  # not a revision: the diff itself reports it, with its hint
     if len(parents) != 1:
         return None
+    if parents[0] in _shallow_cuts(repo):
+        raise ToolError(
+            f"{commit} is where this shallow clone's history stops: its parent was not fetched, "
+            "so what it changed is unknown here",
+            tool=NAME,
+            hint=_SHALLOW,
+        )
     return [_git(repo, "hash-object", "-t", "tree", os.devnull).strip(), commit]
 
 
@@ -277,7 +304,9 @@ def build(settings: Settings) -> ToolsetBuilder:
         if path:
             args.append(path)
         try:
-            out = _git(repo_dir(repo), *args)
+            repo_path = repo_dir(repo)
+            out = _git(repo_path, *args)
+            cuts = _shallow_cuts(repo_path)
         except (ToolError, PathAccessError) as exc:
             if "does not have any commits yet" in exc.message:
                 return ToolResult.empty("the repository has no commits yet")
@@ -287,6 +316,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             header, _, rest = record.partition("\n")
             sha, short, name, email, authored, committed, subject = header.split("\x1f", 6)
             files, added, removed = _numstat(rest)
+            cut = sha in cuts  # shown without its parent: the counts would be its whole tree
             commits.append(
                 {
                     "sha": sha,
@@ -296,15 +326,25 @@ def build(settings: Settings) -> ToolsetBuilder:
                     "authored": authored,
                     "committed": committed,
                     "subject": subject,
-                    "files": files[:MAX_FILES_PER_COMMIT],
-                    "files_changed": len(files),
-                    "insertions": added,
-                    "deletions": removed,
+                    "files": [] if cut else files[:MAX_FILES_PER_COMMIT],
+                    "files_changed": None if cut else len(files),
+                    "insertions": None if cut else added,
+                    "deletions": None if cut else removed,
+                    **({"shallow_boundary": True} if cut else {}),
                 }
             )
         if not commits:
             return ToolResult.empty("no commits match these filters (since/until/path)")
-        data = {"commits": commits, "count": len(commits), "limit_reached": len(commits) == limit}
+        data: dict[str, Any] = {
+            "commits": commits,
+            "count": len(commits),
+            "limit_reached": len(commits) == limit,
+        }
+        if any(c.get("shallow_boundary") for c in commits):
+            data["note"] = (
+                "shallow clone: history stops at the commits marked shallow_boundary (their file "
+                f"changes are unknown here); {_SHALLOW.split(': ', 1)[1]}"
+            )
         return ToolResult.ok(data, source="git log")
 
     @ts.tool(category="git", read_only=True)
@@ -390,7 +430,7 @@ def build(settings: Settings) -> ToolsetBuilder:
                 )
                 continue
             key, _, value = line.partition(" ")
-            if len(key) == 40 and all(c in "0123456789abcdef" for c in key):
+            if len(key) in (40, 64) and all(c in "0123456789abcdef" for c in key):  # SHA-1, SHA-256
                 sha = key
                 final_line = int(value.split(" ")[1])
                 commits.setdefault(sha, {})

@@ -34,7 +34,7 @@ from devops_agent.analysis.timeparse import SINCE_FORMS, parse_since
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
-from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
+from devops_agent.tools.http_status import bad_base_url, rate_limited, retry_after_seconds, server_error
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "github"
@@ -56,6 +56,7 @@ PAGE = 100  # the REST API's largest page
 DEFAULT_API = "https://api.github.com"
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SCP_REMOTE = re.compile(r"^[\w.-]+@(?P<host>[^:/\s]+):(?P<path>[^\s]+)$")
 _SHORT_REF = re.compile(r"^(?:(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+))?#?(?P<number>\d+)$")
 _NO_REPO = (
     "pass repo='owner/name' or set github.repo (DEVOPS_AGENT_GITHUB__REPO) in devops-agent.toml "
@@ -103,6 +104,12 @@ class _Conf:
         """Whether a URL on ``netloc`` (web page or API) belongs to the configured server."""
         netloc = netloc.lower().removeprefix("www.")
         return netloc in (self.web_netloc, urlsplit(self.api_url).netloc.lower())
+
+    def serves_host(self, host: str) -> bool:
+        """Like :meth:`serves` for a bare host name (an ssh remote's port differs from the web's)."""
+        host = host.lower().removeprefix("www.")
+        api = urlsplit(self.api_url).hostname or ""
+        return host in (urlsplit(f"//{self.web_netloc}").hostname, api, api.removeprefix("api."))
 
 
 def _config(settings: Any) -> _Conf:
@@ -165,14 +172,36 @@ def parse_pr_ref(ref: str, repo: str | None = None) -> tuple[str | None, str | N
 
 
 def _repo_name(value: str | None, conf: _Conf) -> str:
-    name = (value or conf.repo or "").strip()
+    """``owner/name`` from ``owner/name``, a repository URL (web page, API, clone) or an ssh remote.
+
+    A web URL may go on below the repository (``/tree/main``, ``/pull/5``): owner and name are
+    its first two path segments, or the two after ``repos`` in an API URL. A URL on another
+    server than the configured one is refused, as for pull requests.
+    """
+    given = name = (value or conf.repo or "").strip()
     if not name:
         raise _Failure(ToolResult.fail("no GitHub repository named", _NO_REPO))
-    if "://" in name:  # a repository URL: keep owner/name
-        name = "/".join([s for s in urlsplit(name).path.split("/") if s][-2:])
+    host, path = None, None
+    if "://" in name:
+        parts = urlsplit(name)
+        host, path = parts.hostname, parts.path
+    elif scp := _SCP_REMOTE.match(name):  # git@github.com:owner/name.git
+        host, path = scp.group("host"), scp.group("path")
+    if path is not None:
+        segs = [s for s in path.split("/") if s]
+        api = 3 if segs[:3] == ["api", "v3", "repos"] else 1 if segs[:1] == ["repos"] else 0
+        name = "/".join(segs[api : api + 2])
+    if host is not None and not conf.serves_host(host):
+        raise _Failure(
+            ToolResult.fail(
+                f"{given} is not on the configured GitHub ({conf.web_netloc})",
+                "only the server in github.api_url is queried; set it to that host's API "
+                "(https://HOST/api/v3 for GitHub Enterprise Server) or pass owner/name",
+            )
+        )
     name = name.removesuffix(".git")
     if not _REPO.match(name):
-        raise _Failure(ToolResult.fail(f"{value!r} is not an owner/name repository", _NO_REPO))
+        raise _Failure(ToolResult.fail(f"{given!r} is not an owner/name repository", _NO_REPO))
     return name
 
 
@@ -326,6 +355,8 @@ def build(settings: Settings) -> ToolsetBuilder:
 
     def call(what: str, fn: Callable[[Any, _Conf], ToolResult], per_page: int = PAGE) -> ToolResult:
         conf = _config(settings)
+        if (bad := bad_base_url("github.api_url", conf.api_url, "DEVOPS_AGENT_GITHUB__API_URL")) is not None:
+            return bad
         import requests
 
         github = _import_client()
@@ -625,6 +656,8 @@ def check(settings: Any) -> tuple[bool, str]:
     except ImportError as exc:
         return False, str(exc)
     conf = _config(settings)
+    if (bad := bad_base_url("github.api_url", conf.api_url, "DEVOPS_AGENT_GITHUB__API_URL")) is not None:
+        return False, f"github: {bad.error} ({bad.hint})"
     import requests
 
     try:

@@ -9,8 +9,26 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
 
 from devops_agent.tools.base import ToolResult
+
+
+def bad_base_url(setting: str, value: str, env: str) -> ToolResult | None:
+    """A failed result when a configured server URL is not an absolute ``http(s)://`` URL.
+
+    Without a scheme the clients fail deep inside (``MissingSchema``, ``AttributeError``) with a
+    message that names neither the setting nor the fix; ``None`` when the URL is usable.
+    """
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() in ("http", "https") and parts.hostname:
+        return None
+    shown = value.strip().rsplit("@", 1)[-1]  # never echo credentials written into the URL
+    example = "https://" + shown.split("://", 1)[-1].lstrip("/")
+    return ToolResult.fail(
+        f"{setting} {shown!r} is not an http(s) URL",
+        f"set {setting} ({env}) to the full URL with its scheme, e.g. {example!r}",
+    )
 
 
 def retry_after_seconds(value: str | None) -> float | None:

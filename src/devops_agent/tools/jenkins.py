@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.ci_urls import BuildRef, parse_job_or_url
-from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
+from devops_agent.tools.http_status import bad_base_url, rate_limited, retry_after_seconds, server_error
 from devops_agent.tools.logs import summarize_log
 from devops_agent.tools.registry import ToolRegistry
 
@@ -240,6 +240,8 @@ def build(settings: Settings) -> ToolsetBuilder:
         conf = _config(settings)
         if conf is None:
             return ToolResult.fail("Jenkins is not configured", _NOT_CONFIGURED)
+        if (bad := bad_base_url("jenkins.url", conf.url, "DEVOPS_AGENT_JENKINS__URL")) is not None:
+            return bad
         import requests
 
         jenkins = _import_client()
@@ -264,12 +266,19 @@ def build(settings: Settings) -> ToolsetBuilder:
                 if len(buf) > cap:
                     break
             building = resp.headers.get("X-More-Data", "").lower() == "true"
+            end = _text_size(resp)
         body = bytes(buf[:cap])
+        truncated = len(buf) > cap
+        # Offsets count the log file's bytes, and the plain text leaves out Jenkins' console
+        # notes (hyperlinks, Pipeline step markers: hundreds of bytes each): once the whole answer
+        # is read, X-Text-Size says where it ended. Cut short, the file offset of the cut is
+        # unknown; offset + len(body) is not past it, so the next call may repeat a little text
+        # but never skips any.
         return {
             "text": body.decode("utf-8", errors="replace"),
             "start": offset,
-            "next_start": offset + len(body),
-            "truncated": len(buf) > cap,
+            "next_start": end if end is not None and not truncated else offset + len(body),
+            "truncated": truncated,
             "building": building,
         }
 
@@ -280,8 +289,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         unread and asked for again from ``size - window``.
         """
         resp = get(server, path, {"start": 0}, stream=True)
-        size_header = resp.headers.get("X-Text-Size", "")
-        size = int(size_header) if size_header.isdigit() else None
+        size = _text_size(resp)
         offset = 0
         if size is not None and size > window:
             resp.close()
@@ -300,9 +308,10 @@ def build(settings: Settings) -> ToolsetBuilder:
         if partial:
             lines.append(partial)
             seen += 1
-        if offset and seen and len(lines) == seen:
-            lines.popleft()  # the window starts inside a line
+        if offset and seen > 1 and len(lines) == seen:
+            lines.popleft()  # the window starts inside a line (kept when it is all there is)
             seen -= 1
+        end = _text_size(resp)
         total = size if size is not None else read
         return {
             "text": "\n".join(ln.decode("utf-8", errors="replace").rstrip("\r") for ln in lines),
@@ -311,7 +320,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             "total_bytes": total,
             "truncated": bool(offset) or seen > len(lines),
             "building": building,
-            "next_start": offset + read,
+            "next_start": end if end is not None else offset + read,
         }
 
     @ts.tool(category="ci", read_only=True)
@@ -348,7 +357,8 @@ def build(settings: Settings) -> ToolsetBuilder:
             number: the build number; default: the number in the URL, else the last build.
             tail_lines: how many of the last lines to return when full is false (1-5000).
             full: return the log from `start` instead of the tail (capped; `truncated` says so).
-            start: byte offset to read from when full is true (the previous call's next_start).
+            start: byte offset to read from when full is true: the previous call's next_start (an
+                offset in Jenkins' log file, which holds console notes the text leaves out).
             summarize: a log of more than 400 lines comes back as error signatures, templates and
                 its last lines instead of `text` (the full log is kept for the user).
         """
@@ -474,6 +484,12 @@ def build(settings: Settings) -> ToolsetBuilder:
     return ts
 
 
+def _text_size(resp: Any) -> int | None:
+    """``X-Text-Size`` of a ``progressiveText`` answer: the log file offset its text ends at."""
+    value = str(resp.headers.get("X-Text-Size", "")).strip()
+    return int(value) if value.isdigit() else None
+
+
 def _origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return parts.scheme.lower(), parts.netloc.lower()
@@ -488,6 +504,8 @@ def check(settings: Any) -> tuple[bool, str]:
     conf = _config(settings)
     if conf is None:
         return False, f"jenkins: not configured ({_NOT_CONFIGURED})"
+    if (bad := bad_base_url("jenkins.url", conf.url, "DEVOPS_AGENT_JENKINS__URL")) is not None:
+        return False, f"jenkins: {bad.error} ({bad.hint})"
     import requests
 
     server = jenkins.Jenkins(conf.url, username=conf.user, password=conf.token, timeout=conf.timeout_s)

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.ci_urls import find_build_links
-from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
+from devops_agent.tools.http_status import bad_base_url, rate_limited, retry_after_seconds, server_error
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "jira"
@@ -166,7 +166,8 @@ def _connect(conf: _Conf) -> Any:
 
 
 def parse_issue_key(key_or_url: str) -> str | None:
-    """``OPS-123`` from a key or a Jira URL (``/browse/OPS-123``, ``?selectedIssue=OPS-123``)."""
+    """``OPS-123`` from a key or a Jira URL (``/browse/OPS-123``, ``/projects/OPS/issues/OPS-123``,
+    a Service Management portal or queue URL, ``?selectedIssue=OPS-123``)."""
     value = key_or_url.strip()
     if _KEY.match(value):
         return value.upper()
@@ -178,9 +179,29 @@ def parse_issue_key(key_or_url: str) -> str | None:
         return selected[0].upper()
     segs = [s for s in parts.path.split("/") if s]
     for i, seg in enumerate(segs):
-        if seg in ("browse", "issue") and i + 1 < len(segs) and _KEY.match(segs[i + 1]):
+        # /browse/KEY, /rest/api/2/issue/KEY, /projects/OPS/issues/KEY (Cloud's issue navigator)
+        if seg in ("browse", "issue", "issues") and i + 1 < len(segs) and _KEY.match(segs[i + 1]):
             return segs[i + 1].upper()
+    if "servicedesk" in segs and segs and _KEY.match(segs[-1]):
+        return segs[-1].upper()  # JSM: /servicedesk/customer/portal/2/KEY, .../queues/custom/1/KEY
     return None
+
+
+def _other_site(key_or_url: str, server_url: str) -> ToolResult | None:
+    """A failed result when ``key_or_url`` is an issue URL on another host than ``jira.url``.
+
+    Only the key is sent, so the configured Jira would answer about (or comment on) its own
+    issue with that key: a different ticket.
+    """
+    host = urlsplit(key_or_url.strip()).hostname if "://" in key_or_url else None
+    ours = urlsplit(server_url).hostname
+    if host is None or ours is None or host == ours:
+        return None
+    return ToolResult.fail(
+        f"{key_or_url.strip()} is not on the configured Jira ({ours})",
+        "only the site in jira.url is queried; pass the bare key (e.g. OPS-123) if this site is "
+        "the same Jira under another name, else point jira.url at that site",
+    )
 
 
 def map_error(exc: Exception, what: str) -> ToolResult:
@@ -291,6 +312,8 @@ def build(settings: Settings) -> ToolsetBuilder:
         conf = _config(settings)
         if conf is None:
             return ToolResult.fail("Jira is not configured", _NOT_CONFIGURED)
+        if (bad := bad_base_url("jira.url", conf.url, "DEVOPS_AGENT_JIRA__URL")) is not None:
+            return bad
         import requests
 
         jira = _import_client()
@@ -319,6 +342,8 @@ def build(settings: Settings) -> ToolsetBuilder:
         max_comments = max(0, min(max_comments, 50))
 
         def run(c: Any) -> ToolResult:
+            if (elsewhere := _other_site(key_or_url, c.server_url)) is not None:
+                return elsewhere
             raw: dict[str, Any] = c.issue(key, fields=ISSUE_FIELDS).raw
             remote: list[dict[str, Any]] = []
             remote_error = None
@@ -444,6 +469,8 @@ def build(settings: Settings) -> ToolsetBuilder:
             return ToolResult.fail("the comment body is empty", "write the comment text in `body`")
 
         def run(c: Any) -> ToolResult:
+            if (elsewhere := _other_site(key, c.server_url)) is not None:
+                return elsewhere
             comment = c.add_comment(issue_key, body).raw
             browse = f"{c.server_url.rstrip('/')}/browse/{issue_key}"
             return ToolResult.ok(
@@ -471,6 +498,8 @@ def check(settings: Any) -> tuple[bool, str]:
     conf = _config(settings)
     if conf is None:
         return False, f"jira: not configured ({_NOT_CONFIGURED})"
+    if (bad := bad_base_url("jira.url", conf.url, "DEVOPS_AGENT_JIRA__URL")) is not None:
+        return False, f"jira: {bad.error} ({bad.hint})"
     import requests
 
     try:
