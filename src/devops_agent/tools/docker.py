@@ -171,6 +171,15 @@ def map_error(exc: Exception, what: str, where: str = DEFAULT_HOST) -> ToolResul
         if status == 429:
             headers = exc.response.headers if exc.response is not None else {}
             return rate_limited("Docker daemon", retry_after_seconds(headers.get("Retry-After")), said)
+        if status == 501:  # a permanent "not implemented", not a failing daemon: retrying cannot help
+            unsupported = "this daemon or its configuration does not support the request"
+            if "logging driver" in str(exc.explanation or ""):
+                unsupported = (
+                    "the container's logging driver keeps no log the daemon can read (driver `none`, or "
+                    "a remote driver with dual logging off); docker_inspect shows log_driver: read the "
+                    "log where that driver sends it"
+                )
+            return ToolResult.fail(f"not supported by the Docker daemon (501){said}", unsupported, status=501)
         if status is not None and status >= 500:
             return server_error("Docker daemon", status, said)
         hint = None
@@ -282,12 +291,12 @@ def container_row(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def _attention(row: dict[str, Any]) -> int:
-    """Sort key: crash-looping or dead first, then failed exits, then unhealthy, then the rest."""
+    """Sort key: crash-looping or dead first, then failed starts and failed exits, then unhealthy."""
     problem = row["problem"] or ""
-    for rank, prefix in enumerate(("restarting", "dead", "exited", "unhealthy")):
+    for rank, prefix in enumerate(("restarting", "dead", "failed to start", "exited", "unhealthy")):
         if problem.startswith(prefix):
             return rank
-    return 4
+    return 5
 
 
 def status_counts(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -296,12 +305,16 @@ def status_counts(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         counts[r["state"]] = counts.get(r["state"], 0) + 1
     nonzero = [f"{r['name']} ({r['exit_code']})" for r in rows if r["state"] == "exited" and r["exit_code"]]
-    return {
+    summary: dict[str, Any] = {
         "by_state": counts,
         "exited_nonzero": nonzero,
         "restarting": [r["name"] for r in rows if r["state"] == "restarting"],
         "unhealthy": [r["name"] for r in rows if r["health"] == "unhealthy"],
     }
+    failed = [r["name"] for r in rows if str(r["problem"] or "").startswith("failed to start")]
+    if failed:
+        summary["failed_to_start"] = failed
+    return summary
 
 
 def _state(state: dict[str, Any], restart_count: Any) -> dict[str, Any]:
@@ -373,10 +386,52 @@ def _bindings(ports: dict[str, Any] | None) -> list[str]:
     return out
 
 
+_SECRET_NAME = r"[\w.-]*(?:password|passwd|secret|token|api[-_]?key|requirepass|masterauth)[\w.-]*"
+_SECRET_INLINE = re.compile(rf"(?i)((?:^|(?<=[\s'\"]))-{{0,2}}{_SECRET_NAME})(=|\s+)((?!-)[^\s'\"]+)")
+_SECRET_FLAG = re.compile(rf"(?i)^-{{0,2}}{_SECRET_NAME}$")
+_URL_PASSWORD = re.compile(r"(://[^/\s:@]+:)[^@\s/]+@")
+_NOT_A_SECRET = re.compile(r"(?i)[-_.](?:file|path|dir|stdin)$")  # --token-file /run/secrets/t
+REDACTED = "<redacted>"
+
+
+def _secret_flag(name: str) -> bool:
+    return bool(_SECRET_FLAG.match(name)) and not _NOT_A_SECRET.search(name)
+
+
+def _hide_inline(match: re.Match[str]) -> str:
+    if _NOT_A_SECRET.search(match.group(1)):
+        return match.group(0)
+    return f"{match.group(1)}{match.group(2)}{REDACTED}"
+
+
+def redact_args(args: Any) -> Any:
+    """A command line (``Cmd``, ``Entrypoint``, a health check's ``Test``) with secret values hidden.
+
+    Values of password/secret/token/API-key options (``--requirepass X``, ``--api-token=X``,
+    ``-c password=X``, also inside ``sh -c`` scripts) and passwords in URLs
+    (``postgres://user:X@db``) become ``<redacted>``; everything else is kept as the daemon says.
+    """
+    if isinstance(args, str):
+        return _URL_PASSWORD.sub(rf"\1{REDACTED}@", _SECRET_INLINE.sub(_hide_inline, args))
+    if not isinstance(args, list):
+        return args
+    out: list[Any] = []
+    hide_next = False
+    for arg in args:
+        if hide_next and isinstance(arg, str):
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        hide_next = isinstance(arg, str) and _secret_flag(arg)
+        out.append(arg if hide_next else redact_args(arg))
+    return out
+
+
 def inspect_summary(obj: dict[str, Any]) -> dict[str, Any]:
     """A `docker inspect` digest: state and health, command, env names, mounts, networks, limits.
 
-    Environment values are left out on purpose: they often hold passwords and tokens.
+    Environment values are left out on purpose: they often hold passwords and tokens; secret
+    values in the command line are redacted (:func:`redact_args`).
     """
     config, host = obj.get("Config") or {}, obj.get("HostConfig") or {}
     net = obj.get("NetworkSettings") or {}
@@ -389,15 +444,15 @@ def inspect_summary(obj: dict[str, Any]) -> dict[str, Any]:
         "image_id": _short(obj.get("Image")),
         "created": obj.get("Created"),
         "state": _state(obj.get("State") or {}, obj.get("RestartCount")),
-        "entrypoint": config.get("Entrypoint"),
-        "command": config.get("Cmd"),
+        "entrypoint": redact_args(config.get("Entrypoint")),
+        "command": redact_args(config.get("Cmd")),
         "working_dir": config.get("WorkingDir") or None,
         "user": config.get("User") or None,
         "env_names": [str(e).split("=", 1)[0] for e in config.get("Env") or []],
         "labels": config.get("Labels") or {},
         "healthcheck": (
             {
-                "test": health_cfg.get("Test"),
+                "test": redact_args(health_cfg.get("Test")),
                 "interval_s": (health_cfg.get("Interval") or 0) / 1e9 or None,
                 "timeout_s": (health_cfg.get("Timeout") or 0) / 1e9 or None,
                 "retries": health_cfg.get("Retries"),
@@ -593,7 +648,10 @@ def build(settings: Settings) -> ToolsetBuilder:
                 wanted = f" matching {filters}" if filters else ""
                 return ToolResult.empty(f"no {which}{wanted} on {conf.where}")
             rows.sort(key=_attention)
-            for row in [r for r in rows if r["problem"]][:INSPECT_MAX]:
+            # A container whose start failed (port taken, command not found, bad mount) stays in
+            # state "created" with the reason only in its inspect; a plain `docker create` has none.
+            suspects = [r for r in rows if r["problem"]] + [r for r in rows if r["state"] == "created"]
+            for row in suspects[:INSPECT_MAX]:
                 try:
                     obj = api.inspect_container(row["id"])
                 except docker.errors.NotFound:
@@ -603,6 +661,12 @@ def build(settings: Settings) -> ToolsetBuilder:
                 row["oom_killed"] = state["oom_killed"]
                 if state["error"]:
                     row["error"] = state["error"]
+                if row["state"] == "created" and (state["error"] or state["exit_code"]):
+                    row["exit_code"] = state["exit_code"]
+                    row["problem"] = "failed to start" + (
+                        f": {state['error']}" if state["error"] else f" (exit code {state['exit_code']})"
+                    )
+            rows.sort(key=_attention)
             data = {
                 "daemon": conf.where,
                 "total": len(rows),

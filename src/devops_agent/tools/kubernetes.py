@@ -14,6 +14,7 @@ reference documents. Errors become :class:`ToolResult` data: 401/403 → credent
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -32,6 +33,7 @@ DESCRIPTION = "Inspect Kubernetes pods, events, logs, workloads and rollouts; re
 
 LOG_MAX_BYTES = 1_000_000
 EVENTS_FETCH = 500
+EVENTS_PAGES = 10  # pages of EVENTS_FETCH events read at most per namespace
 _NOT_CONFIGURED = (
     "point kubernetes.kubeconfig (DEVOPS_AGENT_KUBERNETES__KUBECONFIG) at a kubeconfig file, or set "
     "$KUBECONFIG / create ~/.kube/config; kubernetes.context picks a context"
@@ -99,28 +101,65 @@ def _api_message(body: Any) -> str:
     return str(parsed.get("message") or "")[:300] if isinstance(parsed, dict) else ""
 
 
-def map_error(exc: Exception, what: str, verb: str = "get") -> ToolResult:
+def _connect_reason(cause: BaseException | None) -> str:
+    """The operating system's words for a failed connection (``Connection refused``), else the text."""
+    text = str(cause)
+    found = re.search(r"\[Errno -?\d+\] ([^)'\"]+)", text)
+    if found:
+        return found.group(1).strip()
+    return (text.split(": ", 1)[-1] if ": " in text else text).strip()[:200]
+
+
+def _forbidden(message: str, verb: str, resource: str) -> tuple[str, str, str | None]:
+    """The verb, resource and namespace a 403 ``message`` says are missing, else the caller's guess.
+
+    The API server words it ``... cannot get resource "pods/log" in API group "" in the namespace
+    "payments"``; the call that failed may not be the one the tool is named after (a describe
+    also lists events, a log read goes to the ``pods/log`` subresource).
+    """
+    found = re.search(
+        r'cannot (\w+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]+)")?', message
+    )
+    if not found:
+        return verb, f"{resource}s", None
+    group = f".{found.group(3)}" if found.group(3) else ""
+    return found.group(1), f"{found.group(2)}{group}", found.group(4)
+
+
+def map_error(exc: Exception, what: str, verb: str = "get", server: str | None = None) -> ToolResult:
     """Turn a client exception into a failed :class:`ToolResult` the model can act on.
 
     ``what`` names the object (``deployment payments/api``); ``verb`` and the resource in it name
-    the RBAC permission a 403 means is missing.
+    the RBAC permission a 403 means is missing (unless the API server's message names another);
+    ``server`` is the API server's address, for connection errors.
     """
     k8s = _import_client()
     import urllib3
 
     if isinstance(exc, k8s.config.ConfigException):
         return ToolResult.fail(f"cannot load the kubeconfig: {exc}", _NOT_CONFIGURED)
+    at = f" at {server}" if server else ""
     cause = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
+    # urllib3 2 derives NewConnectionError (refused, no route, DNS) from ConnectTimeoutError:
+    # test it first, or an API server that is down reads as a slow one.
+    if isinstance(cause, urllib3.exceptions.NewConnectionError):
+        return ToolResult.fail(
+            f"cannot connect to the Kubernetes API server{at}: {_connect_reason(cause)}",
+            "check the kubeconfig's server address and context (kubernetes.context), that the cluster "
+            "is up, and the network path (VPN?)",
+            transient=True,
+        )
     if isinstance(cause, urllib3.exceptions.TimeoutError):
         return ToolResult.fail(
-            "the Kubernetes API did not answer in time",
+            f"the Kubernetes API server{at} did not answer in time",
             "retry later or raise kubernetes.timeout_s",
             transient=True,
         )
     if isinstance(exc, urllib3.exceptions.HTTPError):
         return ToolResult.fail(
-            "cannot connect to the Kubernetes API server",
-            "check the kubeconfig's server address, the context, and the network path (VPN?)",
+            f"cannot connect to the Kubernetes API server{at}: {_connect_reason(cause)}",
+            "check the kubeconfig's server address, its certificate-authority data, the context, "
+            "and the network path (VPN?)",
             transient=True,
         )
     if not isinstance(exc, k8s.client.ApiException):
@@ -140,11 +179,12 @@ def map_error(exc: Exception, what: str, verb: str = "get") -> ToolResult:
             f"the Kubernetes API refused the credentials (401){said}", _AUTH_HINT, status=401
         )
     if status == 403:
-        resource = what.split(" ")[0]
+        verb, resource, namespace = _forbidden(message, verb, what.split(" ")[0])
+        where = f" -n {namespace}" if namespace else ""
         return ToolResult.fail(
             f"forbidden (403){said}",
-            f"RBAC: the account lacks the `{verb}` verb on {resource}s here; check with "
-            f"`kubectl auth can-i {verb} {resource}` and ask for a Role granting it",
+            f"RBAC: the account lacks the `{verb}` verb on {resource} here; check with "
+            f"`kubectl auth can-i {verb} {resource}{where}` and ask for a Role granting it",
             status=403,
         )
     if status == 404:
@@ -187,37 +227,53 @@ def _condition(conditions: list[dict[str, Any]], kind: str) -> dict[str, Any] | 
     return next((c for c in conditions if c.get("type") == kind), None)
 
 
+def _container_row(cs: dict[str, Any], spec: dict[str, Any], init: bool = False) -> dict[str, Any]:
+    row = {
+        "name": cs.get("name"),
+        "image": cs.get("image"),
+        "ready": bool(cs.get("ready")),
+        "restartCount": int(cs.get("restartCount") or 0),
+        "state": _container_state(cs.get("state")),
+        "lastState": _container_state(cs.get("lastState")),
+        **_resources(spec),
+    }
+    return {**row, "init": True} if init else row
+
+
 def pod_summary(pod: dict[str, Any]) -> dict[str, Any]:
-    """Phase, ready x/y, restarts, the reason it is unhealthy, and each container's state."""
+    """Phase, ready x/y, restarts, the reason it is unhealthy, and each container's state.
+
+    Init containers that have a status follow the app containers, marked ``"init": true``: a pod
+    stuck in ``Init:CrashLoopBackOff`` fails in one of them. ``ready`` counts app containers only;
+    ``restarts`` counts init containers' restarts too, as ``kubectl get pods`` does.
+    """
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
     specs = {c.get("name"): c for c in spec.get("containers") or []}
-    statuses = list(status.get("containerStatuses") or [])
-    containers = []
-    for cs in statuses:
-        containers.append(
-            {
-                "name": cs.get("name"),
-                "image": cs.get("image"),
-                "ready": bool(cs.get("ready")),
-                "restartCount": int(cs.get("restartCount") or 0),
-                "state": _container_state(cs.get("state")),
-                "lastState": _container_state(cs.get("lastState")),
-                **_resources(specs.get(cs.get("name")) or {}),
-            }
-        )
+    init_specs = {c.get("name"): c for c in spec.get("initContainers") or []}
+    containers = [
+        _container_row(cs, specs.get(cs.get("name")) or {}) for cs in status.get("containerStatuses") or []
+    ]
     seen = {c["name"] for c in containers}
     containers += [
         {"name": n, "image": c.get("image"), "ready": False, "restartCount": 0, **_resources(c)}
         for n, c in specs.items()
         if n not in seen
     ]
+    apps = len(containers)
+    containers += [
+        _container_row(cs, init_specs.get(cs.get("name")) or {}, init=True)
+        for cs in status.get("initContainerStatuses") or []
+    ]
     owner = next(iter(meta.get("ownerReferences") or []), None)
-    last = [c for c in containers if (c.get("lastState") or {}).get("state") == "terminated"]
+    last = sorted(
+        (c for c in containers if (c.get("lastState") or {}).get("state") == "terminated"),
+        key=lambda c: -c["restartCount"],
+    )
     return {
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
         "phase": status.get("phase"),
-        "ready": f"{sum(c['ready'] for c in containers)}/{len(specs) or len(containers)}",
+        "ready": f"{sum(c['ready'] for c in containers[:apps])}/{len(specs) or apps}",
         "restarts": sum(c["restartCount"] for c in containers),
         "reason": pod_reason(pod),
         "lastTermination": ({"container": last[0]["name"], **last[0]["lastState"]} if last else None),
@@ -229,6 +285,37 @@ def pod_summary(pod: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _init_reason(pod: dict[str, Any]) -> str | None:
+    """``Init:<reason>`` or ``Init:<done>/<all>`` while init containers have not all completed.
+
+    The same rules as ``kubectl get pods``: a failed init container shows its termination reason
+    (``Init:Error``, ``Init:OOMKilled``, ``Init:ExitCode:2``), a waiting one its waiting reason
+    (``Init:CrashLoopBackOff``, ``Init:ImagePullBackOff``); a started sidecar (an init container
+    with ``restartPolicy: Always``) counts as done.
+    """
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    init_specs = spec.get("initContainers") or []
+    sidecars = {c.get("name") for c in init_specs if c.get("restartPolicy") == "Always"}
+    statuses = status.get("initContainerStatuses") or []
+    for done, cs in enumerate(statuses):
+        state = cs.get("state") or {}
+        terminated, waiting = state.get("terminated"), state.get("waiting")
+        if isinstance(terminated, dict) and terminated.get("exitCode") == 0:
+            continue
+        if cs.get("name") in sidecars and cs.get("started"):
+            continue
+        if isinstance(terminated, dict):
+            if terminated.get("reason"):
+                return f"Init:{terminated['reason']}"
+            if terminated.get("signal"):
+                return f"Init:Signal:{terminated['signal']}"
+            return f"Init:ExitCode:{terminated.get('exitCode')}"
+        if isinstance(waiting, dict) and waiting.get("reason") not in (None, "", "PodInitializing"):
+            return f"Init:{waiting['reason']}"
+        return f"Init:{done}/{len(init_specs) or len(statuses)}"
+    return None
+
+
 def pod_reason(pod: dict[str, Any]) -> str | None:
     """Why the pod is not healthy, as ``kubectl get pods`` would say, or ``None`` when it is."""
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
@@ -236,11 +323,10 @@ def pod_reason(pod: dict[str, Any]) -> str | None:
         return "Terminating"
     if status.get("reason"):  # Evicted, NodeLost, ...
         return str(status["reason"])
-    init = status.get("initContainerStatuses") or []
-    waiting = [
-        (cs.get("state") or {}).get("waiting") or {}
-        for cs in [*init, *(status.get("containerStatuses") or [])]
-    ]
+    init = _init_reason(pod)
+    if init:
+        return init
+    waiting = [(cs.get("state") or {}).get("waiting") or {} for cs in status.get("containerStatuses") or []]
     reasons = [w.get("reason") for w in waiting if w.get("reason")]
     for bad in _WAITING_BAD:
         if bad in reasons:
@@ -261,24 +347,81 @@ def pod_reason(pod: dict[str, Any]) -> str | None:
 
 
 def event_summary(event: dict[str, Any]) -> dict[str, Any]:
+    """One event: ``count`` and ``lastSeen`` come from its ``series`` when it has one.
+
+    Events recorded through the ``events.k8s.io`` API (the scheduler's ``FailedScheduling``, for
+    one) leave ``count``/``firstTimestamp``/``lastTimestamp`` empty and keep repeats in
+    ``series.count`` / ``series.lastObservedTime``, after the first occurrence's ``eventTime``.
+    """
     obj = event.get("involvedObject") or {}
     source = event.get("source") or {}
+    series = event.get("series") or {}
+    first = event.get("firstTimestamp") or event.get("eventTime")
     return {
         "type": event.get("type"),
         "reason": event.get("reason"),
         "object": f"{obj.get('kind')}/{obj.get('name')}",
         "message": (event.get("message") or "").strip(),
-        "count": event.get("count") or 1,
-        "firstSeen": event.get("firstTimestamp") or event.get("eventTime"),
-        "lastSeen": event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp"),
-        "source": source.get("component") or event.get("reportingComponent"),
+        "count": max(int(event.get("count") or 0), int(series.get("count") or 0), 1),
+        "firstSeen": first,
+        "lastSeen": series.get("lastObservedTime")
+        or event.get("lastTimestamp")
+        or event.get("eventTime")
+        or first,
+        "source": source.get("component")
+        or event.get("reportingComponent")
+        or event.get("reportingController"),
     }
 
 
+def _when(stamp: Any) -> datetime:
+    """An API timestamp (``Time`` or ``MicroTime``) as an aware datetime; missing ones sort oldest."""
+    try:
+        parsed = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
 def sort_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Warnings first, then newest first within each type."""
-    newest = sorted(events, key=lambda e: str(e.get("lastSeen") or ""), reverse=True)
+    """Warnings first, then newest first within each type (by time, not by text: ``MicroTime``
+    stamps carry microseconds that ``Time`` stamps lack)."""
+    newest = sorted(events, key=lambda e: _when(e.get("lastSeen")), reverse=True)
     return sorted(newest, key=lambda e: e.get("type") != "Warning")
+
+
+# kubectl's names and short names of the kinds events are about → the kind in involvedObject.
+_KINDS = {
+    alias: kind
+    for kind, aliases in (
+        ("Pod", ("pod", "pods", "po")),
+        ("Deployment", ("deployment", "deployments", "deploy")),
+        ("ReplicaSet", ("replicaset", "replicasets", "rs")),
+        ("StatefulSet", ("statefulset", "statefulsets", "sts")),
+        ("DaemonSet", ("daemonset", "daemonsets", "ds")),
+        ("Job", ("job", "jobs")),
+        ("CronJob", ("cronjob", "cronjobs", "cj")),
+        ("Node", ("node", "nodes", "no")),
+        ("Service", ("service", "services", "svc")),
+        ("Endpoints", ("endpoints", "ep")),
+        ("Ingress", ("ingress", "ingresses", "ing")),
+        ("ConfigMap", ("configmap", "configmaps", "cm")),
+        ("Secret", ("secret", "secrets")),
+        ("Namespace", ("namespace", "namespaces", "ns")),
+        ("PersistentVolumeClaim", ("persistentvolumeclaim", "persistentvolumeclaims", "pvc")),
+        ("PersistentVolume", ("persistentvolume", "persistentvolumes", "pv")),
+        ("HorizontalPodAutoscaler", ("horizontalpodautoscaler", "horizontalpodautoscalers", "hpa")),
+        ("PodDisruptionBudget", ("poddisruptionbudget", "poddisruptionbudgets", "pdb")),
+    )
+    for alias in aliases
+}
+
+
+def event_kind(kind: str) -> str:
+    """The ``involvedObject.kind`` for what a user or kubectl writes: ``pod``, ``deploy``,
+    ``deployment.apps`` (``kubectl get -o name``) → ``Pod``, ``Deployment``; others unchanged."""
+    bare = kind.split(".", 1)[0]
+    return _KINDS.get(bare.lower(), bare)
 
 
 def _conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -350,17 +493,63 @@ def _selector(labels: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
+def _failing(container: dict[str, Any]) -> bool:
+    """Whether a container (of :func:`pod_summary`) is the one in trouble, not merely waiting its turn."""
+    state = container.get("state") or {}
+    if state.get("state") == "terminated":
+        return state.get("exitCode") not in (0, None)
+    if state.get("state") == "waiting":
+        return state.get("reason") not in (None, "PodInitializing", "ContainerCreating")
+    return not container.get("ready") and container.get("restartCount", 0) > 0
+
+
 def _crashing_container(pod: dict[str, Any]) -> str | None:
-    """The container to read logs from: a failing one (waiting/terminated, most restarts) or the only one."""
+    """The container to read logs from: a failing one (an init container included), most restarts
+    first, else the one with most restarts, else the first."""
     summary = pod_summary(pod)
-    ranked = sorted(
-        summary["containers"],
-        key=lambda c: (
-            (c.get("state") or {}).get("state") not in ("waiting", "terminated") or c.get("ready"),
-            -c.get("restartCount", 0),
-        ),
-    )
+    ranked = sorted(summary["containers"], key=lambda c: (not _failing(c), -c.get("restartCount", 0)))
     return str(ranked[0]["name"]) if ranked else None
+
+
+def _new_client(conf: _Conf) -> Any:
+    """An ``ApiClient`` for the configured kubeconfig and context; the caller closes it.
+
+    urllib3's default of three retries is switched off: it would turn ``timeout_s`` into four
+    times that against a server that does not answer, and callers (the runbooks, the model)
+    retry ``transient`` errors themselves.
+    """
+    k8s = _import_client()
+    configuration = type.__call__(k8s.client.Configuration)
+    try:
+        k8s.config.load_kube_config(
+            config_file=conf.kubeconfig,
+            context=conf.context,
+            client_configuration=configuration,
+            persist_config=False,
+        )
+    except k8s.config.ConfigException as exc:
+        if not conf.context or f"name {conf.context} in" not in str(exc):
+            raise
+        try:
+            contexts = [c["name"] for c in k8s.config.list_kube_config_contexts(conf.kubeconfig)[0]]
+        except (k8s.config.ConfigException, KeyError, TypeError):
+            raise exc from None
+        raise k8s.config.ConfigException(
+            f"context {conf.context!r} (kubernetes.context) is not in the kubeconfig; "
+            f"its contexts: {', '.join(contexts) or 'none'}"
+        ) from exc
+    configuration.retries = False
+    return k8s.client.ApiClient(configuration=configuration)
+
+
+def _no_log(pod: str, container: str | None, said: str) -> ToolResult:
+    """The answer when the API has no log to give (its 400), with where to look instead."""
+    return ToolResult.empty(
+        f"no log for {pod}/{container}: {said or 'the API server has none'}; a container that never "
+        "started has none: k8s_describe(kind='pod') and k8s_events say why it is waiting",
+        pod=pod,
+        container=container,
+    )
 
 
 def build(settings: Settings) -> ToolsetBuilder:
@@ -370,10 +559,7 @@ def build(settings: Settings) -> ToolsetBuilder:
 
     @contextmanager
     def api(conf: _Conf) -> Iterator[Any]:
-        k8s = _import_client()
-        client = k8s.config.new_client_from_config(
-            config_file=conf.kubeconfig, context=conf.context, persist_config=False
-        )
+        client = _new_client(conf)
         try:
             yield client
         finally:
@@ -395,23 +581,39 @@ def build(settings: Settings) -> ToolsetBuilder:
         import urllib3
 
         conf = _config(settings)
+        server: str | None = None
         try:
             with api(conf) as client:
+                server = client.configuration.host
                 core, apps = k8s.client.CoreV1Api(client), k8s.client.AppsV1Api(client)
                 return fn(conf, core, apps)
         except _Failure as failure:
             return failure.result
         except (k8s.client.ApiException, k8s.config.ConfigException, urllib3.exceptions.HTTPError) as exc:
-            return map_error(exc, what, verb)
+            return map_error(exc, what, verb, server)
 
     def events_for(
         conf: _Conf, core: Any, namespace: str, name: str | None = None, kind: str | None = None
     ) -> list[dict[str, Any]]:
         selector = ",".join(f"involvedObject.{k}={v}" for k, v in (("kind", kind), ("name", name)) if v)
-        body = raw(
-            conf, core.list_namespaced_event, namespace, field_selector=selector or None, limit=EVENTS_FETCH
-        )
-        events = [event_summary(e) for e in body.get("items") or []]
+        # The API lists events in key order (by object name), not by time: read every page, or
+        # a busy namespace's newest warnings can be the ones left out.
+        items: list[dict[str, Any]] = []
+        token = None
+        for _ in range(EVENTS_PAGES):
+            body = raw(
+                conf,
+                core.list_namespaced_event,
+                namespace,
+                field_selector=selector or None,
+                limit=EVENTS_FETCH,
+                _continue=token,
+            )
+            items += body.get("items") or []
+            token = (body.get("metadata") or {}).get("continue")
+            if not token:
+                break
+        events = [event_summary(e) for e in items]
         if name:  # the server filters already; a proxy or old server might not
             events = [e for e in events if e["object"].split("/", 1)[1] == name]
         return sort_events(events)
@@ -482,14 +684,16 @@ def build(settings: Settings) -> ToolsetBuilder:
         Args:
             namespace: the namespace (default: the configured one).
             involved_object: only events about this object: a name ("api-7d9f8c6b5-x2kqp") or
-                "Kind/name" ("Deployment/api").
+                "Kind/name" ("Deployment/api"; kubectl's "deploy/api", "deployment.apps/api" work too).
             limit: most events to return (1-500).
         """
         limit = max(1, min(limit, EVENTS_FETCH))
 
         def run(conf: _Conf, core: Any, apps: Any) -> ToolResult:
-            ns = namespace or conf.namespace
-            kind, _, name = (involved_object or "").rpartition("/")
+            kind, _, name = (involved_object or "").strip().rpartition("/")
+            kind = event_kind(kind) if kind else ""
+            # The kubelet records a node's events in the default namespace.
+            ns = namespace or ("default" if kind == "Node" else conf.namespace)
             events = events_for(conf, core, ns, name or None, kind or None)
             if not events:
                 about = f" about {involved_object}" if involved_object else ""
@@ -514,8 +718,10 @@ def build(settings: Settings) -> ToolsetBuilder:
     ) -> ToolResult:
         """Read the last lines of a pod container's log; previous=True reads the crashed instance's log.
 
-        Without a container the failing one is picked (waiting/terminated, most restarts). With
-        an empty pod and a selector, the matching pod with the most restarts is read.
+        Without a container the failing one is picked (an init container included; most restarts
+        first). With an empty pod and a selector, the matching pod with the most restarts is read.
+        previous=True for a container that has not restarted returns the current log (previous:
+        false in the result); a container that never started has no log (no_data, with why).
 
         Args:
             pod: the pod name ("" to pick one by selector).
@@ -543,25 +749,50 @@ def build(settings: Settings) -> ToolsetBuilder:
                 chosen = chosen or _crashing_container(items[0])
             elif not chosen:
                 chosen = _crashing_container(raw(conf, core.read_namespaced_pod, name, ns))
-            text = raw(
-                conf,
-                core.read_namespaced_pod_log,
-                name,
-                ns,
-                container=chosen,
-                previous=previous,
-                tail_lines=tail_lines,
-                limit_bytes=LOG_MAX_BYTES,
-            )
+            k8s = _import_client()
+
+            def read(prev: bool) -> str:
+                text: str = raw(
+                    conf,
+                    core.read_namespaced_pod_log,
+                    name,
+                    ns,
+                    container=chosen,
+                    previous=prev,
+                    tail_lines=tail_lines,
+                    limit_bytes=LOG_MAX_BYTES,
+                )
+                return text
+
+            # The API answers 400 when there is no such log: no previous instance (the container
+            # has not restarted), or a container that has never started (image pull, init).
+            used, note = previous, None
+            try:
+                text = read(previous)
+            except k8s.client.ApiException as exc:
+                said = _api_message(exc.body)
+                if exc.status != 400:
+                    raise
+                if not (previous and "previous terminated container" in said):
+                    return _no_log(name, chosen, said)
+                used, note = False, f"no previous instance ({said}); this is the current instance's log"
+                try:
+                    text = read(False)
+                except k8s.client.ApiException as again:
+                    if again.status != 400:
+                        raise
+                    return _no_log(name, chosen, _api_message(again.body))
             lines = text.splitlines()
             data = {
                 "pod": name,
                 "namespace": ns,
                 "container": chosen,
-                "previous": previous,
+                "previous": used,
                 "lines": len(lines),
                 "text": text,
             }
+            if note:
+                data["note"] = note
             if not text.strip():
                 return ToolResult.empty(
                     f"the log of {name}/{chosen} is empty", **{k: data[k] for k in ("pod", "container")}
@@ -765,9 +996,7 @@ def check(settings: Any) -> tuple[bool, str]:
 
     conf = _config(settings)
     try:
-        client = k8s.config.new_client_from_config(
-            config_file=conf.kubeconfig, context=conf.context, persist_config=False
-        )
+        client = _new_client(conf)
     except k8s.config.ConfigException as exc:
         return False, f"kubernetes: {map_error(exc, 'kubeconfig').error} ({_NOT_CONFIGURED})"
     try:
@@ -775,7 +1004,7 @@ def check(settings: Any) -> tuple[bool, str]:
         version = json.loads(resp.data).get("gitVersion")
         resp.release_conn()
     except (k8s.client.ApiException, urllib3.exceptions.HTTPError) as exc:
-        failed = map_error(exc, "version")
+        failed = map_error(exc, "version", server=client.configuration.host)
         return False, f"kubernetes: {failed.error}" + (f" ({failed.hint})" if failed.hint else "")
     finally:
         client.close()
