@@ -150,6 +150,10 @@ def test_program_of_skips_wrappers_and_assignments() -> None:
     assert program_of("sudo env LANG=C /usr/bin/kubectl get pods") == "kubectl"
     assert program_of("FOO=1 timeout 5 jq .") == "jq"
     assert program_of("nice -n 10 tar czf x.tgz dir") == "tar"
+    # an option's value is not the program: `sudo -u postgres psql` runs psql
+    assert program_of("sudo -u postgres psql -c 'select 1'") == "psql"
+    assert program_of("sudo -g adm --chdir /var/log journalctl -n 5") == "journalctl"
+    assert program_of("xargs -I {} -P 4 curl -s {}") == "curl"
 
 
 def test_group_helper_sees_live_groups() -> None:

@@ -13,6 +13,20 @@ import re
 
 _WRAPPERS = {"sudo", "env", "nohup", "time", "timeout", "nice", "ionice", "stdbuf", "xargs"}
 _WRAPPER_ARG = re.compile(r"^(-\S*|\d+(\.\d+)?[smhd]?|\w+=.*)$")
+# Wrapper options whose value is the next word (`sudo -u postgres psql`: the program is psql).
+_WRAPPER_VALUED = {
+    name: frozenset(options.split())
+    for name, options in {
+        "sudo": "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role "
+        "-t --type -U --other-user",
+        "env": "-u --unset -C --chdir",
+        "nice": "-n --adjustment",
+        "ionice": "-c --class -n --classdata -p --pid",
+        "timeout": "-s --signal -k --kill-after",
+        "xargs": "-I -n --max-args -P --max-procs -L --max-lines -d --delimiter -E -s --max-chars "
+        "-a --arg-file",
+    }.items()
+}
 
 # Debian package names for tools operators reach for.
 PACKAGES = {
@@ -63,9 +77,17 @@ _RELEVANT = re.compile(r"error|fail|denied|invalid|not found|unable|cannot|can't
 
 def program_of(command: str) -> str:
     """The first word of the command that is not an assignment or a wrapper."""
+    wrapper, skip = "", False
     for word in command.split():
+        if skip:  # the value of a wrapper's option (`-u postgres`)
+            skip = False
+            continue
         # Skip wrappers, their options and durations (timeout 5), and VAR=value assignments.
-        if word in _WRAPPERS or _WRAPPER_ARG.match(word):
+        if word in _WRAPPERS:
+            wrapper = word
+            continue
+        if _WRAPPER_ARG.match(word):
+            skip = word in _WRAPPER_VALUED.get(wrapper, ())
             continue
         return os.path.basename(word)
     return ""
