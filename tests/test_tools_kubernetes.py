@@ -256,6 +256,17 @@ def test_rollout_history_lists_revisions_newest_first(cluster: ReplayServer, tmp
     assert cluster.requests[-1].query["labelSelector"] == ["app=api"]
 
 
+def test_rollout_history_of_a_deployment_with_null_annotations(cluster: ReplayServer, tmp_path: Path) -> None:
+    # a deployment applied without annotations can come back with "annotations": null
+    dep = json.loads((K8S / "deployment_payments_api.json").read_text())
+    dep["metadata"]["annotations"] = None
+    cluster.add("GET", "/apis/apps/v1/namespaces/payments/deployments/api", body=dep, times=1)
+    res = tools(tmp_path, cluster.url)["k8s_rollout_history"]("api", namespace="payments")
+    assert res.status == "success"
+    assert res.data["current"] is None
+    assert [r["revision"] for r in res.data["revisions"]] == [7, 6, 5]
+
+
 # --- changes ------------------------------------------------------------------------------------
 
 

@@ -894,8 +894,8 @@ def build(settings: Settings) -> ToolsetBuilder:
                     }
                 )
             revisions.sort(key=lambda r: -r["revision"])
-            current = (
-                (dep.get("metadata") or {}).get("annotations", {}).get("deployment.kubernetes.io/revision")
+            current = ((dep.get("metadata") or {}).get("annotations") or {}).get(
+                "deployment.kubernetes.io/revision"
             )
             data = {"deployment": deployment, "namespace": ns, "current": current, "revisions": revisions}
             return ToolResult.ok(data, source="kubernetes replicasets")
