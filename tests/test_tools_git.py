@@ -228,6 +228,30 @@ def test_status_clean_then_dirty(repo: Path, settings: Settings) -> None:
     assert (data["staged_count"], data["unstaged_count"], data["untracked_count"]) == (2, 1, 1)
 
 
+def test_repository_config_cannot_make_a_read_only_tool_run_a_program(
+    repo: Path, settings: Settings, tmp_path: Path
+) -> None:
+    # a repository's own .git/config may name a program git runs on `git status` (core.fsmonitor);
+    # the git tools are read-only and run without approval, so they must not run it
+    marker = tmp_path / "fsmonitor-ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(hook))
+    git(repo, "status")  # plain git does run it: the test would pass vacuously otherwise
+    assert marker.exists()
+    marker.unlink()
+    (repo / "app.py").write_text("changed\n")
+    for tool, kwargs in (
+        ("git_status", {}),
+        ("git_diff", {"rev_range": "HEAD"}),
+        ("git_log", {"limit": 2}),
+        ("git_blame", {"path": "app.py", "start_line": 1, "end_line": 2}),
+    ):
+        assert call(settings, tool, repo=str(repo), **kwargs).status in ("success", "no_data"), tool
+        assert not marker.exists(), tool
+
+
 def test_status_reports_upstream_ahead_behind(repo: Path, settings: Settings, tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(repo), str(clone))

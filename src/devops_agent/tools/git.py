@@ -71,9 +71,16 @@ def _env() -> dict[str, str]:
     return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 
 
+# Before every subcommand. core.fsmonitor: a repository's own config may name a program that
+# `git status` (and any index refresh) runs; these tools are read-only and run without approval,
+# so a cloned repository must not be able to make them run anything (external diff drivers and
+# textconv filters are turned off where diffs are made, --no-ext-diff --no-textconv).
+_GIT_OPTIONS = ("-c", "core.quotepath=off", "-c", "core.fsmonitor=false", "--no-pager")
+
+
 def _git(repo: Path, *args: str) -> str:
     """Run ``git -C repo args`` and return stdout; raises :class:`ToolError` with a hint on failure."""
-    argv = ["git", "-C", str(repo), "-c", "core.quotepath=off", "--no-pager", *args]
+    argv = ["git", "-C", str(repo), *_GIT_OPTIONS, *args]
     try:
         proc = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, env=_env(), check=False)
     except FileNotFoundError:
@@ -94,7 +101,7 @@ def _git_head(repo: Path, max_bytes: int, *args: str) -> tuple[bytes, bool]:
     For output that can be huge (a patch); run a cheap command with :func:`_git` first so that
     argument errors are reported with a hint.
     """
-    argv = ["git", "-C", str(repo), "-c", "core.quotepath=off", "--no-pager", *args]
+    argv = ["git", "-C", str(repo), *_GIT_OPTIONS, *args]
     try:
         with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env()) as proc:
             assert proc.stdout is not None
