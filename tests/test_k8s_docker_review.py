@@ -200,6 +200,28 @@ def test_failing_init_container_is_named_and_its_log_read(cluster: ReplayServer,
     assert any('relation "ledger" does not exist' in line for line in finding.evidence)
 
 
+def test_log_of_a_pod_still_initializing_is_the_running_init_container_s(
+    cluster: ReplayServer, tmp_path: Path
+) -> None:
+    # Init:0/1 with nothing failing: the app container has not started, the init container is at work
+    pod = init_crashloop_pod()
+    name = pod["metadata"]["name"]
+    migrate = pod["status"]["initContainerStatuses"][0]
+    migrate.update(restartCount=0, lastState={}, state={"running": {"startedAt": "2026-03-14T09:40:00Z"}})
+    cluster.add("GET", f"{PAYMENTS}/pods/{name}", body=pod, times=5)
+    cluster.add(
+        "GET",
+        f"{PAYMENTS}/pods/{name}/log",
+        body="applying migration 0042_add_ledger_index (table 3 of 40)\n",
+        query={"container": "migrate"},
+        times=5,
+    )
+    logs = tools(tmp_path, cluster.url)["k8s_logs"](name, namespace="payments")
+    assert logs.status == "success", logs
+    assert logs.data["container"] == "migrate"
+    assert "applying migration" in logs.data["text"]
+
+
 def test_init_container_states_read_as_kubectl_shows_them() -> None:
     from devops_agent.tools.kubernetes import pod_reason
 

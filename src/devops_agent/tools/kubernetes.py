@@ -24,6 +24,7 @@ from typing import Any, Literal
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.http_status import rate_limited, retry_after_seconds, server_error
+from devops_agent.tools.k8s_status import container_failing
 from devops_agent.tools.logs import summarize_log
 from devops_agent.tools.registry import ToolRegistry
 
@@ -493,21 +494,26 @@ def _selector(labels: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
-def _failing(container: dict[str, Any]) -> bool:
-    """Whether a container (of :func:`pod_summary`) is the one in trouble, not merely waiting its turn."""
-    state = container.get("state") or {}
-    if state.get("state") == "terminated":
-        return state.get("exitCode") not in (0, None)
-    if state.get("state") == "waiting":
-        return state.get("reason") not in (None, "PodInitializing", "ContainerCreating")
-    return not container.get("ready") and container.get("restartCount", 0) > 0
-
-
 def _crashing_container(pod: dict[str, Any]) -> str | None:
     """The container to read logs from: a failing one (an init container included), most restarts
-    first, else the one with most restarts, else the first."""
+    first; while the pod is still initializing (``Init:0/1``), the init container at work (the app
+    containers have not started, so they have no log); else the one with most restarts."""
     summary = pod_summary(pod)
-    ranked = sorted(summary["containers"], key=lambda c: (not _failing(c), -c.get("restartCount", 0)))
+    containers = summary["containers"]
+    initializing = str(summary.get("reason") or "").startswith("Init:")
+
+    def at_work(c: dict[str, Any]) -> bool:  # an init container that has not completed
+        state = c.get("state") or {}
+        return bool(c.get("init")) and not (state.get("state") == "terminated" and state.get("exitCode") == 0)
+
+    ranked = sorted(
+        containers,
+        key=lambda c: (
+            not container_failing(c),
+            not (initializing and at_work(c)),
+            -c.get("restartCount", 0),
+        ),
+    )
     return str(ranked[0]["name"]) if ranked else None
 
 

@@ -3,10 +3,13 @@
 
 Causes are told apart by the evidence Kubernetes itself records, most specific first: an
 ``OOMKilled`` termination (memory limit too low or a leak), an image that cannot be pulled
-(``ErrImagePull``/``ImagePullBackOff`` with the registry's message from the events), a
+(``ErrImagePull``/``ImagePullBackOff`` with the registry's message from the events), an init
+container that fails or never completes (an ``Init:`` reason, as ``kubectl get pods`` shows it), a
 configuration error (``CreateContainerConfigError``, a missing ConfigMap/Secret in the events,
 or the application exiting with a configuration message in its previous log), then a generic
-crash loop with its exit code. Must not call tools.
+crash loop with its exit code. The container described is the failing one, an init container
+included; one that never started has no log, so its next step is the pod's description and
+events. Must not call tools.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from devops_agent.runbooks.analyzers.base import (
     source_of,
     structured,
 )
+from devops_agent.tools.k8s_status import container_failing
 
 _IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
 _CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError")
@@ -88,10 +92,67 @@ def _deployment_line(describes: list[dict[str, Any]], pod: dict[str, Any]) -> st
     return None
 
 
+def _restarts(container: dict[str, Any]) -> int:
+    return int(container.get("restartCount") or 0)
+
+
+def _completed(container: dict[str, Any]) -> bool:
+    state = dict_field(container, "state")
+    return state.get("state") == "terminated" and state.get("exitCode") == 0
+
+
+def _never_started(container: dict[str, Any]) -> bool:
+    """No instance of the container has run (image pull, config error, init not done): it has no log."""
+    state = dict_field(container, "state").get("state")
+    return _restarts(container) == 0 and not dict_field(container, "lastState") and state in (None, "waiting")
+
+
 def _bad_container(pod: dict[str, Any]) -> dict[str, Any]:
+    """The container the pod fails in: a failing one first (an init container first while the pod is
+    in an ``Init:`` state, since the app containers then only wait), then not ready, most restarts."""
     containers = [c for c in list_field(pod, "containers") if isinstance(c, dict)]
-    ranked = sorted(containers, key=lambda c: (bool(c.get("ready")), -int(c.get("restartCount") or 0)))
+    in_init = str(pod.get("reason") or "").startswith("Init:")
+    ranked = sorted(
+        containers,
+        key=lambda c: (
+            not container_failing(c),
+            bool(c.get("init")) != in_init,
+            _completed(c),
+            bool(c.get("ready")),
+            -_restarts(c),
+        ),
+    )
     return ranked[0] if ranked else {}
+
+
+def _label(container: dict[str, Any]) -> str:
+    """``container api`` or ``init container migrate``."""
+    return ("init container " if container.get("init") else "container ") + str(container.get("name"))
+
+
+def _log_lines(log: dict[str, Any] | None, container: dict[str, Any], count: int = 8) -> list[str]:
+    """The last lines of the container's log, labelled with the instance they come from."""
+    if not log or not log.get("text") or log.get("container") not in (None, container.get("name")):
+        return []
+    label = "previous log" if log.get("previous") else "log"
+    tail = str(log["text"]).strip().splitlines()[-count:]
+    return [f"{label}: {shorten(line, 240)}" for line in tail]
+
+
+def _log_step(pod: dict[str, Any], container: dict[str, Any]) -> str:
+    """Where to read more: the container's log, or, for one that never started, why it is waiting."""
+    name, ns = pod.get("name"), pod.get("namespace")
+    if _never_started(container):
+        return (
+            f"{_label(container).capitalize()} has never started, so it has no log: "
+            f"k8s_describe(kind='pod', name='{name}', namespace='{ns}') and "
+            f"k8s_events(namespace='{ns}', involved_object='{name}') say why it is waiting"
+        )
+    previous = ", previous=True" if _restarts(container) else ""
+    return (
+        f"Read the full log: k8s_logs(pod='{name}', namespace='{ns}', "
+        f"container='{container.get('name')}'{previous})"
+    )
 
 
 def _state_line(label: str, state: Any) -> str | None:
@@ -108,7 +169,7 @@ def _pod_lines(pod: dict[str, Any], container: dict[str, Any]) -> list[str]:
         f"restarts {pod.get('restarts')}, reason {pod.get('reason')}, node {pod.get('node')}"
     ]
     if container:
-        lines.append(f"container {container.get('name')} image {container.get('image')}")
+        lines.append(f"{_label(container)} image {container.get('image')}")
         lines += [
             line
             for line in (
@@ -187,7 +248,7 @@ def _image_pull(pod: dict[str, Any], container: dict[str, Any], events: list[dic
         severity="high",
         title=f"Pod {name} cannot pull image {container.get('image')}: {why}",
         detail=(
-            f"Container {container.get('name')} is waiting with {pod.get('reason')}; the kubelet's pull "
+            f"{_label(container).capitalize()} is waiting with {pod.get('reason')}; the kubelet's pull "
             "attempts fail, so the new version never starts."
             + (f" Registry said: {registry_msg}" if registry_msg else "")
         ),
@@ -240,9 +301,70 @@ def _config(
         severity="high",
         title=f"Pod {pod.get('name')} fails on a configuration error: {what}",
         detail=(
-            f"Container {container.get('name')} cannot start ({pod.get('reason')}) because its "
+            f"{_label(container).capitalize()} cannot start ({pod.get('reason')}) because its "
             "configuration is incomplete; restarting it will not help until the configuration is fixed."
         ),
+        evidence=evidence,
+        next_steps=steps,
+    )
+
+
+def _exit_text(state: dict[str, Any]) -> str:
+    """``exit code 1, application error`` (or the signal) of a termination; empty when unknown."""
+    code, signal = state.get("exitCode"), state.get("signal")
+    if code is None:
+        return f"signal {signal}" if signal is not None else ""
+    meaning = _EXIT_MEANING.get(code, "") if isinstance(code, int) else ""
+    return f"exit code {code}" + (f", {meaning}" if meaning else "")
+
+
+def _init_failure(
+    pod: dict[str, Any],
+    container: dict[str, Any],
+    events: list[dict[str, Any]],
+    log: dict[str, Any] | None,
+    missing: list[tuple[str, str]],
+) -> Finding:
+    name, init, reason = str(pod.get("name")), container.get("name"), pod.get("reason")
+    state, last = dict_field(container, "state"), dict_field(container, "lastState")
+    current = state.get("state") == "terminated"  # restartPolicy Never: the failed run is the current one
+    exit_text = _exit_text(state if current else last)
+    evidence = _pod_lines(pod, container) + _event_lines(events, name)[:5] + _log_lines(log, container)
+    failing = container_failing(container)
+    if failing:
+        title = f"Pod {name} is stuck in {reason}: init container {init} fails" + (
+            f" ({'' if current else 'last '}{exit_text})" if exit_text else ""
+        )
+        detail = (
+            f"Init container {init} must exit 0 before the app containers start; it fails "
+            f"({' '.join(str(v) for v in (state.get('state'), state.get('reason')) if v)}, "
+            f"{_restarts(container)} restarts), so the pod stays in {reason} and the app containers "
+            "wait (PodInitializing). The cause is in the init container, not in the application."
+        )
+    else:
+        title = f"Pod {name} is stuck initializing ({reason}): init container {init} has not completed"
+        detail = (
+            f"Init container {init} has not exited yet ({state.get('state') or 'no state'}), so the app "
+            "containers have not started; an init container usually waits here for a dependency "
+            "(a database, a migration, another service)."
+        )
+    steps = [_log_step(pod, container)]
+    if missing:
+        steps.append(
+            "Create the missing object or fix its name in the init container's spec: "
+            + ", ".join(
+                f"`kubectl get {kind.lower()} {obj} -n {pod.get('namespace')}`" for kind, obj in missing
+            )
+        )
+    steps += [
+        f"Check what {init} needs (its command, the database or service it migrates or waits for, "
+        "its env and mounts) in the pod template",
+        "Compare with the previous revision (k8s_rollout_history) if this started with a rollout",
+    ]
+    return Finding(
+        severity="high" if failing else "medium",
+        title=title,
+        detail=detail,
         evidence=evidence,
         next_steps=steps,
     )
@@ -255,9 +377,7 @@ def _crash(
     code = last.get("exitCode")
     meaning = _EXIT_MEANING.get(int(code), "") if isinstance(code, int) else ""
     evidence = _pod_lines(pod, container) + _event_lines(events, str(pod.get("name")))[:5]
-    if log and log.get("text"):
-        tail = str(log["text"]).strip().splitlines()[-8:]
-        evidence += [f"previous log: {shorten(line, 240)}" for line in tail]
+    evidence += _log_lines(log, container)
     pending = str(pod.get("reason") or "").startswith("Unschedulable")
     return Finding(
         severity="medium" if pending else "high",
@@ -266,7 +386,7 @@ def _crash(
         detail="The pod keeps failing; the evidence below is what Kubernetes and the last log lines say.",
         evidence=evidence,
         next_steps=[
-            "Read the full previous log: k8s_logs(previous=True)"
+            _log_step(pod, container)
             if not pending
             else "Free or add capacity, or lower the pod's requests, so the scheduler can place it",
             "Compare with the previous revision (k8s_rollout_history) if this started with a rollout",
@@ -318,6 +438,8 @@ def pod_crashloop(evidence: Evidence, params: dict[str, Any], inputs: dict[str, 
             finding = _oom(pod, container, events)
         elif pod.get("reason") in _IMAGE_REASONS or state.get("reason") in _IMAGE_REASONS:
             finding = _image_pull(pod, container, events)
+        elif str(pod.get("reason")).startswith("Init:") and container.get("init"):
+            finding = _init_failure(pod, container, events, log, missing)
         elif pod.get("reason") in _CONFIG_REASONS or missing or config_lines:
             finding = _config(pod, container, events, config_lines, missing)
         else:
