@@ -10,6 +10,7 @@ This module must not call tools or emit events.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,7 +19,13 @@ from devops_agent.agent.report import Finding, Gap, Report, rank_findings, sever
 from devops_agent.runbooks.analyzers import ANALYZERS, CannotAnalyze, Evidence
 from devops_agent.runbooks.model import Runbook
 from devops_agent.runbooks.plan import PlannedCall
-from devops_agent.runbooks.templating import TemplateError, is_empty, render
+from devops_agent.runbooks.templating import (
+    TemplateError,
+    is_empty,
+    placeholder_values,
+    render,
+    template_names,
+)
 
 USABLE = ("success", "no_data")
 _ADVICE_UP_TO = severity_rank("medium")
@@ -90,13 +97,40 @@ def _unique_findings(findings: Sequence[Finding]) -> list[Finding]:
     return out
 
 
+_HOLE = re.compile(r"\s\s|^\s|\s$|[(\[]\s|\s[)\]]|[(\[][)\]]|[:,;]$")
+"""What an empty placeholder leaves in a title: doubled or dangling spaces, empty brackets,
+a trailing separator (``Crashing pod  in `` for ``Crashing pod {{ pod }} in {{ namespace }}``)."""
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return " ".join(str(value).split()).rstrip(":,; ")
+
+
+def runbook_title(runbook: Runbook, context: Mapping[str, Any]) -> str:
+    """The runbook's report title rendered from ``context``.
+
+    When an input the title names is missing and rendering it would leave a hole, the title is
+    the runbook's plain ``title`` followed by the placeholders that were given, e.g. ``Crashing
+    Kubernetes pod (namespace: checkout)``; a placeholder that may be empty without leaving a
+    hole (``Metric alert: {{ alert_title }}{{ query }}``) keeps the template.
+    """
+    template = runbook.report_title
+    try:
+        rendered = str(render(template, context))
+        values = placeholder_values(template, context)
+    except TemplateError:
+        return runbook.title
+    if all(not is_empty(value) for _, value in values) or not _HOLE.search(rendered):
+        return " ".join(rendered.split())
+    given = {name: _value_text(value) for name, value in values if not is_empty(value)}
+    details = "; ".join(f"{name}: {text}" for name, text in given.items() if text)
+    return runbook.title + (f" ({details})" if details else "")
+
+
 def _title(runbooks: Sequence[Runbook], contexts: Mapping[str, dict[str, Any]]) -> str:
-    titles = []
-    for runbook in runbooks:
-        try:
-            titles.append(str(render(runbook.report_title, contexts.get(runbook.name, {}))))
-        except TemplateError:
-            titles.append(runbook.title)
+    titles = [runbook_title(runbook, contexts.get(runbook.name, {})) for runbook in runbooks]
     return " · ".join(titles) or "Investigation"
 
 
@@ -114,10 +148,22 @@ def _host(calls: Sequence[PlannedCall]) -> str | None:
     return None
 
 
-def _window(inputs: Mapping[str, Any], contexts: Mapping[str, dict[str, Any]]) -> str | None:
+def _uses(runbook: Runbook, name: str) -> bool:
+    try:
+        return any(name in template_names(step.args) for step in runbook.steps)
+    except TemplateError:
+        return False
+
+
+def _window(
+    runbooks: Sequence[Runbook], inputs: Mapping[str, Any], contexts: Mapping[str, dict[str, Any]]
+) -> str | None:
+    """The time window of the evidence: the ``since`` given, or the one every runbook that reads
+    a window used (a runbook that read everything, because it has no default, makes it none)."""
     since = inputs.get("since")
     if is_empty(since):
-        defaults = {str(c["since"]) for c in contexts.values() if not is_empty(c.get("since"))}
+        used = [contexts.get(r.name, {}).get("since") for r in runbooks if _uses(r, "since")]
+        defaults = {None if is_empty(v) else str(v) for v in used}
         since = defaults.pop() if len(defaults) == 1 else None
     until = inputs.get("until")
     if is_empty(since) and is_empty(until):
@@ -140,7 +186,7 @@ def build_report(
     advice = [f.next_steps[0] for f in ranked if f.next_steps and severity_rank(f.severity) <= _ADVICE_UP_TO]
     advice = advice[:_MAX_FINDING_ADVICE]
     advice += [s for runbook in runbooks for s in runbook.next_steps]
-    host, window = _host(calls), _window(inputs, contexts)
+    host, window = _host(calls), _window(runbooks, inputs, contexts)
     counts = Counter(f.severity for f in ranked)
     return Report(
         title=_title(runbooks, contexts),

@@ -52,10 +52,52 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
+_PATH = re.compile(r"^(?P<path>[A-Za-z_]\w*(?:\[\d+\])?(?:\.[A-Za-z_]\w*(?:\[\d+\])?)*): ")
+"""A field path such as ``steps[1].args`` leading a whole-runbook check's message."""
+
+
+def _loc_of(path: str) -> tuple[int | str, ...]:
+    """``steps[1].args`` as a pydantic location: ``("steps", 1, "args")``."""
+    loc: list[int | str] = []
+    for part in path.split("."):
+        name, _, index = part.partition("[")
+        loc.append(name)
+        if index:
+            loc.append(int(index.rstrip("]")))
+    return tuple(loc)
+
+
+def _line_of(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (or of the deepest part of it that exists)."""
+    try:
+        node = yaml.compose(text, Loader=_RunbookYAMLLoader)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return None
+    line = node.start_mark.line
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(
+                ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)),
+                None,
+            )
+            if pair is None:
+                break
+            line, node = pair[0].start_mark.line, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line
+        else:
+            break
+    return line + 1
+
+
 def parse_runbook(text: str, source: str) -> Runbook:
     """Validate one runbook from YAML text; ``source`` names the file in error messages.
 
-    Raises :class:`ConfigError` whose message carries the file and the offending key.
+    Raises :class:`ConfigError` whose message carries the file, the line and the offending key:
+    ``rb.yaml:7: steps[1].tol: unknown key``.
     """
     try:
         raw = yaml.load(text, Loader=_RunbookYAMLLoader)
@@ -73,9 +115,13 @@ def parse_runbook(text: str, source: str) -> Runbook:
             if first["type"] == "extra_forbidden"
             else first["msg"].removeprefix("Value error, ")
         )
+        loc = tuple(first["loc"])
+        if not loc and (path := _PATH.match(what)):  # a whole-runbook check names its field itself
+            loc, what = _loc_of(path["path"]), what[path.end() :]
+        line = _line_of(text, loc)
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise ConfigError(
-            f"{source}: {_where(tuple(first['loc']))}: {what}{more}",
+            f"{source}{f':{line}' if line else ''}: {_where(loc)}: {what}{more}",
             hint="compare with a shipped runbook: `devops-agent runbooks show host-health`",
         ) from None
 

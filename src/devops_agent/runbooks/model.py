@@ -101,7 +101,8 @@ class Runbook(_Strict):
         ids = [step.id for step in self.steps]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
-            raise ValueError(f"duplicate step ids: {', '.join(dupes)}")
+            second = next(n for n, i in enumerate(ids) if i in ids[:n])  # where the file goes wrong
+            raise ValueError(f"steps[{second}].id: duplicate step ids: {', '.join(dupes)}")
         for i, step in enumerate(self.steps):
             if step.when is not None and step.when not in known:
                 raise ValueError(f"steps[{i}].when: unknown input {step.when!r}; declare it under inputs")

@@ -88,6 +88,15 @@ def _lookup(match: re.Match[str], context: Mapping[str, Any], text: str) -> Any:
     return value
 
 
+def placeholder_values(text: str, context: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(name, value)`` of each placeholder in ``text``, in order, with ``default()`` applied.
+
+    Raises :class:`TemplateError` like :func:`render`.
+    """
+    _check_malformed(text)
+    return [(match.group("name"), _lookup(match, context, text)) for match in _PLACEHOLDER.finditer(text)]
+
+
 def render(value: Any, context: Mapping[str, Any]) -> Any:
     """``value`` with every placeholder replaced from ``context``; containers are copied.
 

@@ -15,6 +15,7 @@ from devops_agent.runbooks.analyzers.base import (
     Evidence,
     as_mapping,
     as_records,
+    dict_field,
     list_field,
     number,
     register_analyzer,
@@ -23,6 +24,7 @@ from devops_agent.runbooks.analyzers.base import (
     source_of,
     structured,
 )
+from devops_agent.tools.base import ToolResult
 
 _FATAL_LEVELS = {"FATAL", "CRITICAL", "CRIT", "EMERG", "EMERGENCY", "ALERT", "PANIC"}
 _FATAL_WORDS = re.compile(
@@ -31,6 +33,9 @@ _FATAL_WORDS = re.compile(
 _ERROR_LEVELS = {"ERROR", "ERR", "SEVERE"}
 _JOURNAL_SEVERE = {"EMERG", "EMERGENCY", "ALERT", "CRIT", "CRITICAL", "0", "1", "2"}
 _NO_ERRORS = "No errors found in the logs"
+_JOURNAL_DEFAULT_LINES = 200
+"""``logs_journal``'s own default for ``lines`` (the most entries it returns)."""
+_NO_ERRORS_READ = "No errors in the part of the logs read (reading stopped early)"
 
 
 def _fmt_range(value: Any) -> str:
@@ -68,39 +73,73 @@ def _spike_text(group: dict[str, Any]) -> str:
 
 
 def group_severity(group: dict[str, Any], medium_count: int) -> Severity:
-    """Spike or fatal level/words → high; errors with ``medium_count`` or more lines → medium; else low."""
+    """Spike or fatal level/words → high; errors with ``medium_count`` or more lines → medium; else low.
+
+    A group without a level (a traceback, an exception, "connection refused") is an error too:
+    ``logs_errors`` only groups error records, so its count counts like an ERROR group's.
+    """
     level = str(group.get("level") or "").upper()
     examples = list_field(group, "examples")
     text = " ".join([str(group.get("shape", "")), *(str(e) for e in examples[:3])])
     if group.get("spike") or level in _FATAL_LEVELS or _FATAL_WORDS.search(text):
         return "high"
     count = number(group.get("count")) or 0
-    if level in _ERROR_LEVELS and count >= medium_count:
+    if (not level or level in _ERROR_LEVELS) and count >= medium_count:
         return "medium"
     return "low"
 
 
+def _partial_gap(result: ToolResult, note: Any) -> Gap:
+    """The rest of the logs, which the tool did not read because its time ran out."""
+    text = str(note or result.hint or "")
+    said = text[text.find("partial:") :].removeprefix("partial: ").rstrip(")") if "partial:" in text else ""
+    return Gap(
+        step=str(result.metadata.get("step") or "logs_errors"),
+        tool="logs_errors",
+        reason="only part of the logs was read: "
+        + (said or "the tool's time ran out")
+        + "; errors after that point are not counted",
+        hint="narrow the window (--since) or give fewer log files",
+    )
+
+
 @register_analyzer("log_error_groups")
-def log_error_groups(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
-    """One finding per top error group (``max_findings``, 5), plus an info finding on what was read."""
+def log_error_groups(
+    evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]
+) -> list[Finding | Gap]:
+    """One finding per top error group (``max_findings``, 5), plus an info finding on what was read.
+
+    A read the tool cut short (``partial``: its time ran out) is a gap, and its "no errors" says
+    "in the lines read", never "in the logs".
+    """
     max_findings = int(params.get("max_findings", 5))
     medium_count = int(params.get("medium_count", 10))
-    findings: list[Finding] = []
+    findings: list[Finding | Gap] = []
     for result in results_for(evidence, "logs_errors"):
         source = source_of(result)
         if result.status == "no_data":  # the tool says "no errors in N lines …" in its hint
             detail = result.hint or ""
-            findings.append(Finding(severity="info", title=_NO_ERRORS, detail=detail, source=source))
+            partial = bool(result.metadata.get("partial"))
+            title = _NO_ERRORS_READ if partial else _NO_ERRORS
+            findings.append(Finding(severity="info", title=title, detail=detail, source=source))
             findings += _skipped_finding(list_field(result.metadata, "skipped"), source)
+            if partial:
+                findings.append(_partial_gap(result, None))
             continue
         data = as_mapping(structured(result))
         findings += _skipped_finding(list_field(data, "skipped"), source)
+        partial = bool(data.get("partial") or result.metadata.get("partial"))
+        if partial:
+            findings.append(_partial_gap(result, data.get("note")))
         groups = as_records(data.get("groups") or [], "groups")
         total, errors = number(data.get("total_lines")), number(data.get("error_lines"))
         window = _fmt_range(data.get("time_range"))
         scope = f"{total or 0:.0f} lines read" + (f", {window}" if window else "") + "."
+        if partial:
+            scope += " Reading stopped before the end of the logs: the counts cover only the lines read."
         if not groups or errors == 0:
-            findings.append(Finding(severity="info", title=_NO_ERRORS, detail=scope, source=source))
+            title = _NO_ERRORS_READ if partial else _NO_ERRORS
+            findings.append(Finding(severity="info", title=title, detail=scope, source=source))
             continue
         spikes = [str(s) for s in list_field(data, "spikes")]
         if spikes:
@@ -239,11 +278,20 @@ def journal_errors(evidence: Evidence, params: dict[str, Any], inputs: dict[str,
         if severity == "low" and len(entries) >= medium_count:
             severity = "medium"
         units = Counter(unit for unit, _ in groups.elements())
+        detail = "Most from: " + ", ".join(f"{u} ({n})" for u, n in units.most_common(3)) + "."
+        # journalctl -n stops at the step's limit: that many entries is a floor, not the count.
+        limit = number(dict_field(result.metadata, "args").get("lines", _JOURNAL_DEFAULT_LINES))
+        at_limit = limit is not None and len(entries) >= limit
+        if at_limit:
+            detail += (
+                f" Only the newest {len(entries)} were read (the step's `lines` limit): "
+                "there are probably more, and older ones are not counted."
+            )
         findings.append(
             Finding(
                 severity=severity,
-                title=f"{len(entries)} error-priority journal entries{since}",
-                detail="Most from: " + ", ".join(f"{u} ({n})" for u, n in units.most_common(3)) + ".",
+                title=f"{len(entries)}{'+' if at_limit else ''} error-priority journal entries{since}",
+                detail=detail,
                 evidence=[f"{n}× [{unit}] {msg}" for (unit, msg), n in groups.most_common(5)],
                 source=source_of(result),
                 next_steps=["`journalctl -p err -S -1h -u <unit> --no-pager` for the full context of a unit"],

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from devops_agent.agent.report import Finding, Severity
+from devops_agent.agent.report import Finding, Gap, Severity
 from devops_agent.runbooks.analyzers.base import (
+    CannotAnalyze,
     Evidence,
     as_records,
     dict_field,
@@ -276,9 +277,46 @@ def _no_query(inputs: dict[str, Any], onset: datetime | None, lined: _LinedUp | 
     )
 
 
+_SIDE_EVIDENCE = {"logs_errors": "groups", "git_log": "commits"}
+"""The tools whose results are lined up with the metric, and the list each holds."""
+
+
+def _readable(evidence: Evidence) -> tuple[Evidence, list[Gap]]:
+    """``evidence`` without the log or commit results that cannot be read (text cut by the size
+    cap, an unexpected shape), and a gap for each: they are then "given but not read", and the
+    metric's own finding is still made."""
+    kept: Evidence = {}
+    gaps: list[Gap] = []
+    for step, result in evidence.items():
+        tool = str(result.metadata.get("tool"))
+        if tool in _SIDE_EVIDENCE and result.status == "success":
+            try:
+                as_records(structured(result), _SIDE_EVIDENCE[tool])
+            except CannotAnalyze as exc:
+                gaps.append(
+                    Gap(
+                        step=str(result.metadata.get("step") or step),
+                        tool="analyzer:metric_alert",
+                        reason=f"the {tool} output could not be read: {exc.reason}",
+                        hint=exc.hint,
+                    )
+                )
+                continue
+        kept[step] = result
+    return kept, gaps
+
+
 @register_analyzer("metric_alert")
-def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
-    """One finding per anomalous series, with the log templates and changes that line up."""
+def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding | Gap]:
+    """One finding per anomalous series, with the log templates and changes that line up.
+
+    Log or commit output that cannot be read becomes a gap; the metric is still reported.
+    """
+    readable, gaps = _readable(evidence)
+    return [*_metric_alert(readable, params, inputs), *gaps]
+
+
+def _metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
     result = first_result(evidence, "prom_anomalies")
     onset = _when(inputs.get("onset"))
     logs, commits = _log_summary(evidence), _commits(evidence)
