@@ -278,3 +278,15 @@ def test_every_analyzer_result_is_a_finding_or_a_gap() -> None:
         {},
     )
     assert [type(f) for f in found] == [Finding, Gap]
+
+
+def test_non_fatal_errors_are_not_ranked_as_fatal() -> None:
+    from devops_agent.runbooks.analyzers.logs import group_severity
+
+    def group(text: str) -> dict[str, object]:
+        return {"level": "ERROR", "count": 2, "shape": text, "examples": [text]}
+
+    assert group_severity(group("non-fatal error while flushing metrics, retrying"), 10) == "low"
+    assert group_severity(group("Non fatal: cache miss storm"), 10) == "low"
+    assert group_severity(group("fatal error: out of file descriptors"), 10) == "high"
+    assert group_severity(group("kernel panic - not syncing"), 10) == "high"

@@ -27,8 +27,10 @@ from devops_agent.runbooks.analyzers.base import (
 from devops_agent.tools.base import ToolResult
 
 _FATAL_LEVELS = {"FATAL", "CRITICAL", "CRIT", "EMERG", "EMERGENCY", "ALERT", "PANIC"}
-_FATAL_WORDS = re.compile(
-    r"\b(panic|oom|out of memory|oomkilled|segfault|segmentation fault|killed process|fatal)\b", re.I
+_FATAL_WORDS = re.compile(  # "non-fatal" / "non fatal" says the opposite
+    r"(?<!non-)(?<!non )"
+    r"\b(panic|oom|out of memory|oomkilled|segfault|segmentation fault|killed process|fatal)\b",
+    re.I,
 )
 _ERROR_LEVELS = {"ERROR", "ERR", "SEVERE"}
 _JOURNAL_SEVERE = {"EMERG", "EMERGENCY", "ALERT", "CRIT", "CRITICAL", "0", "1", "2"}
