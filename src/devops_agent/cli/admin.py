@@ -10,7 +10,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Column, Table
+from rich.text import Text
 
 from devops_agent.cli.context import out, state
 from devops_agent.config import describe
@@ -41,7 +43,11 @@ def _ago(ts: datetime) -> str:
 
 
 @sessions_app.command("list")
-def sessions_list(ctx: typer.Context, limit: int = 20, json_out: JsonOpt = False) -> None:
+def sessions_list(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(min=1, help="how many sessions to list")] = 20,
+    json_out: JsonOpt = False,
+) -> None:
     """Saved sessions, newest first."""
     records = state(ctx).store().list_sessions(limit=limit)
     if json_out:
@@ -49,7 +55,9 @@ def sessions_list(ctx: typer.Context, limit: int = 20, json_out: JsonOpt = False
         return
     table = Table("id", "mode", "status", "model", "updated", "title")
     for r in records:
-        table.add_row(r.id[:12], r.mode, r.status, r.model or "offline", _ago(r.updated_at), r.title[:60])
+        table.add_row(
+            r.id[:12], r.mode, r.status, Text(r.model or "offline"), _ago(r.updated_at), Text(r.title[:60])
+        )
     out.print(table)
 
 
@@ -76,21 +84,25 @@ def sessions_show(
             }
         )
         return
-    out.print(f"[bold]{rec.title}[/]  ({rec.id}, {rec.mode} mode, {rec.status})")
+    # What a session holds is printed literally: a question may say "[/var/log]" or "[error]".
+    out.print(f"[bold]{escape(rec.title)}[/]  ({rec.id}, {rec.mode} mode, {rec.status})")
     for m in messages:
         for part in m.parts:
             kind = part.part_kind
             if kind == "user-prompt":
-                out.print(f"\n[bold cyan]user:[/] {part.content}")  # type: ignore[union-attr]
+                out.print(f"\n[bold cyan]user:[/] {escape(str(part.content))}")  # type: ignore[union-attr]
             elif kind == "text":
                 out.print("\n[bold green]agent:[/]")
                 out.print(Markdown(str(part.content)))  # type: ignore[union-attr]
             elif kind == "tool-call":
-                out.print(f"[dim]→ {part.tool_name}({part.args_as_json_str()})[/]")  # type: ignore[union-attr]
+                call = f"→ {part.tool_name}({part.args_as_json_str()})"  # type: ignore[union-attr]
+                out.print(call, style="dim", markup=False, highlight=False)
             elif kind == "tool-return":
-                out.print(f"[dim]← {part.tool_name}: {str(part.content)[:200]}[/]")  # type: ignore[union-attr]
+                ret = f"← {part.tool_name}: {str(part.content)[:200]}"  # type: ignore[union-attr]
+                out.print(ret, style="dim", markup=False, highlight=False)
     for e in evs:
-        out.print(f"[dim]{e.seq:4} {e.type} {e.model_dump_json(exclude=_EVENT_IDS)[:160]}[/]")
+        line = f"{e.seq:4} {e.type} {e.model_dump_json(exclude=_EVENT_IDS)[:160]}"
+        out.print(line, style="dim", markup=False, highlight=False)
 
 
 @sessions_app.command("output")
@@ -116,7 +128,7 @@ def sessions_output(
             return
         table = Table("tool call", "tool", "characters")
         for c, t, n in kept:
-            table.add_row(c, t, str(n))
+            table.add_row(Text(c), t, str(n))
         out.print(table)
         return
     text = store.tool_output(rec.id, call_id)
@@ -164,10 +176,10 @@ def tools_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     table = Table("tool", "category", "read-only", "risk", "description")
     for e in catalog.entries.values():
         read_only = "yes" if e.spec.read_only else "[yellow]no[/]"
-        table.add_row(e.name, e.spec.category, read_only, e.spec.risk, e.description[:70])
+        table.add_row(e.name, e.spec.category, read_only, e.spec.risk, Text(e.description[:70]))
     out.print(table)
     for u in registry.unavailable:
-        out.print(f"[yellow]unavailable:[/] {u.name}: {u.reason}")
+        out.print(f"[yellow]unavailable:[/] {escape(u.name)}: {escape(u.reason)}")
 
 
 @tools_app.command("status")
@@ -229,7 +241,7 @@ def runbooks_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     # Keywords wrap between words (a word wider than the column folds); none is ever cut off.
     table = Table("name", "title", "steps", Column("keywords", overflow="fold"))
     for b in books:
-        table.add_row(b.name, b.title, str(len(b.steps)), ", ".join(b.keywords))
+        table.add_row(Text(b.name), Text(b.title), str(len(b.steps)), Text(", ".join(b.keywords)))
     out.print(table)
 
 
@@ -240,16 +252,17 @@ def runbooks_show(ctx: typer.Context, name: str, json_out: JsonOpt = False) -> N
     if json_out:
         _emit_json(book.model_dump(mode="json"))
         return
-    out.print(f"[bold]{book.name}[/] — {book.title}\n{book.description}\n")
+    # A runbook's text is printed literally (your own runbooks may say "[/var/log]").
+    out.print(f"[bold]{escape(book.name)}[/] — {escape(book.title)}\n{escape(book.description)}\n")
     out.print("[bold]steps[/]")
     for s in book.steps:
         when = f" (when {s.when})" if s.when else ""
-        out.print(f"  {s.id}: {s.tool}({json.dumps(s.args)}){when}")
-    out.print("[bold]analyzers[/]: " + ", ".join(a.use for a in book.analyzers))
+        out.print(f"  {s.id}: {s.tool}({json.dumps(s.args)}){when}", markup=False, highlight=False)
+    out.print("[bold]analyzers[/]: " + escape(", ".join(a.use for a in book.analyzers)))
     if book.next_steps:
         out.print("[bold]next steps[/]")
         for n in book.next_steps:
-            out.print(f"  - {n}")
+            out.print(f"  - {n}", markup=False, highlight=False)
 
 
 @config_app.command("show")
@@ -265,8 +278,13 @@ def config_show(ctx: typer.Context, json_out: JsonOpt = False) -> None:
             }
         )
         return
-    out.print("config files: " + (", ".join(str(f) for f in loaded.files) or "(none)"))
-    table = Table("setting", "value", "source")
+    out.print("config files: " + (", ".join(str(f) for f in loaded.files) or "(none)"), markup=False)
+    # Keys and sources fold rather than end in "…": they are what a user copies into a file or shell.
+    table = Table(
+        Column("setting", no_wrap=True, overflow="fold"),
+        Column("value", overflow="fold"),
+        Column("source", overflow="fold"),
+    )
     for key, value, source in rows:
-        table.add_row(key, value, source)
+        table.add_row(key, Text(value), Text(source))
     out.print(table)

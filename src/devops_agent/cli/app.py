@@ -7,6 +7,7 @@ its hint and a non-zero exit; a traceback appears only with ``--debug``.
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from devops_agent.cli.logs_cmd import logs_app
 from devops_agent.cli.memory_cmd import memory_app
 from devops_agent.cli.metrics_cmd import metrics_app
 from devops_agent.cli.privacy_cmd import privacy_app
-from devops_agent.errors import DevOpsAgentError
+from devops_agent.errors import ConfigError, DevOpsAgentError
 from devops_agent.telemetry import configure_logging
 
 app = typer.Typer(
@@ -49,7 +50,11 @@ def root(
     config: Annotated[
         Path | None,
         typer.Option(
-            "--config", "-c", help="config file (default: ./devops-agent.toml)", envvar="DEVOPS_AGENT_CONFIG"
+            "--config",
+            "-c",
+            help="config file, read in place of ./devops-agent.toml "
+            "(on top of ~/.config/devops-agent/devops-agent.toml)",
+            envvar="DEVOPS_AGENT_CONFIG",
         ),
     ] = None,
     model: Annotated[
@@ -86,11 +91,22 @@ app.add_typer(admin.config_app, name="config")
 
 
 @app.command()
-def doctor(ctx: typer.Context, json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Check the config, the store, the model endpoint and the toolsets."""
-    from devops_agent.agent.doctor import run_checks
+def doctor(
+    ctx: typer.Context,
+    json_out: Annotated[bool, typer.Option("--json", help="print the checks as a JSON list")] = False,
+) -> None:
+    """Check the config, the store, the model endpoint and the toolsets.
 
-    checks = run_checks(state(ctx).loaded)
+    An invalid config is reported as a failed check (in the --json list too); the other checks
+    need the settings, so they are skipped until it is fixed."""
+    from devops_agent.agent.doctor import Check, run_checks
+
+    try:
+        loaded = state(ctx).loaded
+    except ConfigError as exc:
+        checks = [Check("config", "fail", exc.message, exc.hint)]
+    else:
+        checks = run_checks(loaded)
     if json_out:
         import json
 
@@ -98,8 +114,8 @@ def doctor(ctx: typer.Context, json_out: Annotated[bool, typer.Option("--json")]
     else:
         marks = {"ok": "[green]ok[/]  ", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
         for c in checks:
-            hint = f"  [dim]({c.hint})[/]" if c.hint and c.level != "ok" else ""
-            out.print(f"{marks[c.level]} {c.name}: {c.detail}{hint}", highlight=False)
+            hint = f"  [dim]({escape(c.hint)})[/]" if c.hint and c.level != "ok" else ""
+            out.print(f"{marks[c.level]} {c.name}: {escape(c.detail)}{hint}", highlight=False)
     if any(c.level == "fail" for c in checks):
         raise typer.Exit(1)
 
@@ -144,6 +160,19 @@ def main() -> None:
             raise
         err.print(f"[red]error:[/] {escape(exc.one_line())}", highlight=False)  # a path may hold [x]
         sys.exit(exc.exit_code)
+    except run.RunInterrupted as exc:
+        err.print(exc.one_line(), markup=False, highlight=False)
+        _exit_now(130)
     except KeyboardInterrupt:
         err.print("interrupted")
-        sys.exit(130)
+        _exit_now(130)
+
+
+def _exit_now(code: int) -> None:
+    """Exit at once after Ctrl-C. The run is already stored as cancelled and the command's
+    context closed (the store too); a tool call still blocked in a worker thread (a request
+    waiting for its timeout) must not hold the terminal until it ends, nor turn a second Ctrl-C
+    into a traceback from the interpreter's shutdown."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

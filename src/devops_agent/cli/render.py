@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.status import Status
 
 from devops_agent.cli.context import err, out
@@ -36,6 +37,8 @@ class ProgressRenderer:
         self.streamed: list[str] = []
         self.steps_total = 0
         self.steps_done = 0
+        self.session_id: str | None = None
+        """The run's session, once its ``RunStarted`` event has come."""
         self._status: Status | None = None
 
     def __enter__(self) -> ProgressRenderer:
@@ -55,10 +58,11 @@ class ProgressRenderer:
 
     def handle(self, event: RunEvent) -> None:
         if isinstance(event, RunStarted):
+            self.session_id = event.session_id
             what = (
                 f"model {event.model}" if event.path == "model" else "runbooks " + ", ".join(event.runbooks)
             )
-            self._say(f"[dim]session {event.session_id[:12]} · {event.mode} mode · {what}[/]")
+            self._say(f"[dim]session {event.session_id[:12]} · {event.mode} mode · {escape(what)}[/]")
         elif isinstance(event, PlanProposed):
             self.steps_total = len(event.steps)
         elif isinstance(event, ToolCall):
@@ -70,7 +74,7 @@ class ProgressRenderer:
             mark = _STATUS_MARK.get(event.status, event.status)
             ms = f" {event.duration_ms:.0f} ms" if event.duration_ms is not None else ""
             note = f" — {event.error}" if event.error else (" (truncated)" if event.truncated else "")
-            self._say(f"  {mark} {event.tool}{ms}{note}")
+            self._say(f"  {mark} {escape(event.tool)}{ms}{escape(note)}")  # an error may quote "[/path]"
         elif isinstance(event, Token):
             self.streamed.append(event.text)
             if self.stream_tokens:
@@ -82,7 +86,7 @@ class ProgressRenderer:
                 self._status.update("writing the answer…")
         elif isinstance(event, ErrorEvent):
             hint = f" ({event.hint})" if event.hint else ""
-            err.print(f"[red]error:[/] {event.message}{hint}", highlight=False)
+            err.print(f"[red]error:[/] {escape(event.message + hint)}", highlight=False)
 
 
 def print_final(final: RunFinished, renderer: ProgressRenderer) -> None:

@@ -54,8 +54,29 @@ def _check_mode(mode: str | None) -> Mode | None:
     return mode
 
 
+class RunInterrupted(Exception):
+    """Ctrl-C stopped a run; the session service has stored it with status ``cancelled``."""
+
+    def __init__(self, session_id: str | None) -> None:
+        super().__init__("interrupted")
+        self.session_id = session_id
+
+    def one_line(self) -> str:
+        """What the user is told: which session keeps what the run did, and how to see it."""
+        if self.session_id is None:
+            return "interrupted"
+        short = self.session_id[:12]
+        return (
+            f"interrupted: session {short} is kept with status cancelled "
+            f"(`devops-agent sessions show {short}` shows what it did)"
+        )
+
+
 def _drive(events: AsyncIterator[RunEvent], renderer: ProgressRenderer) -> RunFinished:
-    """Consume one run's events, rendering them; return its final event."""
+    """Consume one run's events, rendering them; return its final event.
+
+    Ctrl-C cancels the run (asyncio.run cancels it, and the service stores it as cancelled) and
+    raises :class:`RunInterrupted` naming the session."""
     final: RunFinished | None = None
 
     async def go() -> None:
@@ -65,8 +86,11 @@ def _drive(events: AsyncIterator[RunEvent], renderer: ProgressRenderer) -> RunFi
             if isinstance(event, RunFinished):
                 final = event
 
-    with renderer:
-        asyncio.run(go())
+    try:
+        with renderer:
+            asyncio.run(go())
+    except KeyboardInterrupt:
+        raise RunInterrupted(renderer.session_id) from None
     assert final is not None
     return final
 
@@ -302,7 +326,7 @@ def investigate(
         raise typer.BadParameter(
             "--alert-index picks an alert of the --alert payload", param_hint="--alert-index"
         )
-    if not question:
+    if not question or not question.strip():
         raise typer.BadParameter("say what to investigate (or give --alert FILE)", param_hint="QUESTION")
     if since is not None:
         parse_since(since)  # fail early with a clear message
@@ -355,6 +379,8 @@ def ask(
     json_out: JsonOpt = False,
 ) -> None:
     """Ask one question and print the answer (streamed when a model is configured)."""
+    if not question.strip():
+        raise typer.BadParameter("ask something: the question is empty", param_hint="QUESTION")
     final = execute(
         state(ctx),
         question,
@@ -426,7 +452,8 @@ def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
     answers = answers_for(pending, "ask")
     decision = (answers or {}).get("post-report")
     if decision is None or not decision.approved:
-        err.print(f"[yellow]not posted to {key}[/] ({decision.reason if decision else 'no answer'})")
+        reason = decision.reason if decision else "no answer"
+        err.print(f"[yellow]not posted to {escape(key)}[/] ({escape(str(reason))})")
         return
     service = SessionService(app.settings, app.store())
     result = asyncio.run(
@@ -459,7 +486,8 @@ def chat(
     while True:
         try:
             line = input(f"{current_mode}> ").strip()
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the prompt: leave the chat
+            err.print()
             break
         if not line:
             continue
@@ -474,7 +502,7 @@ def chat(
                 err.print("new session")
             elif cmd == "/sessions":
                 for rec in app.store().list_sessions(limit=10):
-                    err.print(f"{rec.id[:12]}  {rec.mode:5}  {rec.title[:60]}")
+                    err.print(f"{rec.id[:12]}  {rec.mode:5}  {rec.title[:60]}", markup=False, highlight=False)
             elif cmd == "/mode":
                 if arg.strip() in MODES:
                     current_mode = arg.strip()  # type: ignore[assignment]
@@ -486,9 +514,20 @@ def chat(
             else:
                 err.print(f"unknown command {cmd}; {CHAT_HELP}", markup=False)
             continue
-        final = execute(
-            app, line, session_id=session_id, mode=current_mode, inputs={}, json_out=False, stream_tokens=True
-        )
+        try:
+            final = execute(
+                app,
+                line,
+                session_id=session_id,
+                mode=current_mode,
+                inputs={},
+                json_out=False,
+                stream_tokens=True,
+            )
+        except RunInterrupted as exc:  # Ctrl-C during an answer stops that run, not the chat
+            err.print(exc.one_line(), markup=False, highlight=False)
+            session_id = exc.session_id or session_id
+            continue
         session_id = final.session_id
     if session_id:
         err.print(f"[dim]session {session_id} saved; resume with --session {session_id[:12]}[/]")

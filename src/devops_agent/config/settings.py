@@ -11,13 +11,14 @@ printed. :func:`load_settings` also records which layer each value came from, fo
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -342,9 +343,8 @@ def config_files(config_file: Path | None = None, cwd: Path | None = None) -> li
     """Config files in the order they are applied (later wins); only existing ones."""
     explicit = config_file or (Path(p) if (p := os.environ.get("DEVOPS_AGENT_CONFIG")) else None)
     if explicit is not None and not explicit.is_file():
-        raise ConfigError(
-            f"config file {explicit} does not exist", hint="check --config / DEVOPS_AGENT_CONFIG"
-        )
+        problem = "is not a file" if explicit.exists() else "does not exist"
+        raise ConfigError(f"config file {explicit} {problem}", hint="check --config / DEVOPS_AGENT_CONFIG")
     candidates = [user_config_dir() / CONFIG_FILENAME]
     candidates.append(explicit if explicit is not None else (cwd or Path.cwd()) / CONFIG_FILENAME)
     seen: list[Path] = []
@@ -371,8 +371,9 @@ def load_settings(
         env_values = env_source()
     except SettingsError as exc:
         raise _env_error(exc) from exc
+    env_names = {k.upper(): k for k in os.environ if k.upper().startswith(ENV_PREFIX)}
     for dotted in _flatten(env_values):
-        origins[dotted] = "env:" + ENV_PREFIX + dotted.upper().replace(".", "__")
+        origins[dotted] = "env:" + _env_name(dotted, env_names)
     init_values = {k: v for k, v in overrides.items() if v is not None}
     for dotted in _flatten(init_values):
         origins[dotted] = "argument"
@@ -404,10 +405,21 @@ def load_settings(
             ) from exc
         raise ConfigError(
             f"invalid setting {where}: {first['msg']} (from {source})",
-            hint="see `devops-agent config show` and docs/configuration.md",
+            hint="fix or remove the setting; docs/configuration.md lists the settings and their values",
         ) from exc
     settings = Settings.model_validate(layered.model_dump())
     return LoadedSettings(settings=settings, origins=origins, files=files)
+
+
+def _env_name(dotted: str, env_names: dict[str, str]) -> str:
+    """The variable that set ``dotted``: itself (``DEVOPS_AGENT_MODEL__NAME``), else the variable
+    of the table holding it as JSON (``DEVOPS_AGENT_MODEL='{"name": …}'``)."""
+    parts = dotted.upper().split(".")
+    for i in range(len(parts), 0, -1):
+        name = ENV_PREFIX + "__".join(parts[:i])
+        if name in env_names:
+            return env_names[name]
+    return ENV_PREFIX + "__".join(parts)
 
 
 def _origin(origins: dict[str, str], dotted: str) -> str:
@@ -438,18 +450,69 @@ def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
 
 
 def _env_error(exc: SettingsError) -> ConfigError:
-    """A variable whose value pydantic-settings could not decode (a list or table must be JSON)."""
+    """A variable whose value pydantic-settings could not decode (a list or table must be JSON).
+
+    The message names the variables that are not JSON with their values, except the value of a
+    section that has a secret field (``DEVOPS_AGENT_MODEL`` may carry ``api_key``)."""
     m = re.search(r'field "(\w+)"', str(exc))
     field_name = m.group(1) if m else ""
     prefix = f"{ENV_PREFIX}{field_name.upper()}"
     names = sorted(k for k in os.environ if k.upper() == prefix or k.upper().startswith(prefix + "__"))
-    shown = ", ".join(f"{k}={os.environ[k]!r}" for k in names) or f"a {prefix}* variable"
+    culprits = [
+        (k, kind) for k in names if (kind := _env_kind(k)) is not None and not _is_json(os.environ[k])
+    ]
+    shown = (
+        ", ".join(
+            f"{k}={os.environ[k]!r}" if kind == "value" else f"{k} (value not shown)" for k, kind in culprits
+        )
+        or ", ".join(names)
+        or f"a {prefix}* variable"
+    )
     return ConfigError(
         f"invalid environment setting {shown}: a list or table value must be JSON",
         hint=f"""e.g. {ENV_PREFIX}TOOLS__DISABLED='["shell"]', """
         f"""{ENV_PREFIX}PRIVACY__TTL_HOURS='{{"user_in": 48}}'; a table is set key by key with __ """
         f"({ENV_PREFIX}PROMETHEUS__URL=...)",
     )
+
+
+def _env_kind(name: str) -> Literal["value", "secret"] | None:
+    """What the environment variable ``name`` sets when its value must be JSON: a list, a dict or
+    a section (``value``), or a section with a secret in it (``secret``, e.g. ``model`` holds
+    ``api_key``); None for a scalar or no setting."""
+    model: type[BaseModel] | None = Settings
+    kind: Literal["value", "secret"] | None = None
+    for part in name[len(ENV_PREFIX) :].lower().split("__"):
+        info = model.model_fields.get(part) if model is not None else None
+        if info is None:
+            return None
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model, kind = annotation, "secret" if _holds_secret(annotation) else "value"
+        else:
+            origin = getattr(annotation, "__origin__", None)
+            model, kind = None, "value" if origin in (list, dict) else None
+    return kind
+
+
+def _holds_secret(model: type[BaseModel]) -> bool:
+    """Whether a section has a secret field (``SecretStr``), itself or in a section inside it."""
+    for info in model.model_fields.values():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if _holds_secret(annotation):
+                return True
+        elif annotation is SecretStr or SecretStr in get_args(annotation):
+            return True
+    return False
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def describe(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
