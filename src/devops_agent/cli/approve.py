@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.analysis.timeparse import parse_since
@@ -42,7 +44,8 @@ def describe_pending(call_id: str, p: Mapping[str, Any]) -> None:
     """Print one pending call the way an approver needs to see it."""
     what = visible(p.get("command") or f"{p.get('tool')}({json.dumps(p.get('args', {}))})")
     level = p.get("classification") or p.get("decision", "approve")
-    err.print(f"\n[bold yellow]Approval needed[/] ({call_id}) — [bold]{level}[/]")
+    # The call id comes from the model and the level from the stored call: printed literally.
+    err.print(f"\n[bold yellow]Approval needed[/] ({escape(call_id)}) — [bold]{escape(str(level))}[/]")
     err.print(f"  {what}", markup=False, highlight=False)
     if p.get("reason"):
         err.print(f"  why: {visible(str(p['reason']))}", markup=False)
@@ -172,15 +175,16 @@ def audit(
 def _print_audit(rows: Iterable[Any]) -> None:
     table = Table("when", "session", "tool", "command", "class", "decision", "outcome", "by", "exit")
     for r in rows:
+        # What was run and by whom is printed literally: a command may say "test -f [/x]".
         table.add_row(
             r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
             (r.session_id or "")[:8],
-            r.tool,
-            (r.command or "")[:50],
-            r.classification or "",
-            r.decision,
+            Text(r.tool),
+            Text((r.command or "")[:50]),
+            Text(r.classification or ""),
+            Text(r.decision),
             r.outcome,
-            r.actor,
+            Text(r.actor),
             "" if r.exit_status is None else str(r.exit_status),
         )
     out.print(table)

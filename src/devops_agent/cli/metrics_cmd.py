@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from devops_agent.analysis import detect
 from devops_agent.cli.context import err, out, state
@@ -288,7 +289,9 @@ def anomalies(
         return
     table = Table("series", "start", "kind", "score", "explanation")
     for r in rows:
-        table.add_row(str(r["series"])[:40], r["start"], r["kind"], f"{r['score']:.2f}", r["explanation"])
+        # A series is named by its labels, its query or its file ({handler="/[id]"}): printed literally.
+        name, explanation = Text(str(r["series"])[:40]), Text(r["explanation"])
+        table.add_row(name, r["start"], r["kind"], f"{r['score']:.2f}", explanation)
     out.print(table)
 
 

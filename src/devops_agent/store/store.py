@@ -515,6 +515,13 @@ def _resolve(orm: OrmSession, session_id: str) -> SessionRow:
                 hint="give more characters of the id",
                 session_id=session_id,
             )
+    elif session_id:  # not looked up as a prefix: say why, not only that it names no session
+        raise NotFoundError(
+            f"no session {session_id!r}, and it is too short for an id prefix: a prefix must be "
+            f"at least {MIN_PREFIX} characters long (this one has {len(session_id)})",
+            hint=SESSIONS_HINT,
+            session_id=session_id,
+        )
     raise _not_found(session_id)
 
 
