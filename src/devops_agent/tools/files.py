@@ -9,6 +9,7 @@ follow a path the roots check has not approved.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import gzip
 import importlib
@@ -19,6 +20,7 @@ import stat
 import zlib
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,9 +46,80 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
-def _open(path: Path) -> io.BufferedIOBase:
-    """Open for binary reading; ``.gz`` files are decompressed on the fly."""
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+class NotRegularFile(OSError):
+    """What was opened is not a regular file (a FIFO, socket or device swapped in, or named)."""
+
+
+def _moved(path: Path) -> PathAccessError:
+    return PathAccessError(
+        f"{path} changed while it was being opened (a symlink appeared in it)",
+        hint="the file or a directory above it was replaced; try again",
+        path=str(path),
+    )
+
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: opening a FIFO must not wait for a writer, and a read of a procfs file such as
+# /proc/kmsg must not wait for data; regular files on disk ignore it.
+_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CONFINED = bool(_NOFOLLOW) and os.open in os.supports_dir_fd
+
+
+def _open_fd(path: Path, roots: list[Path]) -> int:
+    """A read-only descriptor of ``path``, an already checked, symlink-free path inside a root.
+
+    The path is opened one component at a time below its root, refusing every symlink: if a
+    directory or the file was swapped for a symlink after :func:`resolve_in_roots` approved the
+    path, the open fails instead of following it out of the roots. Raises
+    :class:`~devops_agent.errors.PathAccessError` for such a swap or a path outside ``roots``,
+    :class:`NotRegularFile` for anything but a regular file, ``OSError`` otherwise.
+    """
+    root = next((r for r in roots if path == r or path.is_relative_to(r)), None)
+    if root is None:
+        resolve_in_roots(str(path), roots)  # raises the usual refusal
+        raise _moved(path)
+    parts = path.relative_to(root).parts
+    if not parts or not _CONFINED:
+        fd = os.open(path, _FILE_FLAGS | _NOFOLLOW)
+    else:
+        fd = os.open(root, _DIR_FLAGS)
+        try:
+            for i, part in enumerate(parts):
+                last = i == len(parts) - 1
+                try:
+                    nfd = os.open(part, (_FILE_FLAGS if last else _DIR_FLAGS) | _NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
+                            raise _moved(path) from None
+                    raise
+                os.close(fd)
+                fd = nfd
+        except BaseException:
+            os.close(fd)
+            raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(f"{path} is not a regular file")
+    return fd
+
+
+@contextmanager
+def _open(path: Path, roots: list[Path]) -> Iterator[tuple[io.BufferedIOBase, int]]:
+    """``(stream, size on disk)`` of a checked path (see :func:`_open_fd`), for binary reading;
+    ``.gz`` files are decompressed on the fly. The size comes from the open file itself."""
+    fd = _open_fd(path, roots)
+    raw = os.fdopen(fd, "rb")
+    try:
+        size = os.fstat(fd).st_size
+        if path.suffix.lower() == ".gz":
+            with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                yield gz, size
+        else:
+            yield raw, size
+    finally:
+        raw.close()
 
 
 # The stdlib's own regex parser (it has no public API): used only to refuse a nested repeat.
@@ -120,24 +193,38 @@ def is_binary_head(head: bytes) -> bool:
 def _is_binary(fh: io.BufferedIOBase) -> bool:
     """:func:`is_binary_head` of an open file; leaves the stream at its start."""
     head = fh.read(BINARY_PROBE_BYTES)
+    if head is None:  # a non-blocking special file (e.g. /proc/kmsg) with nothing to read now
+        raise BlockingIOError("no data available without waiting")
     fh.seek(0)
     return is_binary_head(head)
 
 
-def _iter_lines(fh: io.BufferedIOBase, max_line: int) -> Iterator[tuple[bytes, int]]:
-    """Yield ``(first max_line bytes of the line, full length)``; memory stays bounded."""
-    while raw := fh.readline(max_line):
-        size = len(raw)
+def _iter_lines(fh: io.BufferedIOBase, max_line: int, budget: int) -> Iterator[tuple[bytes, int, bool]]:
+    """Yield ``(first max_line bytes of the line, its length, whole)``; memory stays bounded, and
+    reading stops once about ``budget`` bytes were read: a line still going then (one 50 GB line
+    without a newline) is the last one yielded, ``whole`` false and its length what was read."""
+    read = 0
+    while read < budget and (raw := fh.readline(max_line)):
+        size, whole = len(raw), True
         if size == max_line and not raw.endswith(b"\n"):
-            while more := fh.readline(max_line):  # drain the rest of an overlong line
-                size += len(more)
-                if more.endswith(b"\n"):
+            while True:  # drain the rest of an overlong line, within the budget
+                if read + size >= budget:
+                    whole = False
                     break
-        yield raw, size
+                more = fh.readline(max_line)
+                size += len(more)
+                if not more or more.endswith(b"\n"):
+                    break
+        read += size
+        yield raw, size, whole
+        if not whole:
+            return
 
 
 def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    """A line as text. Bytes that are not UTF-8 (a Latin-1 log) show as ``\\xe9`` escapes rather
+    than all becoming the same U+FFFD, so they stay distinguishable and searchable."""
+    return raw.decode("utf-8", errors="backslashreplace").rstrip("\r\n")
 
 
 def _clip(text: str, limit: int = GREP_LINE_CHARS) -> str:
@@ -155,6 +242,11 @@ def _not_a_file(p: Path, shown: str) -> ToolResult | None:
 
 
 def _os_error(exc: OSError, shown: str) -> ToolResult:
+    if isinstance(exc, NotRegularFile):
+        return ToolResult.fail(
+            f"{shown} is not a regular file (a FIFO, socket or device)",
+            hint="only regular files can be read",
+        )
     if isinstance(exc, PermissionError):
         return ToolResult.fail(
             f"permission denied reading {shown}",
@@ -236,9 +328,16 @@ def build(settings: Settings) -> ToolsetBuilder:
         found: list[Path] = []
         scanned = 0
         unreadable: list[str] = []
+        denied: list[OSError] = []
+
+        def on_error(exc: OSError) -> None:
+            if exc.filename is not None and Path(exc.filename) == p:
+                denied.append(exc)  # the directory asked for: an error, not an empty listing
+            unreadable.append(str(exc.filename))
+
         try:
             if recursive:
-                walk = os.walk(p, onerror=lambda e: unreadable.append(str(e.filename)))
+                walk = os.walk(p, onerror=on_error)
                 for top, dirs, files in walk:
                     dirs.sort()
                     for name in sorted(dirs + files):
@@ -256,6 +355,8 @@ def build(settings: Settings) -> ToolsetBuilder:
                 found = [p / n for n in names if fnmatch.fnmatch(n, pattern)][: limit + 1]
         except OSError as exc:
             return _os_error(exc, path)
+        if denied:
+            return _os_error(denied[0], path)
         rows = []
         for f in found[:limit]:
             try:
@@ -263,7 +364,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             except OSError:  # vanished or unreadable between listing and stat
                 continue
         data: dict[str, Any] = {"path": str(p), "entries": rows, "truncated": len(found) > limit}
-        if scanned >= LIST_SCAN_CAP:
+        if recursive and scanned >= LIST_SCAN_CAP:
             data["note"] = f"stopped after scanning {LIST_SCAN_CAP} entries; narrow the path or pattern"
         if unreadable:
             data["unreadable_dirs"] = unreadable[:20]
@@ -294,11 +395,10 @@ def build(settings: Settings) -> ToolsetBuilder:
         used = scanned = line_no = 0
         cut_by_bytes = more = False
         try:
-            size = p.stat().st_size
-            with _open(p) as fh:
+            with _open(p, roots_of(settings)) as (fh, size):
                 if _is_binary(fh):
                     return _binary(path)
-                for line_no, (raw, full) in enumerate(_iter_lines(fh, max_bytes), 1):
+                for line_no, (raw, full, whole) in enumerate(_iter_lines(fh, max_bytes, max_bytes * 20), 1):
                     scanned += full
                     if line_no < start_line:
                         if scanned > max_bytes * 10:
@@ -311,7 +411,10 @@ def build(settings: Settings) -> ToolsetBuilder:
                         more, cut_by_bytes = True, len(lines) < max_lines
                         break
                     text = _text(raw)
-                    if full > len(raw):
+                    if not whole:  # stopped reading inside this line: its end and the rest unknown
+                        text += f"… [line cut: more than {full - len(raw)} more bytes]"
+                        more = True
+                    elif full > len(raw):
                         text += f"… [line cut: {full - len(raw)} more bytes]"
                     used += len(raw)
                     lines.append({"n": line_no, "text": text})
@@ -319,7 +422,9 @@ def build(settings: Settings) -> ToolsetBuilder:
                 if not more:
                     total = line_no
                 elif p.suffix != ".gz" and size <= max_bytes:  # cheap: finish counting in memory
-                    total = line_no + sum(1 for _ in _iter_lines(fh, max_bytes))
+                    total = line_no + sum(1 for _ in _iter_lines(fh, max_bytes, max_bytes))
+        except PathAccessError as exc:
+            return ToolResult.fail(exc.message, exc.hint)
         except OSError as exc:
             return _os_error(exc, path)
         except GZIP_ERRORS as exc:
@@ -363,8 +468,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         gz = p.suffix == ".gz"
         total: int | None = None
         try:
-            size = p.stat().st_size
-            with _open(p) as fh:
+            with _open(p, roots_of(settings)) as (fh, size):
                 if _is_binary(fh):
                     return _binary(path)
                 if not gz:
@@ -372,7 +476,7 @@ def build(settings: Settings) -> ToolsetBuilder:
                 else:
                     window: deque[bytes] = deque(maxlen=n)
                     scanned = total = 0
-                    for raw, full in _iter_lines(fh, max_bytes):
+                    for raw, full, _ in _iter_lines(fh, max_bytes, max_bytes * 1000 + 1):
                         window.append(raw)
                         total += 1
                         scanned += full
@@ -381,7 +485,16 @@ def build(settings: Settings) -> ToolsetBuilder:
                                 f"{path} decompresses to more than {max_bytes * 1000} bytes",
                                 hint="decompress it outside the agent, or raise files.max_read_bytes",
                             )
-                    raw_lines, capped = list(window), False
+                    # the same bound as a plain file's tail: the last max_bytes bytes' worth of lines
+                    kept = used = 0
+                    for raw in reversed(window):
+                        if used + len(raw) > max_bytes and kept:
+                            break
+                        used += len(raw)
+                        kept += 1
+                    raw_lines, capped = list(window)[len(window) - kept :], kept < len(window)
+        except PathAccessError as exc:
+            return ToolResult.fail(exc.message, exc.hint)
         except OSError as exc:
             return _os_error(exc, path)
         except GZIP_ERRORS as exc:
@@ -399,7 +512,10 @@ def build(settings: Settings) -> ToolsetBuilder:
         if total is not None:
             data["total_lines"] = total
         if capped:
-            data["note"] = f"read only the last {max_bytes} bytes (files.max_read_bytes); lines are very long"
+            data["note"] = (
+                f"returned only the last {max_bytes} bytes of lines (files.max_read_bytes);"
+                " ask for fewer lines, or use files_read with start_line for earlier ones"
+            )
         return ToolResult.ok(data, source=str(p))
 
     @ts.tool(category="files", read_only=True, risk="sensitive")
@@ -435,23 +551,35 @@ def build(settings: Settings) -> ToolsetBuilder:
             return p
         if not p.exists():
             return ToolResult.fail(f"{path}: no such file or directory", hint="check the path")
+        single = not p.is_dir()
+        if single and (problem := _not_a_file(p, path)):
+            return problem  # a FIFO would block the search until something writes to it
 
-        skipped = {"binary": 0, "unreadable": 0, "outside_roots": 0}
+        skipped = {"binary": 0, "unreadable": 0, "outside_roots": 0, "not_regular": 0}
+        walk_capped = False
 
         def unreadable_dir(_: OSError) -> None:
             skipped["unreadable"] += 1
 
-        def candidates() -> Iterator[Path]:
-            if not p.is_dir():
-                yield p
+        def candidates() -> Iterator[tuple[Path, Path]]:
+            """``(path as found, checked path to open)`` of each file to search."""
+            nonlocal walk_capped
+            if single:
+                yield p, p
                 return
+            seen = 0
             for top, dirs, files in os.walk(p, onerror=unreadable_dir):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
                 for name in sorted(files):
+                    seen += 1
+                    if seen > LIST_SCAN_CAP:  # millions of empty or binary files add no bytes
+                        walk_capped = True
+                        return
                     f = Path(top, name)
                     try:
-                        resolve_in_roots(str(f), roots)  # a symlink may point outside the roots
-                        if not f.is_file():
+                        real = resolve_in_roots(str(f), roots)  # a symlink may point outside the roots
+                        if not real.is_file():
+                            skipped["not_regular"] += 1
                             continue
                     except PathAccessError:
                         skipped["outside_roots"] += 1
@@ -459,24 +587,25 @@ def build(settings: Settings) -> ToolsetBuilder:
                     except OSError:  # listed but not searchable: a directory without x permission
                         skipped["unreadable"] += 1
                         continue
-                    yield f
+                    yield f, real
 
         budget = max_bytes * 10
         matches: list[dict[str, Any]] = []
         scanned = files_scanned = 0
         truncated = capped = False
-        for f in candidates():
+        for f, real in candidates():
             if truncated or capped:
                 break
             try:
-                with _open(f) as fh:
+                with _open(real, roots) as (fh, _):
                     if _is_binary(fh):
                         skipped["binary"] += 1
                         continue
                     files_scanned += 1
                     before: deque[str] = deque(maxlen=context)
                     pending: list[dict[str, Any]] = []
-                    for line_no, (raw, full) in enumerate(_iter_lines(fh, max_bytes), 1):
+                    lines = _iter_lines(fh, max_bytes, budget - scanned)
+                    for line_no, (raw, full, _) in enumerate(lines, 1):
                         scanned += full
                         text = _text(raw)
                         for m in pending:
@@ -495,14 +624,23 @@ def build(settings: Settings) -> ToolsetBuilder:
                         if (truncated and not pending) or scanned >= budget:
                             capped = scanned >= budget
                             break
+            except PathAccessError as exc:  # swapped for a symlink after the check
+                if single:
+                    return ToolResult.fail(exc.message, exc.hint)
+                skipped["outside_roots"] += 1
+            except NotRegularFile as exc:  # swapped for a FIFO or device after the check
+                if single:
+                    return _os_error(exc, path)
+                skipped["not_regular"] += 1
             except (OSError, *GZIP_ERRORS):
                 skipped["unreadable"] += 1
         summary = {"files_scanned": files_scanned, "bytes_scanned": scanned, "skipped": skipped}
-        note = (
-            f"stopped after scanning {budget} bytes (10 x files.max_read_bytes); narrow the path"
-            if capped
-            else None
-        )
+        note = None
+        if capped:
+            note = f"stopped after scanning {budget} bytes (10 x files.max_read_bytes); narrow the path"
+        elif walk_capped and not truncated:
+            note = f"stopped after looking at {LIST_SCAN_CAP} files; narrow the path"
+
         if not matches:
             msg = f"no lines match {pattern!r} under {p} ({files_scanned} files scanned)"
             return ToolResult.empty(msg + (f"; {note}" if note else ""), **summary)

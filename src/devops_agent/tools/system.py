@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import psutil
@@ -42,6 +43,10 @@ PSEUDO_FS = frozenset({
 # fmt: on
 STATVFS_TIMEOUT_S = 2.0
 OOM_RE = re.compile(r"Killed process (\d+) \(([^)]*)\)")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_SELF_CGROUP = Path("/proc/self/cgroup")
+# cgroup v1 writes "no limit" as 2**63-1 rounded down to a page; anything this large is no limit
+CGROUP_V1_UNLIMITED = 1 << 60
 
 
 def human_bytes(n: float | None) -> str | None:
@@ -93,6 +98,105 @@ def _stats_with_timeout(mounts: list[str]) -> dict[str, dict[str, Any]]:
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()))
     return {m: results.get(m, {"error": "statvfs timed out (hung network filesystem?)"}) for m in mounts}
+
+
+def _cgroup_paths() -> tuple[str | None, str | None]:
+    """This process's cgroup: ``(v2 path, v1 memory-controller path)``, ``None`` where absent."""
+    v2 = v1 = None
+    try:
+        lines = PROC_SELF_CGROUP.read_text().splitlines()
+    except OSError:
+        return None, None
+    for line in lines:
+        hier, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if hier == "0" and controllers == "":
+            v2 = path
+        elif "memory" in controllers.split(","):
+            v1 = path
+    return v2, v1
+
+
+def _cgroup_file(controller_dir: Path, cgroup: str | None, name: str) -> Path | None:
+    """``name`` in this process's own cgroup directory, else at the top of ``controller_dir`` (a
+    container sees its own cgroup there, under whatever path /proc/self/cgroup names)."""
+    dirs = [controller_dir / cgroup.lstrip("/")] if cgroup and cgroup != "/" else []
+    for d in [*dirs, controller_dir]:
+        if (d / name).is_file():
+            return d / name
+    return None
+
+
+def _read_int(path: Path | None) -> int | None:
+    """An integer cgroup file (``max`` or an unreadable file: ``None``)."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text().split()
+        return int(text[0]) if text and text[0] != "max" else None
+    except (OSError, ValueError):
+        return None
+
+
+def _stat_value(path: Path | None, key: str) -> int | None:
+    """One ``key value`` line of a cgroup ``memory.stat`` file."""
+    if path is None:
+        return None
+    try:
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def cgroup_memory(host_total: int) -> dict[str, Any] | None:
+    """The memory limit of this process's cgroup (a container's ``--memory``, a systemd unit's
+    ``MemoryMax``) and the usage counted against it; ``None`` without a limit below ``host_total``.
+
+    The OOM killer acts at this limit, whatever the host's totals say. ``working_set_bytes`` is
+    usage less inactive page cache, the figure the kubelet and ``docker stats`` compare to the limit.
+    """
+    v2, v1 = _cgroup_paths()
+    if v2 is not None and (f := _cgroup_file(CGROUP_ROOT, v2, "memory.max")) is not None:
+        limit, usage = _read_int(f), _read_int(f.with_name("memory.current"))
+        inactive = _stat_value(f.with_name("memory.stat"), "inactive_file")
+        version = 2
+    else:
+        mem = CGROUP_ROOT / "memory"
+        f = _cgroup_file(mem, v1, "memory.limit_in_bytes")
+        if f is None:
+            return None
+        limit, usage = _read_int(f), _read_int(f.with_name("memory.usage_in_bytes"))
+        inactive = _stat_value(f.with_name("memory.stat"), "total_inactive_file")
+        version = 1
+    if limit is None or limit >= CGROUP_V1_UNLIMITED or limit >= host_total:
+        return None
+    out: dict[str, Any] = {"cgroup_version": version, "limit_bytes": limit, "usage_bytes": usage}
+    if usage is not None:
+        working = max(0, usage - (inactive or 0))
+        out["working_set_bytes"] = working
+        out["percent"] = round(working / limit * 100, 1) if limit else None
+    return out
+
+
+def cgroup_cpu_limit() -> float | None:
+    """CPUs this process's cgroup may use (``cpu.max`` / CFS quota), ``None`` when unlimited."""
+    v2, _ = _cgroup_paths()
+    quota = period = None
+    if v2 is not None and (f := _cgroup_file(CGROUP_ROOT, v2, "cpu.max")) is not None:
+        with contextlib.suppress(OSError, ValueError):
+            q, p = f.read_text().split()[:2]
+            quota, period = (None if q == "max" else int(q)), int(p)
+    else:
+        cpu = CGROUP_ROOT / "cpu"
+        quota = _read_int(cpu / "cpu.cfs_quota_us")
+        period = _read_int(cpu / "cpu.cfs_period_us")
+    if not quota or quota < 0 or not period:
+        return None
+    return round(quota / period, 2)
 
 
 def _fresh_processes() -> list[psutil.Process]:
@@ -185,6 +289,9 @@ def build(settings: Settings) -> ToolsetBuilder:
             "load_per_cpu_1m": round(load[0] / cpus, 2),
             "cpu_count": cpus,
             "cpu_count_physical": psutil.cpu_count(logical=False),
+            # what this process may actually use: its CPU affinity and its cgroup's quota
+            "cpu_count_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cpus,
+            "cpu_limit": cgroup_cpu_limit(),
             "cpu_percent": psutil.cpu_percent(interval=0.2),
             "users_logged_in": len(psutil.users()),
         }
@@ -239,10 +346,20 @@ def build(settings: Settings) -> ToolsetBuilder:
             if hasattr(vm, extra):
                 virtual[f"{extra}_bytes"] = getattr(vm, extra)
         swap: dict[str, Any] = {"total_bytes": sw.total, "used_bytes": sw.used, "percent": sw.percent}
-        for section in (virtual, swap):
+        limit = cgroup_memory(vm.total)
+        sections = [virtual, swap] + ([limit] if limit else [])
+        for section in sections:
             for key in [k for k in section if k.endswith("_bytes")]:
                 section[key.removesuffix("_bytes")] = human_bytes(section[key])
-        return ToolResult.ok({"virtual": virtual, "swap": swap}, source="psutil")
+        data: dict[str, Any] = {"virtual": virtual, "swap": swap}
+        if limit:
+            data["cgroup"] = limit
+            data["note"] = (
+                f"this process runs under a cgroup memory limit of {limit['limit']} (host total"
+                f" {virtual['total']}); the OOM killer acts at the cgroup limit, so judge memory"
+                " pressure by cgroup.percent, not virtual.percent"
+            )
+        return ToolResult.ok(data, source="psutil")
 
     @ts.tool(category="system", read_only=True)
     def system_top_processes(by: Literal["cpu", "memory"] = "cpu", limit: int = 10) -> ToolResult:
