@@ -27,10 +27,11 @@ from typing import Any
 from devops_agent.analysis.logline import (
     CHAIN_MARKERS,
     PartialLines,
+    continuation,
     extract_message,
-    is_continuation,
     is_error,
     might_be_error,
+    starts_traceback,
     strip_container_prefix,
 )
 from devops_agent.analysis.logshape import message_shape
@@ -240,11 +241,13 @@ class _Record:
     first_line: str
     ts: float | None
     keep: bool
+    head: str = ""  # the first line without its container prefix
     message: str = ""
     level: str | None = None
     error: bool = False
     exc: str | None = None
     in_traceback: bool = False
+    chained: bool = False  # "During handling …" / "The above exception …" since the last Traceback
 
 
 def _rebucket(buckets: dict[int, int], step: int) -> dict[int, int]:
@@ -328,20 +331,25 @@ class _Grouper:
 
     def _line(self, source: str, line: str, content: str) -> None:
         rec = self.record
-        if rec is not None and rec.source == source and is_continuation(content, rec.in_traceback, rec.error):
-            self._continue(rec, content)
-            return
+        if rec is not None and rec.source == source:
+            body = continuation(content, rec.in_traceback, rec.error, rec.head, rec.chained)
+            if body is not None:
+                self._continue(rec, body)
+                return
         self._flush()
         self._start(source, line, content)
 
     def _continue(self, rec: _Record, content: str) -> None:
+        """Fold ``content`` (a continuation line, without a timestamp prefix) into ``rec``."""
         if rec.keep:
             self.summary.matched_lines += 1
-        if rec is self.idle:
+        if rec is self.idle or not content:
             return
         stripped = content.strip()
+        if content.startswith(CHAIN_MARKERS):
+            rec.chained = True
         if content.startswith("Traceback"):
-            rec.in_traceback = True
+            rec.in_traceback, rec.chained = True, False
         elif rec.in_traceback and content[0] not in " \t":
             if not content.startswith(("During handling", "The above exception")):
                 rec.exc = stripped  # the exception line ends a Python traceback
@@ -371,11 +379,11 @@ class _Grouper:
         if not keep or (self.errors_only and not might_be_error(line)):
             # Most lines end here; one reused record absorbs their continuation lines.
             idle = self.idle
-            idle.source, idle.keep, idle.first_line = source, keep, line
+            idle.source, idle.keep, idle.first_line, idle.head = source, keep, line, content
             self.record = idle
             return
-        rec = self.record = _Record(source, line, ts, keep)
-        rec.in_traceback = content.startswith("Traceback")
+        rec = self.record = _Record(source, line, ts, keep, content)
+        rec.in_traceback = starts_traceback(content)
         rec.message, rec.level = extract_message(line)
         rec.error = is_error(rec.message, rec.level)
 
@@ -468,8 +476,11 @@ def group_lines(
     Continuation lines (indented lines, ``Traceback …``, ``Caused by:``, the exception line that
     ends a Python traceback, a JVM's exception line under an error) are folded into the record
     that starts them, Kubernetes CRI partial lines are joined first, so a traceback is
-    one error whose shape ends with its exception (``… | ValueError: invalid literal …``). A
-    line without a timestamp inherits the previous timestamp of the same source.
+    one error whose shape ends with its exception (``… | ValueError: invalid literal …``). They
+    fold the same when every line carries a timestamp (and a container stream, ``stdout F``)
+    like the record's first line; a line with a level after its timestamp starts a new record
+    (see :func:`~devops_agent.analysis.logline.continuation`). A line without a timestamp
+    inherits the previous timestamp of the same source.
 
     Args:
         lines: ``(source_name, raw_line)`` pairs, e.g. the file name and each of its lines.

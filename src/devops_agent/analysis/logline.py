@@ -22,11 +22,13 @@ __all__ = [
     "ERROR_LEVELS",
     "Continuations",
     "PartialLines",
+    "continuation",
     "extract_message",
     "is_continuation",
     "is_error",
     "might_be_error",
     "normalize_level",
+    "starts_traceback",
     "strip_container_prefix",
 ]
 
@@ -342,6 +344,128 @@ _EXCEPTION_LINE_RE = re.compile(
 )
 
 
+# What follows a timestamp in a line of a container's output (``docker logs --timestamps``,
+# ``kubectl logs --timestamps``): the stream, and the runtime's full/partial flag.
+_STREAM_PREFIXES = ("stdout ", "stderr ")
+# A level at the start of a message ("INFO", "[warn]", "level=info"): a new record, however
+# far it is indented after its timestamp (Rust's tracing right-aligns " INFO").
+_LEVEL_START_RE = re.compile(
+    r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|EMERG|ALERT|PANIC|SEVERE)"
+    r"(?=$|[\s\]):>|,-])|\[[A-Za-z]{1,8}\]|<[A-Za-z]{1,8}>|(?:level|lvl|severity)="
+)
+# The line that ends a Python traceback: the exception's (qualified) name, then ":" or nothing.
+_TRACEBACK_END_RE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::|$)")
+
+
+# The first character after a timestamp prefix that may begin a continuation (see continuation).
+_MAYBE_AFTER_STAMP = frozenset(" \tCDTsU+-")
+
+
+def _stamped_body(text: str) -> str | None:
+    """What follows a leading ISO 8601 timestamp (bracketed or not) and a container stream and
+    flag (``stdout F``), less the one separator after them, so that an indentation is kept;
+    ``None`` when ``text`` does not start with such a timestamp."""
+    start = 1 if text[:1] == "[" else 0
+    m = _ISO_RE.match(text, start)
+    if m is None:
+        return None
+    end = m.end()
+    if start:
+        if text[end : end + 1] != "]":
+            return None
+        end += 1
+    if text[end : end + 1] in (" ", "\t"):
+        end += 1
+    elif end < len(text):
+        return None  # "2026-03-14T09:40:03Zfoo": no separator, no timestamp prefix
+    if text.startswith(_STREAM_PREFIXES, end):
+        end += 7
+        if text[end + 1 : end + 2] == " " and text[end : end + 1] in ("F", "P"):
+            end += 2
+    return text[end:]
+
+
+def starts_traceback(text: str) -> bool:
+    """Whether ``text`` is a ``Traceback …`` header, also after a timestamp prefix
+    (``2026-03-14T09:40:03.123Z Traceback (most recent call last):``)."""
+    if text.startswith("Traceback"):
+        return True
+    if "Traceback" not in text:
+        return False
+    body = _stamped_body(text)
+    return body is not None and body.lstrip(" \t").startswith("Traceback")
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" \t"))
+
+
+def _stamped_continuation(
+    body: str, head: str, in_traceback: bool, after_error: bool, chained: bool
+) -> str | None:
+    """:func:`continuation` of a line with a timestamp prefix (``body`` is the rest)."""
+    if (
+        not (in_traceback or after_error)
+        and body[:1] not in ("", " ", "\t")
+        and not body.startswith(CHAIN_MARKERS)
+    ):
+        return None  # most lines of a timestamped log: an unindented message
+    head_body = _stamped_body(head)
+    if head_body is None:
+        return None  # the record's first line had no timestamp prefix: this one starts a record
+    stripped = body.lstrip(" \t")
+    if not stripped:  # a timestamp alone: a blank line inside a traceback or an exception chain
+        return "" if in_traceback or after_error else None
+    if _indent(body) > _indent(head_body):  # indented further than the record's first line
+        return body if _LEVEL_START_RE.match(stripped) is None else None
+    if _LEVEL_START_RE.match(stripped) is not None:
+        return None
+    if stripped.startswith("Traceback"):
+        # under an error message (logger.exception) or after "During handling …": the same record;
+        # after a whole traceback of its own, a stamped Traceback is the next occurrence
+        return (
+            stripped if after_error and (chained or not head_body.lstrip().startswith("Traceback")) else None
+        )
+    if stripped.startswith(CHAIN_MARKERS):
+        return stripped
+    if in_traceback:
+        return stripped if _TRACEBACK_END_RE.match(stripped) is not None else None
+    return stripped if after_error and _EXCEPTION_LINE_RE.match(stripped) is not None else None
+
+
+def continuation(
+    text: str, in_traceback: bool, after_error: bool = False, head: str | None = None, chained: bool = False
+) -> str | None:
+    """``text`` as a continuation of the previous record, or ``None`` when it starts a new one.
+
+    See :func:`is_continuation` for what continues a record. With ``head``, the first line of
+    the record (without its container prefix), a line with an ISO timestamp prefix (and a
+    container stream, ``stdout F``) continues it the same way when the record's first line has
+    such a prefix too: as many logging setups and ``docker logs --timestamps`` write every line
+    of a traceback. Indented means indented further after the timestamp than the first line,
+    and a line that starts with a level after its timestamp always starts a new record, as does
+    a ``Traceback`` line when the record is a traceback already, unless ``chained`` (a "During
+    handling of the above exception" or "The above exception …" line came since). The
+    value returned is then the line without its timestamp prefix (a blank line for a timestamp
+    alone), unindented unless it is indented further than the first line.
+    """
+    if not text:
+        return text if in_traceback else None
+    if head is not None and ("0" <= text[0] <= "9" or text[0] == "["):
+        if not (in_traceback or after_error):
+            # Most lines of a timestamped log; a cheap look at what follows the first space
+            # after the date and time spares them the regex: only an indentation, a chain
+            # marker (Caused by, During handling, The above …), a stream or a zone (" UTC",
+            # " +01:00") there can make the line a continuation.
+            space = text.find(" ", 16, 64)
+            if space >= 0 and text[space + 1 : space + 2] not in _MAYBE_AFTER_STAMP:
+                return None
+        body = _stamped_body(text)
+        if body is not None:
+            return _stamped_continuation(body, head, in_traceback, after_error, chained)
+    return text if is_continuation(text, in_traceback, after_error) else None
+
+
 def is_continuation(text: str, in_traceback: bool, after_error: bool = False) -> bool:
     """Whether ``text`` continues the previous record rather than starting a new one.
 
@@ -350,7 +474,8 @@ def is_continuation(text: str, in_traceback: bool, after_error: bool = False) ->
     timestamp of its own, and, after an error record (``after_error``), the unindented exception
     line that Java (logback, log4j) and .NET layouts print under the message
     (``java.lang.IllegalStateException: …``). A ``Traceback`` after a record that is no error is
-    an uncaught exception of its own, not a continuation.
+    an uncaught exception of its own, not a continuation. For lines that carry a timestamp of
+    their own, see :func:`continuation`.
     """
     if not text:
         return in_traceback
@@ -425,25 +550,37 @@ class Continuations:
     """Line by line, whether a line continues the record before it (one source at a time).
 
     For readers that want one entry per record rather than per line (``logs patterns``): the
-    state of :func:`is_continuation` — inside a Python traceback, after an error record.
+    state of :func:`continuation` — the record's first line, inside a Python traceback, after
+    an error record.
     """
 
     def __init__(self) -> None:
         self.source: str | None = None
+        self.head = ""
         self.in_traceback = False
         self.after_error = False
+        self.chained = False  # a chain marker came since the last Traceback line
 
     def continues(self, source: str, content: str) -> bool:
         """True when ``content`` (a line without its container prefix) belongs to the last record."""
-        if source == self.source and is_continuation(content, self.in_traceback, self.after_error):
-            if content.startswith("Traceback"):
-                self.in_traceback = True
-            elif self.in_traceback and content[:1] not in " \t" and not content.startswith(CHAIN_MARKERS):
-                self.in_traceback = False  # the exception line ends a Python traceback
-            return True
+        if source == self.source:
+            body = continuation(content, self.in_traceback, self.after_error, self.head, self.chained)
+            if body is not None:
+                if body.startswith(CHAIN_MARKERS):
+                    self.chained = True
+                if body.startswith("Traceback"):
+                    self.in_traceback, self.chained = True, False
+                elif (
+                    self.in_traceback
+                    and body[:1] not in ("", " ", "\t")
+                    and not body.startswith(CHAIN_MARKERS)
+                ):
+                    self.in_traceback = False  # the exception line ends a Python traceback
+                return True
         self.source = source
-        self.in_traceback = content.startswith("Traceback")
-        self.after_error = False
+        self.head = content
+        self.in_traceback = starts_traceback(content)
+        self.after_error = self.chained = False
         return False
 
     def started(self, error: bool) -> None:

@@ -23,6 +23,13 @@ RANKED = "ranked"
 when the data itself is the ranked list (``ranked="hits"``), or the names of the ranked list
 fields when the data is a dict (``ranked=["groups"]``)."""
 
+RANKED_TALLY = "ranked_tally"
+"""Metadata key of a ranked dict result whose items each stand for several records, and whose data
+says how many items are shown and how many records are in items left out. Its value maps a ranked
+field to ``{"count": ITEM FIELD, "shown": DATA KEY, "hidden": DATA KEY}``; when the cap drops items
+of that field, ``shown`` becomes the number left and the dropped items' counts are added to
+``hidden`` (``logs_errors``: ``groups_shown`` and ``records_in_hidden_groups``)."""
+
 
 def _size(value: Any) -> int:
     if isinstance(value, str):
@@ -103,6 +110,7 @@ def _fit_ranked(result: ToolResult, cap: int) -> ToolResult | None:
         new_data = {k: v[: keep[k]] if k in keep else v for k, v in data.items()}
         nouns = [f"{n} lower-ranked {k}" for k, n in cut.items()]
         omitted = cut
+        _retally(new_data, lists, keep, cut, result.metadata.get(RANKED_TALLY))
     if _size(new_data) > cap:
         return None
     hint = f"{', '.join(nouns)} left out to fit the output limit; ask for fewer or narrow the query"
@@ -113,6 +121,28 @@ def _fit_ranked(result: ToolResult, cap: int) -> ToolResult | None:
             "metadata": result.metadata | {"omitted": omitted},
         }
     )
+
+
+def _retally(
+    data: dict[str, Any], lists: dict[str, list[Any]], keep: dict[str, int], cut: dict[str, int], tally: Any
+) -> None:
+    """Bring the counts of shown and hidden records in ``data`` up to date with the items the cap
+    kept (:data:`RANKED_TALLY`)."""
+    if not isinstance(tally, dict):
+        return
+    for field, spec in tally.items():
+        if field not in cut or not isinstance(spec, dict):
+            continue
+        dropped = lists[field][keep[field] :]
+        records = sum(
+            n
+            for item in dropped
+            if isinstance(item, dict) and isinstance(n := item.get(spec.get("count")), int)
+        )
+        if isinstance(hidden := spec.get("hidden"), str) and isinstance(data.get(hidden), int):
+            data[hidden] += records
+        if isinstance(shown := spec.get("shown"), str) and shown in data:
+            data[shown] = keep[field]
 
 
 def cap_result(result: ToolResult, cap_chars: int) -> ToolResult:

@@ -679,9 +679,17 @@ def build(settings: Settings) -> ToolsetBuilder:
                 **counts,
                 partial=budget.spent,
             )
-        # ranked by count: the output cap drops the smallest groups, never the middle ones
+        # ranked by count: the output cap drops the smallest groups, never the middle ones, and
+        # counts the records in the groups it leaves out
         return ToolResult.ok(
-            data, source=", ".join(paths), since=_iso(start), until=_iso(end), ranked=["groups"]
+            data,
+            source=", ".join(paths),
+            since=_iso(start),
+            until=_iso(end),
+            ranked=["groups"],
+            ranked_tally={
+                "groups": {"count": "count", "shown": "groups_shown", "hidden": "records_in_hidden_groups"}
+            },
         )
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
