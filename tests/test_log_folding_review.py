@@ -4,17 +4,13 @@ Real files, real tool calls; the cap is the real middleware."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from devops_agent.config import Settings
-from devops_agent.policies.breaker import BreakerBoard
-from devops_agent.policies.middleware import ToolMiddleware
 from devops_agent.runbooks.analyzers import ANALYZERS
-from devops_agent.tools import logs
-from devops_agent.tools.base import ToolEntry, ToolResult
+from devops_agent.tools.base import ToolResult
+from test_log_tools_review import _call, _through_middleware, _tools
 
 PY_TRACEBACK = [
     "Traceback (most recent call last):",
@@ -31,31 +27,6 @@ JAVA_TRACE = [
     "\tat com.acme.Z.write(Z.java:11)",
     "\t... 5 more",
 ]
-
-
-def _tools(root: Path, cap: int = 16_000) -> dict[str, ToolEntry]:
-    settings = Settings(
-        files={"roots": [root]},  # type: ignore[arg-type]
-        tools={"output_cap_chars": cap},  # type: ignore[arg-type]
-    )
-    return logs.build(settings).entries
-
-
-def _call(tools: dict[str, ToolEntry], name: str, **args: Any) -> ToolResult:
-    result = tools[name].function(**tools[name].bind_args(args).arguments)
-    assert isinstance(result, ToolResult)
-    return result
-
-
-def _through_middleware(tools: dict[str, ToolEntry], cap: int, name: str, **args: Any) -> ToolResult:
-    """The result as the model (or an analyzer) sees it: through the real wrapper and its cap."""
-    settings = Settings(tools={"output_cap_chars": cap})  # type: ignore[arg-type]
-    mw = ToolMiddleware(settings.tools, BreakerBoard(settings.tools.breaker))
-
-    async def call() -> Any:
-        return await asyncio.to_thread(_call, tools, name, **args)
-
-    return asyncio.run(mw.invoke(name, args, call))
 
 
 def _stamp(ms: int) -> str:
