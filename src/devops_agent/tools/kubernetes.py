@@ -143,24 +143,18 @@ def map_error(exc: Exception, what: str, verb: str = "get", server: str | None =
     cause = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
     # urllib3 2 derives NewConnectionError (refused, no route, DNS) from ConnectTimeoutError:
     # test it first, or an API server that is down reads as a slow one.
-    if isinstance(cause, urllib3.exceptions.NewConnectionError):
-        return ToolResult.fail(
-            f"cannot connect to the Kubernetes API server{at}: {_connect_reason(cause)}",
-            "check the kubeconfig's server address and context (kubernetes.context), that the cluster "
-            "is up, and the network path (VPN?)",
-            transient=True,
-        )
-    if isinstance(cause, urllib3.exceptions.TimeoutError):
+    refused = isinstance(cause, urllib3.exceptions.NewConnectionError)
+    if isinstance(cause, urllib3.exceptions.TimeoutError) and not refused:
         return ToolResult.fail(
             f"the Kubernetes API server{at} did not answer in time",
             "retry later or raise kubernetes.timeout_s",
             transient=True,
         )
-    if isinstance(exc, urllib3.exceptions.HTTPError):
+    if refused or isinstance(exc, urllib3.exceptions.HTTPError):
         return ToolResult.fail(
             f"cannot connect to the Kubernetes API server{at}: {_connect_reason(cause)}",
-            "check the kubeconfig's server address, its certificate-authority data, the context, "
-            "and the network path (VPN?)",
+            "check the kubeconfig's server address, its certificate-authority data and context "
+            "(kubernetes.context), that the cluster is up, and the network path (VPN?)",
             transient=True,
         )
     if not isinstance(exc, k8s.client.ApiException):

@@ -258,12 +258,13 @@ def env(argv: Sequence[str], recurse: Recurse) -> Verdict:
     return ro("env: prints the environment", "readonly")
 
 
-def sort_uniq(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``sort -o FILE`` writes a file; otherwise it filters to stdout."""
+def output_option(argv: Sequence[str], recurse: Recurse) -> Verdict:
+    """``sort -o FILE``, ``tree -o FILE``, ``sar -o FILE``, ``dstat --output FILE`` write a file;
+    otherwise they only print."""
     out = flag_value(argv[1:], "-o", "--output")
     if out is not None:
         return write_target_verdict(out, f"{argv[0]} -o", "files.write")
-    return ro(f"{argv[0]}: filters text to stdout", "readonly")
+    return ro(f"{argv[0]}: prints to stdout", "readonly")
 
 
 def tcpdump(argv: Sequence[str], recurse: Recurse) -> Verdict:
@@ -325,14 +326,6 @@ def yq(argv: Sequence[str], recurse: Recurse) -> Verdict:
     if has_flag(argv[1:], "-i", "--inplace", "--in-place") or any(a.startswith("-i") for a in argv[1:]):
         return mut("yq -i: edits the file in place", "files.sed_inplace")
     return ro("yq: filters to stdout", "readonly")
-
-
-def output_file(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``tree -o FILE``, ``sar -o FILE``, ``dstat --output FILE``: write their report to a file."""
-    out = flag_value(argv[1:], "-o", "--output")
-    if out is not None:
-        return write_target_verdict(out, f"{argv[0]} -o", "files.write")
-    return ro(f"{argv[0]}: reads only", "readonly")
 
 
 def search_runner(argv: Sequence[str], recurse: Recurse) -> Verdict:
