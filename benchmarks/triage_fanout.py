@@ -1,7 +1,7 @@
 """Triage fan-out: how long triaging a ticket takes as the number of linked Jenkins builds grows.
 
 The offline triage runbook (``devops_agent.runbooks.triage``) runs with the real Jira and Jenkins
-tools, through the real tool middleware, against the replay server of the test suite
+tools, through the real tool pipeline, against the replay server of the test suite
 (``tests/replay``: documented vendor responses on 127.0.0.1) with a fixed delay per response.
 Each build costs three Jenkins calls (console, test report, build info); the ticket four more
 calls (ticket, related search, KB, memory). In the same run it times: a ticket with one build, a

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pydantic_ai.models
 import pytest
+from pydantic_ai import FunctionToolset, Tool
 
+from devops_agent.config import Settings
+from devops_agent.policies.breaker import BreakerBoard
+from devops_agent.policies.modes import Mode
+from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
 from devops_agent.telemetry import configure_logging
+from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 
 pytest_plugins = ["fixtures_db", "fixtures_prometheus"]
 
@@ -44,3 +52,41 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         if key.startswith("DEVOPS_AGENT_") and key not in _KEEP:
             monkeypatch.delenv(key)
     return home
+
+
+PipelineCall = Callable[..., ToolResult]
+
+
+@pytest.fixture
+def through_pipeline() -> PipelineCall:
+    """``call(name, fn, args=None, *, settings=None, board=None, spec=None, recorder=None,
+    session_id=None, mode="agent")``: run ``fn`` as tool ``name`` through the real tool pipeline
+    (as a runbook calls it) and return the ``ToolResult`` the reader gets. ``spec`` defaults to a
+    read-only tool, so the gate lets it run."""
+
+    def call(
+        name: str,
+        fn: Callable[..., Any],
+        args: dict[str, Any] | None = None,
+        *,
+        settings: Settings | None = None,
+        board: BreakerBoard | None = None,
+        spec: ToolSpec | None = None,
+        recorder: Callable[[Any], None] | None = None,
+        session_id: str | None = None,
+        mode: Mode = "agent",
+    ) -> ToolResult:
+        settings = settings or Settings()
+        spec = spec or ToolSpec(category="test", read_only=True)
+        toolset = FunctionToolset([Tool(fn, name=name, metadata={SPEC_KEY: spec.model_dump()})])
+        policy = RunPolicy(
+            mode=mode,
+            approvals="deny",
+            breakers=board or BreakerBoard(settings.tools.breaker),
+            recorder=recorder,
+            session_id=session_id,
+        )
+        caller = ToolCaller(build_pipeline([toolset], settings, policy))
+        return asyncio.run(caller(name, dict(args or {})))
+
+    return call

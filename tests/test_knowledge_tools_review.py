@@ -4,7 +4,6 @@ roots policy. Real SQLite indexes and stores, real files."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
@@ -15,8 +14,6 @@ import pytest
 
 from devops_agent.config import Settings
 from devops_agent.knowledge.index import KnowledgeIndex
-from devops_agent.policies.breaker import BreakerBoard
-from devops_agent.policies.middleware import ToolMiddleware
 from devops_agent.tools import knowledge
 from devops_agent.tools.base import ToolResult
 from test_knowledge_tools import _settings, _tree
@@ -24,16 +21,6 @@ from test_knowledge_tools import _settings, _tree
 
 def _tools(settings: Settings) -> dict[str, Any]:
     return {name: e.function for name, e in knowledge.build(settings).entries.items()}
-
-
-def _through_middleware(settings: Settings, tool: Any, **args: Any) -> ToolResult:
-    """The result as the model sees it: through the real wrapper (timeout, normalize, output cap)."""
-    mw = ToolMiddleware(settings.tools, BreakerBoard(settings.tools.breaker))
-
-    async def call() -> Any:
-        return await asyncio.to_thread(tool, **args)
-
-    return asyncio.run(mw.invoke(tool.__name__, args, call))
 
 
 def test_search_of_a_collection_with_nothing_indexed_says_index_first(tmp_path: Path) -> None:
@@ -95,7 +82,9 @@ def _many_matches(tmp_path: Path, n: int = 30) -> Path:
     return root
 
 
-def test_ranked_code_hits_are_cut_from_the_end_to_fit_the_output_cap(tmp_path: Path) -> None:
+def test_ranked_code_hits_are_cut_from_the_end_to_fit_the_output_cap(
+    tmp_path: Path, through_pipeline: Any
+) -> None:
     settings = Settings(
         data_dir=tmp_path / "data",
         files={"roots": [tmp_path / "work"]},  # type: ignore[arg-type]
@@ -107,8 +96,11 @@ def test_ranked_code_hits_are_cut_from_the_end_to_fit_the_output_cap(tmp_path: P
     ranked = knowledge.search_collection(settings, "retry_webhook_delivery attempt", "code", 50).data
     assert len(json.dumps(ranked)) > 4_000  # the test needs a ranking that does not fit
 
-    res = _through_middleware(
-        settings, tools["retrieve_code_context"], query="retry_webhook_delivery attempt", limit=50
+    res = through_pipeline(
+        "retrieve_code_context",
+        tools["retrieve_code_context"],
+        {"query": "retry_webhook_delivery attempt", "limit": 50},
+        settings=settings,
     )
     assert res.status == "success"
     assert not res.metadata.get("truncated")  # nothing cut by the cap, so no middle dropped
@@ -119,14 +111,21 @@ def test_ranked_code_hits_are_cut_from_the_end_to_fit_the_output_cap(tmp_path: P
     assert "left out" in (res.hint or "")
 
 
-def test_ranked_findings_are_cut_from_the_end_to_fit_the_output_cap(tmp_path: Path) -> None:
+def test_ranked_findings_are_cut_from_the_end_to_fit_the_output_cap(
+    tmp_path: Path, through_pipeline: Any
+) -> None:
     settings = Settings(data_dir=tmp_path / "data", project="p", tools={"output_cap_chars": 3_000})  # type: ignore[arg-type]
     tools = _tools(settings)
     for i in range(12):
         summary = f"pool exhausted on node {i}; " + "connection wait timed out. " * (10 + 5 * i)
         assert tools["add_finding"](f"Checkout 502 #{i}", summary, tags=["checkout"]).status == "success"
 
-    res = _through_middleware(settings, tools["search_memory"], query="checkout 502 pool", limit=12)
+    res = through_pipeline(
+        "search_memory",
+        tools["search_memory"],
+        {"query": "checkout 502 pool", "limit": 12},
+        settings=settings,
+    )
     assert res.status == "success"
     assert not res.metadata.get("truncated")
     assert all(isinstance(h, dict) for h in res.data)

@@ -4,7 +4,6 @@ logs than a call reads. Real files and real gzip; the cap is the real middleware
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import os
 from datetime import UTC, datetime, timedelta
@@ -12,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from devops_agent.config import Settings
-from devops_agent.policies.breaker import BreakerBoard
-from devops_agent.policies.middleware import ToolMiddleware
 from devops_agent.tools import logs
 from devops_agent.tools.base import ToolEntry, ToolResult
 
@@ -39,17 +36,6 @@ def _call(tools: dict[str, ToolEntry], name: str, **args: Any) -> ToolResult:
     return result
 
 
-def _through_middleware(tools: dict[str, ToolEntry], cap: int, name: str, **args: Any) -> ToolResult:
-    """The result as the model sees it: through the real wrapper (normalize, output cap)."""
-    settings = Settings(tools={"output_cap_chars": cap})  # type: ignore[arg-type]
-    mw = ToolMiddleware(settings.tools, BreakerBoard(settings.tools.breaker))
-
-    async def call() -> Any:
-        return await asyncio.to_thread(_call, tools, name, **args)
-
-    return asyncio.run(mw.invoke(name, args, call))
-
-
 def _ranked_errors_log(path: Path) -> None:
     """Ten error kinds, the first most frequent, each with a long message, among info lines."""
     lines = []
@@ -63,13 +49,18 @@ def _ranked_errors_log(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def test_error_groups_over_the_output_cap_lose_their_smallest_groups(tmp_path: Path) -> None:
+def test_error_groups_over_the_output_cap_lose_their_smallest_groups(
+    tmp_path: Path, through_pipeline: Any
+) -> None:
     _ranked_errors_log(tmp_path / "app.log")
     tools = _tools(tmp_path)
     full = _call(tools, "logs_errors", paths=[str(tmp_path)]).data
     assert [g["count"] for g in full["groups"]] == list(range(20, 10, -1))
 
-    res = _through_middleware(tools, 6_000, "logs_errors", paths=[str(tmp_path)])
+    settings = Settings(tools={"output_cap_chars": 6_000})  # type: ignore[arg-type]
+    res = through_pipeline(
+        "logs_errors", tools["logs_errors"].function, {"paths": [str(tmp_path)]}, settings=settings
+    )
     assert res.status == "success"
     assert isinstance(res.data, dict)  # still data, not JSON text cut in its middle
     shown = res.data["groups"]
@@ -80,12 +71,17 @@ def test_error_groups_over_the_output_cap_lose_their_smallest_groups(tmp_path: P
     assert res.data["error_lines"] == full["error_lines"]  # the counts survive the cut
 
 
-def test_templates_and_error_signatures_over_the_cap_lose_their_lowest_ranks(tmp_path: Path) -> None:
+def test_templates_and_error_signatures_over_the_cap_lose_their_lowest_ranks(
+    tmp_path: Path, through_pipeline: Any
+) -> None:
     _ranked_errors_log(tmp_path / "app.log")
     tools = _tools(tmp_path)
     full = _call(tools, "logs_patterns", paths=[str(tmp_path)]).data
 
-    res = _through_middleware(tools, 8_000, "logs_patterns", paths=[str(tmp_path)])
+    settings = Settings(tools={"output_cap_chars": 8_000})  # type: ignore[arg-type]
+    res = through_pipeline(
+        "logs_patterns", tools["logs_patterns"].function, {"paths": [str(tmp_path)]}, settings=settings
+    )
     assert res.status == "success"
     assert isinstance(res.data, dict)
     for key in ("templates", "error_signatures"):

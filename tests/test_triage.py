@@ -300,9 +300,9 @@ def kb_settings(tmp_path: Path, **kwargs: Any) -> Settings:
 def test_triage_links_the_kb_article_and_the_finding_that_match(srv: SlowReplay, tmp_path: Path) -> None:
     from devops_agent.tools import knowledge
 
-    harness = Harness(srv.url)
-    tools = knowledge.build(kb_settings(tmp_path, project="payments")).entries
-    harness.entries.update(tools)
+    kb = knowledge.build(kb_settings(tmp_path, project="payments"))
+    tools = kb.entries
+    harness = Harness(srv.url, more=[kb])
     for title, summary in (
         ("Refunds failing: gateway SocketTimeoutException", "Read timeout was 2s; restoring 5s fixed it."),
         ("Nightly disk full on agent-3", "Workspace cleanup job was disabled."),

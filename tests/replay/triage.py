@@ -1,18 +1,17 @@
 """The triage replay rig shared by ``tests/test_triage.py`` and ``benchmarks/triage_fanout.py``.
 
-The real Jira and Jenkins tools run through the real tool middleware against
-:class:`SlowReplay`, a replay server that can add latency per response and gauges how many
-requests are in flight; :class:`Harness` is the session's offline ``call_tool`` in miniature.
+The real Jira and Jenkins tools run through the real tool pipeline against :class:`SlowReplay`, a
+replay server that can add latency per response and gauges how many requests are in flight;
+:class:`Harness` calls them as a triage run does.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import SecretStr
@@ -22,11 +21,11 @@ from devops_agent.config import Settings
 from devops_agent.config.settings import JenkinsSettings, JiraSettings
 from devops_agent.events import RunEvent
 from devops_agent.policies.breaker import BreakerBoard
-from devops_agent.policies.middleware import ToolMiddleware
+from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
 from devops_agent.runbooks.triage import run_triage
 from devops_agent.tools import jenkins as jenkins_tools
 from devops_agent.tools import jira as jira_tools
-from devops_agent.tools.base import ToolResult
+from devops_agent.tools.base import ToolsetBuilder
 from replay.server import FIXTURES, Recorded, ReplayServer, Reply
 
 USER, TOKEN = "mia@example.com", "11e5f0d1c2b3a4958677f0e1d2c3b4a5a6"
@@ -84,42 +83,28 @@ def add_build(srv: ReplayServer, path: str, console: str, report: str | None, in
 
 
 class Harness:
-    """The session's offline ``call_tool`` in miniature: catalog → middleware → tool in a thread."""
+    """Triage as a runbook run calls it: the real jira and jenkins toolsets behind the real tool
+    pipeline (ask mode, approvals denied, the analyzers' output cap), called by name."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, more: Sequence[ToolsetBuilder] = ()) -> None:
         self.settings = Settings(
             jira=JiraSettings(url=url, user=USER, token=SecretStr(TOKEN), deployment="server"),
             jenkins=JenkinsSettings(url=url, user=USER, token=SecretStr(TOKEN)),
         )
-        self.entries = {
-            **jira_tools.build(self.settings).entries,
-            **jenkins_tools.build(self.settings).entries,
-        }
-        self.middleware = ToolMiddleware(
-            self.settings.tools,
-            BreakerBoard(self.settings.tools.breaker),
+        builders = [jira_tools.build(self.settings), jenkins_tools.build(self.settings), *more]
+        toolsets = [b.to_pydantic_ai() for b in builders]
+        policy = RunPolicy(
+            mode="ask",
+            approvals="deny",
+            breakers=BreakerBoard(self.settings.tools.breaker),
             cap_chars=self.settings.tools.analyzer_cap_chars,
+            audit_reads=False,
         )
+        self.call_tool = ToolCaller(build_pipeline(toolsets, self.settings, policy))
         self.events: list[RunEvent] = []
-        # The default executor has min(32, cpu + 4) threads: too few to see a cap of 8 on 2 cores.
-        self.pool = ThreadPoolExecutor(max_workers=16)
-
-    async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
-        entry = self.entries.get(name)
-        if entry is None:
-            return ToolResult.fail(f"unknown tool {name!r}", "`devops-agent tools list` shows the tools")
-        loop = asyncio.get_running_loop()
-
-        async def call() -> Any:
-            return await loop.run_in_executor(self.pool, functools.partial(entry.function, **args))
-
-        return await self.middleware.invoke(name, args, call, spec=entry.spec)
 
     def run(self, ref: str, **kwargs: Any) -> Report:
-        try:
-            return asyncio.run(run_triage(ref, self.call_tool, self.events.append, **kwargs))
-        finally:
-            self.pool.shutdown(wait=True)
+        return asyncio.run(run_triage(ref, self.call_tool, self.events.append, **kwargs))
 
 
 def fan_out_ticket(srv: ReplayServer, key: str, n: int) -> None:

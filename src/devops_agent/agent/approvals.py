@@ -5,7 +5,8 @@ The session service stores what is pending in ``session.context_state["pending_a
 (tool, args and the guard's verdict per tool call id) next to the serialized history, sets the
 session to ``paused``, and emits ``approval_requested`` events. Later — in the same process or
 another — :func:`check_answers` validates the answers and :func:`deferred_results` turns them
-into the ``DeferredToolResults`` that resume the run.
+into the ``DeferredToolResults`` that resume the run. :class:`~devops_agent.agent.broker.ApprovalBroker`
+does all of this for a run.
 """
 
 from __future__ import annotations

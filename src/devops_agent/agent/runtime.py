@@ -1,30 +1,23 @@
-"""The model loop's runtime: a pydantic-ai ``Agent`` over our toolsets, wrapped in our policies.
+"""The model loop's runtime: a pydantic-ai ``Agent`` over one run's tool pipeline.
 
-Wrapper order, outermost first: middleware (telemetry, breaker, normalization, size cap) →
-privacy (real arguments in, masked results out) → safety guard (mode, command classification,
-approvals, halts, audit) → the registered toolsets. Privacy sits *outside* the safety guard on
-purpose: the guard must classify, audit and show approvers the real command, not placeholders
-(which bash would even parse as here-documents).
-This module builds agents; running them, streaming events and persisting is the session
-service's job.
+The pipeline (:mod:`devops_agent.policies.pipeline`) decides everything about a tool call; here it
+only gets a codec, :class:`ModelResultToolset`, that hands the model each ``ToolResult`` as a JSON
+object. This module builds agents; running them, streaming events and persisting is the model
+runner's job (:mod:`devops_agent.agent.runners.model`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import Agent, CombinedToolset, DeferredToolRequests
+from pydantic_ai import Agent, DeferredToolRequests, WrapperToolset
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model
-from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.tools import RunContext
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from devops_agent.config.settings import SafetySettings
-from devops_agent.policies.guard import AuditHook, GuardToolset
-from devops_agent.policies.middleware import MiddlewareToolset, ToolMiddleware
-from devops_agent.policies.modes import Mode
-from devops_agent.privacy.guard import MaskedDefinitionsToolset, PrivacyGuard, PrivacyToolset
-from devops_agent.tools.registry import ToolCatalog
+from devops_agent.tools.base import ToolResult
 
 INSTRUCTIONS = """\
 You are DevOps Agent, an operations assistant for platform engineers and SREs.
@@ -37,29 +30,17 @@ evidence quoted (tool name and the lines that show it), likely causes, and next 
 Say plainly what you could not check and why."""
 
 
-def build_toolset(
-    catalog: ToolCatalog,
-    mode: Mode,
-    middleware: ToolMiddleware,
-    *,
-    safety: SafetySettings | None = None,
-    audit: AuditHook | None = None,
-    privacy: PrivacyGuard | None = None,
-    extra: Sequence[AbstractToolset[Any]] = (),
-) -> AbstractToolset[Any]:
-    """All registered tools (and ``extra`` ones, e.g. MCP servers) behind the policy wrappers.
+@dataclass
+class ModelResultToolset(WrapperToolset[Any]):
+    """What the model reads of a tool call: the pipeline's ``ToolResult`` as a JSON object."""
 
-    With a privacy guard the ``extra`` tools' definitions are masked too: an MCP server describes
-    its tools in its own words, which may name its hosts and owners."""
-    if privacy is not None:
-        extra = [MaskedDefinitionsToolset(t, guard=privacy) for t in extra]
-    inner = CombinedToolset([*(b.to_pydantic_ai() for b in catalog.toolsets.values()), *extra])
-    wrapped: AbstractToolset[Any] = GuardToolset(
-        inner, mode=mode, safety=safety or SafetySettings(), audit=audit
-    )
-    if privacy is not None:
-        wrapped = PrivacyToolset(wrapped, guard=privacy)
-    return MiddlewareToolset(wrapped, middleware=middleware)
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        result = await super().call_tool(name, tool_args, ctx, tool)
+        if isinstance(result, ToolResult):
+            return result.model_dump(mode="json", exclude_none=True)
+        return result
 
 
 def build_agent(
@@ -72,7 +53,7 @@ def build_agent(
     return Agent(
         model,
         instructions=INSTRUCTIONS,
-        toolsets=[toolset],
+        toolsets=[ModelResultToolset(toolset)],
         capabilities=capabilities or [],
         output_type=[str, DeferredToolRequests],
     )

@@ -69,7 +69,7 @@ def sessions_show(
     json_out: JsonOpt = False,
 ) -> None:
     """A session's conversation (and events with --events)."""
-    from devops_agent.agent.session import load_message
+    from devops_agent.agent.messages import load_message
 
     store = state(ctx).store()
     rec = store.get_session(session_id)

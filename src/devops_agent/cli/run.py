@@ -340,7 +340,7 @@ def investigate(
     if since:
         inputs["since"] = since
     if runbook:
-        from devops_agent.agent.offline import named_runbooks
+        from devops_agent.agent.runners.runbooks import named_runbooks
         from devops_agent.runbooks import load_runbooks
 
         # Before the session exists: a misspelt name is the caller's mistake, not a failed run.

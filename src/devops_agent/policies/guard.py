@@ -1,4 +1,4 @@
-"""The safety gate every tool call passes: mode, command classification, approvals, halts, audit.
+"""The safety verdict on a tool call: mode, command classification, approvals, halts.
 
 :func:`evaluate` turns (tool spec, arguments, mode, safety settings) into a :class:`Verdict`:
 
@@ -10,27 +10,20 @@
 
 Tools whose spec names a ``command_arg`` (the shell tool) are judged by the classifier on the
 actual command; other tools by their spec: read-only tools run in both modes, the rest are
-refused in ``ask`` mode and need approval in ``agent`` mode. :class:`GuardToolset` applies the
-verdict around a pydantic-ai toolset: approvals become ``ApprovalRequired``, so the run pauses
-durably and resumes when the answer comes (see the session service).
+refused in ``ask`` mode and need approval in ``agent`` mode. The gate of the tool pipeline
+(:mod:`devops_agent.policies.toolsets.gate`) applies the verdict to every call and audits it.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from pydantic_ai import ApprovalRequired, WrapperToolset
-from pydantic_ai.tools import RunContext
-from pydantic_ai.toolsets import ToolsetTool
-
 from devops_agent.config.settings import SafetySettings
-from devops_agent.errors import RunHaltedError
 from devops_agent.policies.modes import Mode, allowed
 from devops_agent.safety import classify, decide, impact
-from devops_agent.tools.base import ToolResult, ToolSpec, spec_from_metadata
+from devops_agent.tools.base import ToolSpec
 
 VerdictKind = Literal["allow", "approve", "approve_detailed", "reject", "halt"]
 NEEDS_APPROVAL: tuple[VerdictKind, ...] = ("approve", "approve_detailed")
@@ -111,55 +104,3 @@ def evaluate(
             },
         )
     return Verdict("approve", f"{tool} changes the system" if spec else f"{tool} declares no safety spec")
-
-
-AuditHook = Callable[[str, str | None, Verdict, str, dict[str, Any]], None]
-"""``(tool, tool_call_id, verdict, outcome, extra)``; outcome is executed/failed/rejected/pending/halted."""
-
-
-def _exit_status(result: Any) -> tuple[str, int | None]:
-    data = result.get("data") if isinstance(result, dict) else getattr(result, "data", None)
-    status = result.get("status") if isinstance(result, dict) else getattr(result, "status", None)
-    code = data.get("exit_code") if isinstance(data, dict) else None
-    return ("failed" if status == "error" else "executed"), code if isinstance(code, int) else None
-
-
-@dataclass
-class GuardToolset(WrapperToolset[Any]):
-    """Hides what the mode forbids and gates every call on :func:`evaluate`."""
-
-    mode: Mode = "ask"
-    safety: SafetySettings = field(default_factory=SafetySettings)
-    audit: AuditHook | None = None
-
-    def _record(self, tool: str, call_id: str | None, v: Verdict, outcome: str, **extra: Any) -> None:
-        if self.audit is not None:
-            self.audit(tool, call_id, v, outcome, extra)
-
-    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        tools = await super().get_tools(ctx)
-
-        def visible(t: ToolsetTool[Any]) -> bool:
-            spec = spec_from_metadata(t.tool_def.metadata)
-            return allowed(self.mode, spec) or bool(spec and spec.command_arg)
-
-        return {n: t for n, t in tools.items() if visible(t)}
-
-    async def call_tool(
-        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> Any:
-        v = evaluate(name, spec_from_metadata(tool.tool_def.metadata), tool_args, self.mode, self.safety)
-        call_id = ctx.tool_call_id
-        if v.decision == "halt":
-            self._record(name, call_id, v, "halted")
-            raise RunHaltedError(v.reason, hint="the run was stopped; review what the model proposed")
-        if v.decision == "reject":
-            self._record(name, call_id, v, "rejected")
-            return ToolResult.fail(v.reason, v.hint, refused_by="policy", classification=v.classification)
-        if v.decision in NEEDS_APPROVAL and not ctx.tool_call_approved:
-            self._record(name, call_id, v, "pending")
-            raise ApprovalRequired(metadata=v.to_metadata())
-        result = await super().call_tool(name, tool_args, ctx, tool)
-        outcome, code = _exit_status(result)
-        self._record(name, call_id, v, outcome, exit_status=code, approved=ctx.tool_call_approved)
-        return result

@@ -555,23 +555,6 @@ def strip_unknown_args(
 
 
 @dataclass
-class PrivacyToolset(WrapperToolset[Any]):
-    """Real values into tools, masked values out of them."""
-
-    guard: PrivacyGuard | None = None
-
-    async def call_tool(
-        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> Any:
-        assert self.guard is not None
-        real_args = self.guard.restore_value(tool_args)
-        result = await super().call_tool(name, real_args, ctx, tool)
-        if isinstance(result, ToolResult):
-            return self.guard.mask_result(result)
-        return self.guard.mask_value(result, "tool_out")
-
-
-@dataclass
 class MaskedDefinitionsToolset(WrapperToolset[Any]):
     """The wrapped tools with their definitions masked (:meth:`PrivacyGuard.mask_tool_def`).
 

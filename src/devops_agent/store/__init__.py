@@ -1,4 +1,4 @@
-"""Persistence for sessions, message history, run events, tool calls and circuit breakers.
+"""Persistence for sessions, runs, message history, run events, tool calls and circuit breakers.
 
 SQLAlchemy 2 with Alembic migrations: SQLite in WAL mode by default (one file, several
 processes), PostgreSQL when ``database_url`` says so. :class:`Store` is the only entry point; it
@@ -11,6 +11,8 @@ from devops_agent.store.records import (
     AUDIT_OUTCOMES,
     BREAKER_STATES,
     MODES,
+    RUN_FINAL,
+    RUN_STATUSES,
     SESSION_STATUSES,
     VAULT_NAMESPACES,
     AuditRecord,
@@ -18,6 +20,7 @@ from devops_agent.store.records import (
     EventRecord,
     EventWrite,
     MessageWrite,
+    RunRecord,
     SessionRecord,
     ToolCallRecord,
     VaultEntry,
@@ -29,11 +32,14 @@ __all__ = [
     "AuditRecord",
     "BREAKER_STATES",
     "MODES",
+    "RUN_FINAL",
+    "RUN_STATUSES",
     "SESSION_STATUSES",
     "BreakerRecord",
     "EventRecord",
     "EventWrite",
     "MessageWrite",
+    "RunRecord",
     "SessionRecord",
     "Store",
     "ToolCallRecord",

@@ -86,6 +86,25 @@ class SessionRow(Base):
     updated_at: Mapped[datetime] = mapped_column(index=True)
 
 
+class RunRow(Base):
+    """One run of a session: its status, and the cancel request any process may set."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    session_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("sessions.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    path: Mapped[str | None] = mapped_column(String(32))
+    parent_run_id: Mapped[str | None] = mapped_column(String(64))
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    owner: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+
 class MessageRow(Base):
     __tablename__ = "messages"
     # The unique index leads with session_id, so it also serves lookups by session.
@@ -101,7 +120,10 @@ class MessageRow(Base):
 
 class EventRow(Base):
     __tablename__ = "events"
-    __table_args__ = (Index("ix_events_session_id_run_id", "session_id", "run_id"),)
+    __table_args__ = (
+        Index("ix_events_session_id_run_id", "session_id", "run_id"),
+        Index("ix_events_run_id_seq", "run_id", "seq"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     session_id: Mapped[str] = mapped_column(String(64), ForeignKey("sessions.id", ondelete="CASCADE"))

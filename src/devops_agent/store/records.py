@@ -13,6 +13,9 @@ from typing import Any, Final
 
 MODES: Final = ("ask", "agent")
 SESSION_STATUSES: Final = ("idle", "running", "paused", "failed", "completed", "cancelled")
+RUN_STATUSES: Final = ("running", "paused", "failed", "completed", "cancelled")
+RUN_FINAL: Final = ("paused", "failed", "completed", "cancelled")
+"""A run in one of these states emits no more events (a paused run continues as a new run)."""
 BREAKER_STATES: Final = ("closed", "open", "half_open")
 
 
@@ -40,6 +43,29 @@ class SessionRecord:
     context_state: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One run: which session, where it stands, and whether someone asked it to stop.
+
+    ``parent_run_id`` names the paused run a continuation answers; ``owner`` the process running it.
+    """
+
+    id: str
+    session_id: str
+    status: str
+    path: str | None
+    parent_run_id: str | None
+    cancel_requested: bool
+    owner: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in RUN_FINAL
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from devops_agent.store.models import (
     EventRow,
     FindingRow,
     MessageRow,
+    RunRow,
     SessionRow,
     ToolCallRow,
     VaultRow,
@@ -39,6 +40,8 @@ from devops_agent.store.records import (
     AUDIT_OUTCOMES,
     MAX_PROJECT_CHARS,
     MODES,
+    RUN_FINAL,
+    RUN_STATUSES,
     SESSION_STATUSES,
     VAULT_NAMESPACES,
     AuditRecord,
@@ -47,6 +50,7 @@ from devops_agent.store.records import (
     EventWrite,
     FindingRecord,
     MessageWrite,
+    RunRecord,
     SessionRecord,
     ToolCallRecord,
     VaultEntry,
@@ -194,6 +198,89 @@ class Store:
             # The database cascades to child rows (ON DELETE CASCADE); no ORM loading needed.
             orm.execute(delete(SessionRow).where(SessionRow.id == row.id))
 
+    # -- runs -------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        session_id: str,
+        run_id: str,
+        *,
+        path: str | None = None,
+        parent_run_id: str | None = None,
+        owner: str | None = None,
+    ) -> RunRecord:
+        """Record that run ``run_id`` of a session started (status ``running``)."""
+        now = utcnow()
+        row = RunRow(
+            id=run_id,
+            session_id=session_id,
+            status="running",
+            path=path,
+            parent_run_id=parent_run_id,
+            cancel_requested=False,
+            owner=owner,
+            created_at=now,
+            updated_at=now,
+            finished_at=None,
+        )
+        with self._tx("write to", write=True) as orm:
+            orm.add(row)
+            _flush_or_not_found(orm, session_id)
+            return _run_record(row)
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """The run with this id; :class:`NotFoundError` when there is none."""
+        with self._tx("read from") as orm:
+            row = orm.get(RunRow, run_id)
+            if row is None:
+                raise NotFoundError(
+                    f"no run {run_id!r}",
+                    hint="`devops-agent sessions show ID --events` lists a session's runs",
+                )
+            return _run_record(row)
+
+    def list_runs(self, session_id: str) -> list[RunRecord]:
+        """A session's runs, oldest first."""
+        query = select(RunRow).where(RunRow.session_id == session_id).order_by(RunRow.created_at, RunRow.id)
+        with self._tx("read from") as orm:
+            return [_run_record(r) for r in orm.scalars(query)]
+
+    def update_run(self, run_id: str, *, status: str | None = None, path: str | None = None) -> None:
+        """Change a run's status (a final one stamps ``finished_at``) or path."""
+        if status is not None:
+            _check_choice("status", status, RUN_STATUSES)
+        now = utcnow()
+        values: dict[str, Any] = {"updated_at": now}
+        if status is not None:
+            values["status"] = status
+            values["finished_at"] = now if status in RUN_FINAL else None
+        if path is not None:
+            values["path"] = path
+        with self._tx("write to", write=True) as orm:
+            orm.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
+
+    def request_cancel(self, run_id: str) -> bool:
+        """Ask a run to stop, from any process; ``False`` when it had already finished.
+
+        :class:`NotFoundError` when there is no such run."""
+        with self._tx("write to", write=True) as orm:
+            row = orm.get(RunRow, run_id)
+            if row is None:
+                raise NotFoundError(f"no run {run_id!r}")
+            if row.status in RUN_FINAL:
+                return False
+            row.cancel_requested = True
+            row.updated_at = utcnow()
+            return True
+
+    def cancel_requested(self, run_ids: Sequence[str]) -> set[str]:
+        """Which of ``run_ids`` someone asked to stop."""
+        if not run_ids:
+            return set()
+        query = select(RunRow.id).where(RunRow.id.in_(list(run_ids)), RunRow.cancel_requested.is_(True))
+        with self._tx("read from") as orm:
+            return set(orm.scalars(query))
+
     # -- messages ---------------------------------------------------------------------------
 
     def append_messages(self, session_id: str, run_id: str, payloads: list[str]) -> None:
@@ -263,12 +350,17 @@ class Store:
         if run_id is not None:
             query = query.where(EventRow.run_id == run_id)
         with self._tx("read from") as orm:
-            return [
-                EventRecord(
-                    type=r.type, run_id=r.run_id, seq=r.seq, payload=r.payload, created_at=r.created_at
-                )
-                for r in orm.scalars(query)
-            ]
+            return [_event_record(r) for r in orm.scalars(query)]
+
+    def run_events(self, run_id: str, after_seq: int = 0, limit: int | None = None) -> list[EventRecord]:
+        """One run's events with ``seq`` above ``after_seq``, in ``seq`` order."""
+        query = (
+            select(EventRow).where(EventRow.run_id == run_id, EventRow.seq > after_seq).order_by(EventRow.seq)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self._tx("read from") as orm:
+            return [_event_record(r) for r in orm.scalars(query)]
 
     # -- tool calls -------------------------------------------------------------------------
 
@@ -546,6 +638,25 @@ def _session_record(row: SessionRow) -> SessionRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
+
+
+def _run_record(row: RunRow) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        session_id=row.session_id,
+        status=row.status,
+        path=row.path,
+        parent_run_id=row.parent_run_id,
+        cancel_requested=bool(row.cancel_requested),
+        owner=row.owner,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        finished_at=row.finished_at,
+    )
+
+
+def _event_record(r: EventRow) -> EventRecord:
+    return EventRecord(type=r.type, run_id=r.run_id, seq=r.seq, payload=r.payload, created_at=r.created_at)
 
 
 def _tool_call_record(row: ToolCallRow) -> ToolCallRecord:

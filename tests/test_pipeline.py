@@ -1,4 +1,5 @@
-"""Tool middleware: normalization, error mapping, circuit breaker, output cap, telemetry."""
+"""The tool pipeline: its one order of wrappers, normalization, error mapping, circuit breaker,
+output cap, telemetry and recording — the same for every path a run can take."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from devops_agent.config.settings import BreakerSettings, ToolSettings
+from devops_agent.config import Settings
+from devops_agent.config.settings import BreakerSettings
 from devops_agent.errors import CircuitOpenError, PathAccessError
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
 from devops_agent.policies.limits import cap_result
-from devops_agent.policies.middleware import ToolCallInfo, ToolMiddleware, normalize
+from devops_agent.policies.toolsets.normalize import normalize
+from devops_agent.policies.toolsets.record import ToolCallInfo
 from devops_agent.tools.base import ToolResult, ToolSpec
 
 _EXPORTER = InMemorySpanExporter()
@@ -34,18 +37,14 @@ class FakeClock:
 
 
 def make(
-    threshold: int = 3, reset: float = 30.0, cap: int = 16_000, **kw: Any
-) -> tuple[ToolMiddleware, FakeClock]:
+    threshold: int = 3, reset: float = 30.0, cap: int = 16_000, keep: int = 200_000, **kw: Any
+) -> tuple[Settings, BreakerBoard, FakeClock]:
     clock = FakeClock()
     board = BreakerBoard(
         BreakerSettings(failure_threshold=threshold, reset_timeout_s=reset), clock=clock, **kw
     )
-    settings = ToolSettings(output_cap_chars=cap, timeout_s=2.0)
-    return ToolMiddleware(settings, board), clock
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
+    settings = Settings(tools={"output_cap_chars": cap, "timeout_s": 2.0, "keep_full_output_chars": keep})  # type: ignore[arg-type]
+    return settings, board, clock
 
 
 async def returns(value: Any) -> Any:
@@ -59,30 +58,31 @@ def test_normalize_wraps_plain_values_and_keeps_results() -> None:
     assert normalize(existing) is existing
 
 
-def test_exception_becomes_error_result_with_hint() -> None:
-    mw, _ = make()
+def test_exception_becomes_error_result_with_hint(through_pipeline: Any) -> None:
+    settings, board, _ = make()
 
-    async def boom() -> Any:
-        raise PathAccessError("/etc/shadow is outside the allowed roots", hint="add it to files.roots")
+    async def boom(path: str) -> Any:
+        raise PathAccessError(f"{path} is outside the allowed roots", hint="add it to files.roots")
 
-    result = run(mw.invoke("files_read", {"path": "/etc/shadow"}, boom))
+    result = through_pipeline("files_read", boom, {"path": "/etc/shadow"}, settings=settings, board=board)
     assert result.status == "error"
     assert "outside the allowed roots" in (result.error or "")
     assert result.hint == "add it to files.roots"
     assert result.metadata["duration_ms"] >= 0
 
 
-def test_an_exceptions_text_loses_its_secrets_everywhere_it_goes(capsys: pytest.CaptureFixture[str]) -> None:
-    """The error result is made here, outside the privacy wrapper: history, events, the store, the
-    log line and the trace all take their text from it."""
-    mw, _ = make()
+def test_an_exceptions_text_loses_its_secrets_everywhere_it_goes(
+    through_pipeline: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error result's text goes to history, events, the store, the log line and the trace."""
+    settings, board, _ = make()
     token = "glpat-Xk29Qm7vLp3Rt8Wz1Ns4"
 
     async def leaky() -> Any:
         raise RuntimeError(f"cannot reach https://ci.example/api with private_token={token}")
 
     _EXPORTER.clear()
-    result = run(mw.invoke("ci_fetch", {}, leaky))
+    result = through_pipeline("ci_fetch", leaky, settings=settings, board=board)
     assert result.status == "error"
     assert token not in (result.error or "")
     assert "private_token=[REDACTED_SECRET]" in (result.error or "")
@@ -91,8 +91,8 @@ def test_an_exceptions_text_loses_its_secrets_everywhere_it_goes(capsys: pytest.
     assert token not in capsys.readouterr().out  # the structured warning line
 
 
-def test_unexpected_exception_and_timeout_have_actionable_hints() -> None:
-    mw, _ = make()
+def test_unexpected_exception_and_timeout_have_actionable_hints(through_pipeline: Any) -> None:
+    settings, board, _ = make()
 
     async def crash() -> Any:
         raise ZeroDivisionError("division by zero")
@@ -100,17 +100,17 @@ def test_unexpected_exception_and_timeout_have_actionable_hints() -> None:
     async def slow() -> Any:
         await asyncio.sleep(5)
 
-    crashed = run(mw.invoke("t1", {}, crash))
+    crashed = through_pipeline("t1", crash, settings=settings, board=board)
     assert crashed.error == "ZeroDivisionError: division by zero"
     assert crashed.hint
-    timed_out = run(mw.invoke("t2", {}, slow))
+    timed_out = through_pipeline("t2", slow, settings=settings, board=board)
     assert "timed out after 2s" in (timed_out.error or "")
     assert "narrow the query" in (timed_out.hint or "")
 
 
-def test_breaker_opens_after_threshold_and_recovers_through_half_open() -> None:
+def test_breaker_opens_after_threshold_and_recovers_through_half_open(through_pipeline: Any) -> None:
     snapshots: list[BreakerSnapshot] = []
-    mw, clock = make(threshold=3, reset=30.0, listener=snapshots.append)
+    settings, board, clock = make(threshold=3, reset=30.0, listener=snapshots.append)
     calls = 0
 
     async def flaky() -> Any:
@@ -118,39 +118,52 @@ def test_breaker_opens_after_threshold_and_recovers_through_half_open() -> None:
         calls += 1
         raise ConnectionError("server down")
 
+    def call(fn: Any) -> ToolResult:
+        result: ToolResult = through_pipeline("jenkins_build", fn, settings=settings, board=board)
+        return result
+
     for _ in range(3):
-        assert run(mw.invoke("jenkins_build", {}, flaky)).status == "error"
+        assert call(flaky).status == "error"
     assert calls == 3
-    assert mw.breakers.get("jenkins_build").state == "open"
-    refused = run(mw.invoke("jenkins_build", {}, flaky))
+    assert board.get("jenkins_build").state == "open"
+    refused = call(flaky)
     assert calls == 3, "an open breaker must not call the tool"
     assert refused.metadata["breaker"] == "open"
     assert refused.metadata["retry_after_s"] == pytest.approx(30.0)
     assert "retry after 30s" in (refused.hint or "")
 
     clock.now += 31  # past the reset timeout: one trial call is let through
-    assert run(mw.invoke("jenkins_build", {}, flaky)).status == "error"
+    assert call(flaky).status == "error"
     assert calls == 4
-    assert mw.breakers.get("jenkins_build").state == "open", "a failed trial re-opens"
+    assert board.get("jenkins_build").state == "open", "a failed trial re-opens"
 
     clock.now += 31
-    assert run(mw.invoke("jenkins_build", {}, lambda: returns({"ok": True}))).status == "success"
-    assert mw.breakers.get("jenkins_build").state == "closed"
+
+    async def fine() -> Any:
+        return {"ok": True}
+
+    assert call(fine).status == "success"
+    assert board.get("jenkins_build").state == "closed"
     assert [s.state for s in snapshots if s.state != "closed" or s.failures == 0][-1] == "closed"
     assert "open" in [s.state for s in snapshots]
     assert "half_open" in [s.state for s in snapshots]
 
 
-def test_breaker_ignores_expected_errors_but_counts_transient_ones() -> None:
-    mw, _ = make(threshold=2)
-    not_found = ToolResult.fail("no such file", "check the path")
+def test_breaker_ignores_expected_errors_but_counts_transient_ones(through_pipeline: Any) -> None:
+    settings, board, _ = make(threshold=2)
+
+    async def not_found() -> ToolResult:
+        return ToolResult.fail("no such file", "check the path")
+
+    async def transient() -> ToolResult:
+        return ToolResult.fail("HTTP 503", "retry later", transient=True)
+
     for _ in range(5):
-        run(mw.invoke("files_read", {}, lambda: returns(not_found)))
-    assert mw.breakers.get("files_read").state == "closed"
-    transient = ToolResult.fail("HTTP 503", "retry later", transient=True)
+        through_pipeline("files_read", not_found, settings=settings, board=board)
+    assert board.get("files_read").state == "closed"
     for _ in range(2):
-        run(mw.invoke("jira_issue", {}, lambda: returns(transient)))
-    assert mw.breakers.get("jira_issue").state == "open"
+        through_pipeline("jira_issue", transient, settings=settings, board=board)
+    assert board.get("jira_issue").state == "open"
 
 
 def test_half_open_lets_only_one_trial_through() -> None:
@@ -194,17 +207,30 @@ def test_small_results_are_untouched() -> None:
     assert cap_result(result, 1_000) is result
 
 
-def test_middleware_caps_records_and_traces_each_call() -> None:
+def test_the_pipeline_caps_records_and_traces_each_call(through_pipeline: Any) -> None:
     _EXPORTER.clear()
     seen: list[ToolCallInfo] = []
-    mw, _ = make(cap=500)
-    mw.recorder = seen.append
+    settings, board, _ = make(cap=500)
     spec = ToolSpec(category="logs", read_only=True, risk="sensitive")
-    result = run(mw.invoke("logs_tail", {"path": "/var/log/syslog"}, lambda: returns("z" * 5_000), spec=spec))
+
+    async def logs_tail(path: str) -> str:
+        return "z" * 5_000
+
+    result = through_pipeline(
+        "logs_tail",
+        logs_tail,
+        {"path": "/var/log/syslog"},
+        settings=settings,
+        board=board,
+        spec=spec,
+        recorder=seen.append,
+    )
     assert result.metadata["truncated"] is True
     assert seen[0].tool == "logs_tail"
+    assert seen[0].args == {"path": "/var/log/syslog"}
     assert seen[0].result is result
     assert seen[0].spec == spec
+    assert seen[0].result.metadata["duration_ms"] >= 0, "recorded after telemetry stamped it"
     spans = [s for s in _EXPORTER.get_finished_spans() if s.name == "tool logs_tail"]
     assert len(spans) == 1
     attrs = spans[0].attributes or {}
@@ -213,10 +239,9 @@ def test_middleware_caps_records_and_traces_each_call() -> None:
     assert attrs["devops_agent.read_only"] is True
 
 
-def test_full_output_behind_a_summary_or_a_cap_goes_to_the_recorder_only() -> None:
-    mw, _ = make(cap=300)
+def test_full_output_behind_a_summary_or_a_cap_goes_to_the_recorder_only(through_pipeline: Any) -> None:
+    settings, board, _ = make(cap=300)
     seen: list[ToolCallInfo] = []
-    mw.recorder, mw.keep_raw, mw.session_id = seen.append, True, "s-1"
 
     async def summarized() -> ToolResult:
         return ToolResult.ok({"error_signatures": ["boom"]}).with_raw("the whole log\n" * 10)
@@ -227,18 +252,24 @@ def test_full_output_behind_a_summary_or_a_cap_goes_to_the_recorder_only() -> No
     async def small() -> str:
         return "fine"
 
-    first = run(mw.invoke("jenkins_console", {}, summarized, tool_call_id="c-1"))
-    second = run(mw.invoke("cat", {}, big, tool_call_id="c-2"))
-    third = run(mw.invoke("cat", {}, small, tool_call_id="c-3"))
+    def call(name: str, fn: Any, settings: Settings = settings) -> ToolResult:
+        result: ToolResult = through_pipeline(
+            name, fn, settings=settings, board=board, recorder=seen.append, session_id="s-1"
+        )
+        return result
+
+    first = call("jenkins_console", summarized)
+    second = call("cat", big)
+    third = call("cat", small)
 
     assert [i.raw for i in seen] == ["the whole log\n" * 10, "x" * 1000, None]
     # The model's view never carries the raw text, only where the user finds it.
     dumped = json.dumps(first.model_dump(mode="json"))
     assert "the whole log" not in dumped
-    assert first.metadata["full_output"].endswith("`devops-agent sessions output s-1 c-1`")
+    assert first.metadata["full_output"].endswith("`devops-agent sessions output s-1 call-1`")
     assert second.metadata["truncated"]
     assert "full_output" in second.metadata
     assert "full_output" not in third.metadata
 
-    quiet, _ = make(cap=300)  # a recorder that keeps nothing: no pointer to promise
-    assert "full_output" not in run(quiet.invoke("cat", {}, big)).metadata
+    quiet, _, _ = make(cap=300, keep=0)  # a session that keeps nothing: no pointer to promise
+    assert "full_output" not in call("cat", big, quiet).metadata

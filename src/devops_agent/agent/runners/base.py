@@ -1,0 +1,70 @@
+"""What every runner gets (:class:`RunScope`) and gives back (:class:`RunOutcome`).
+
+A runner does the work of one run: it emits events through the scope, asks the scope for its
+tool pipeline, and returns how the run ended. It does not number or store events, start or cancel
+tasks, or mark the session: the session service does that around it, the same for every runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.broker import ApprovalBroker
+from devops_agent.agent.journal import Journal
+from devops_agent.agent.toolbox import RunIds, Toolbox
+from devops_agent.config import Settings
+from devops_agent.events import RunEvent
+from devops_agent.policies.modes import Mode
+from devops_agent.store import SessionRecord, Store
+
+
+@dataclass
+class RunScope:
+    """One run as its runner sees it."""
+
+    settings: Settings
+    store: Store
+    session: SessionRecord
+    run_id: str
+    mode: Mode
+    prompt: str | None
+    inputs: dict[str, Any]
+    answers: Mapping[str, ApprovalDecision] | None
+    journal: Journal
+    toolbox: Toolbox
+    broker: ApprovalBroker
+    emit: Callable[[RunEvent], RunEvent]
+    privacy: bool
+    """The privacy guard is on for this service (what a model reads is masked)."""
+
+    def notify(self, event: RunEvent) -> None:
+        """:attr:`emit` for sinks that expect nothing back (the runbook engine's)."""
+        self.emit(event)
+
+    @property
+    def ids(self) -> dict[str, str]:
+        return {"session_id": self.session.id, "run_id": self.run_id}
+
+    @property
+    def run(self) -> RunIds:
+        return RunIds(self.session.id, self.run_id, self.mode, self.journal)
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended: its status, the text answer, and the structured report when there is one."""
+
+    status: Literal["completed", "paused"]
+    output: str | None = None
+    report: dict[str, Any] | None = field(default=None)
+
+
+class Runner(Protocol):
+    """A way to carry out a run."""
+
+    name: str
+
+    async def run(self, scope: RunScope) -> RunOutcome: ...

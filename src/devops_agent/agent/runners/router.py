@@ -1,0 +1,66 @@
+"""Which runner carries out a run: a short table of rules, the first that applies wins.
+
+1. answers to a paused run, or a configured model → the model loop;
+2. a ticket (named, the triage workflow named, or — when Jira is configured and no runbook is
+   named — a Jira key in the question) → triage;
+3. otherwise → the runbooks named for the run, or selected for its question.
+
+A planner will join as a rule here, not as another branch in the session service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.runners.base import Runner
+from devops_agent.agent.runners.model import ModelRunner
+from devops_agent.agent.runners.runbooks import RunbookRunner
+from devops_agent.agent.runners.triage import TriageCaches, TriageRunner
+from devops_agent.config import Settings
+from devops_agent.errors import UserError
+from devops_agent.runbooks.triage import NAME as TRIAGE
+from devops_agent.runbooks.triage import find_ticket_ref
+from devops_agent.tools.registry import ToolCatalog
+
+
+def triage_ref(
+    prompt: str, inputs: Mapping[str, Any], settings: Settings, catalog: ToolCatalog
+) -> str | None:
+    """The ticket to triage, when this run is a triage: named, or a Jira key in the question."""
+    if inputs.get("ticket"):
+        return str(inputs["ticket"])
+    names = inputs.get("runbooks") or []
+    if names == [TRIAGE]:
+        return find_ticket_ref(prompt) or prompt
+    if not names and settings.jira.url and "jira_issue" in catalog.entries:
+        return find_ticket_ref(prompt)
+    return None
+
+
+@dataclass
+class Router:
+    """Picks the runner for each run."""
+
+    settings: Settings
+    catalog: ToolCatalog
+    model: ModelRunner | None
+    triage_caches: TriageCaches
+
+    def choose(
+        self, prompt: str | None, inputs: Mapping[str, Any], answers: Mapping[str, ApprovalDecision] | None
+    ) -> Runner:
+        if answers is not None or self.model is not None:
+            if self.model is None:
+                raise UserError(
+                    "this session paused in a model run, and no model is configured here",
+                    hint="set model.name (or pass --model) to the model the session used",
+                )
+            return self.model
+        assert prompt is not None
+        ticket = triage_ref(prompt, inputs, self.settings, self.catalog)
+        if ticket is not None:
+            return TriageRunner(ticket, self.triage_caches)
+        return RunbookRunner()

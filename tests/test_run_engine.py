@@ -1,0 +1,270 @@
+"""The run engine's seams: start a run, follow it from any seq, cancel it from another service on the
+same store, and one tool pipeline for every path a run can take."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.journal import Journal
+from devops_agent.agent.runners.model import ModelRunner
+from devops_agent.agent.runners.router import Router
+from devops_agent.agent.runners.runbooks import RunbookRunner
+from devops_agent.agent.runners.triage import TriageCaches, TriageRunner
+from devops_agent.agent.scripted import Script, ScriptedModel
+from devops_agent.agent.session import SessionService
+from devops_agent.agent.toolbox import RunIds, Toolbox
+from devops_agent.config import Settings
+from devops_agent.errors import UserError
+from devops_agent.events import RunEvent, RunFinished, ToolCall, ToolResultEvent
+from devops_agent.policies import pipeline
+from devops_agent.store import Store
+from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.registry import ToolRegistry, build_catalog
+
+RELEASE = threading.Event()
+ENTERED = threading.Event()
+
+PIPELINE = [
+    "ModeFilterToolset",
+    "RecordToolset",
+    "TelemetryToolset",
+    "CapToolset",
+    "PrivacyToolset",
+    "GateToolset",
+    "BreakerToolset",
+    "NormalizeToolset",
+]
+
+
+def registry() -> ToolRegistry:
+    def build(settings: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("engine", "tools for the engine tests")
+
+        @ts.tool(read_only=True)
+        def probe(name: str) -> ToolResult:
+            """Read a probe."""
+            return ToolResult.ok({"probe": name})
+
+        @ts.tool(read_only=True)
+        async def gate() -> str:
+            """Wait until the test lets it go."""
+            ENTERED.set()
+            await asyncio.to_thread(RELEASE.wait, 30)
+            return "released"
+
+        return ts
+
+    reg = ToolRegistry()
+    reg.add_toolset("engine", build)
+    return reg
+
+
+def scripted(*turns: dict[str, Any]) -> ScriptedModel:
+    return ScriptedModel(Script.model_validate({"turns": list(turns)}))
+
+
+PROBES = [
+    {"tool_calls": [{"tool": "probe", "args": {"name": "a"}}]},
+    {"tool_calls": [{"tool": "probe", "args": {"name": "b"}}]},
+    {"tool_calls": [{"tool": "gate"}]},
+    {"text": "done with {tool_count} results"},
+]
+
+
+def test_a_second_reader_attaches_after_seq_k_and_gets_exactly_the_rest(store_url: str) -> None:
+    RELEASE.clear()
+    ENTERED.clear()
+    settings = Settings(database_url=store_url)
+
+    async def go() -> tuple[list[RunEvent], list[RunEvent], list[RunEvent]]:
+        with Store(store_url) as store:
+            service = SessionService(settings, store, registry=registry(), model=scripted(*PROBES))
+            handle = await service.start("probe it", mode="ask")
+            first: list[RunEvent] = []
+            async for event in service.events(handle.run_id):
+                first.append(event)
+                if isinstance(event, ToolCall) and event.tool == "gate":
+                    break  # the run is now blocked in `gate`: attach a second reader mid-run
+            await asyncio.to_thread(ENTERED.wait, 10)
+            k = first[2].seq
+            second_reader = asyncio.create_task(_collect(service.events(handle.run_id, after_seq=k)))
+            await asyncio.sleep(0.05)
+            RELEASE.set()
+            rest = [e async for e in service.events(handle.run_id, after_seq=first[-1].seq)]
+            second = await second_reader
+            # After the run: the same events, replayed from the store by a service that never ran it.
+            with Store(store_url) as other_store:
+                other = SessionService(settings, other_store, registry=registry(), use_configured_model=False)
+                replayed = await _collect(other.events(handle.run_id, after_seq=k))
+            return first + rest, second, replayed
+
+    everything, second, replayed = asyncio.run(asyncio.wait_for(go(), 60))
+    seqs = [e.seq for e in everything]
+    assert seqs == list(range(1, len(seqs) + 1)), "one numbering, no gaps"
+    assert isinstance(everything[-1], RunFinished)
+    assert everything[-1].status == "completed"
+    k = everything[2].seq
+    assert [e.seq for e in second] == [e.seq for e in everything if e.seq > k]
+    assert [e.model_dump() for e in replayed] == [e.model_dump() for e in everything if e.seq > k]
+
+
+async def _collect(events: Any) -> list[RunEvent]:
+    return [e async for e in events]
+
+
+def test_cancel_from_another_service_on_the_same_store_stops_the_run(store_url: str) -> None:
+    RELEASE.clear()
+    ENTERED.clear()
+    settings = Settings(database_url=store_url)
+
+    async def go() -> tuple[RunFinished, bool, str]:
+        with Store(store_url) as store, Store(store_url) as elsewhere:
+            runner = SessionService(
+                settings,
+                store,
+                registry=registry(),
+                model=scripted({"tool_calls": [{"tool": "gate"}]}, {"text": "never"}),
+            )
+            handle = await runner.start("wait", mode="ask")
+            await asyncio.to_thread(ENTERED.wait, 10)
+            other = SessionService(settings, elsewhere, registry=registry(), use_configured_model=False)
+            assert other.supervisor.local(handle.run_id) is None, "the other service does not run it"
+            assert other.cancel(handle.run_id) is True
+            events = await asyncio.wait_for(_collect(runner.events(handle.run_id)), 10)
+            final = events[-1]
+            assert isinstance(final, RunFinished)
+            again = other.cancel(handle.run_id)
+            return final, again, elsewhere.get_run(handle.run_id).status
+
+    try:
+        final, again, status = asyncio.run(go())
+    finally:
+        RELEASE.set()
+    assert final.status == "cancelled"
+    assert again is False, "a finished run cannot be cancelled again"
+    assert status == "cancelled"
+
+
+def test_every_path_calls_the_identical_pipeline(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[list[str]] = []
+    real = Toolbox.pipeline
+
+    def spy(self: Toolbox, *args: Any, **kwargs: Any) -> Any:
+        tools = real(self, *args, **kwargs)
+        built.append(pipeline.layers(tools))
+        return tools
+
+    monkeypatch.setattr(Toolbox, "pipeline", spy)
+    settings = Settings(database_url=store_url)
+    with Store(store_url) as store:
+        model_run = SessionService(
+            settings, store, registry=registry(), model=scripted(*PROBES[:2], {"text": "ok"})
+        )
+        _, final = asyncio.run(model_run.run("model path", mode="ask"))
+        assert final.status == "completed"
+        offline = SessionService(settings, store, use_configured_model=False)
+        _, final = asyncio.run(offline.run("Is this host healthy?", mode="ask"))
+        assert final.status == "completed"
+        asyncio.run(offline.call_approved(final.session_id, "system_uptime", {}, approver="ops"))
+    assert len(built) == 3
+    assert built[0] == built[1] == built[2] == PIPELINE
+
+
+def test_offline_calls_are_refused_with_a_reason_not_hidden(store_url: str) -> None:
+    """A runbook naming a tool its mode forbids gets the gate's reason, not "unknown tool"; the
+    same tool approved by a person outside a run does run, in their name."""
+    settings = Settings(database_url=store_url)
+    ran: list[str] = []
+
+    def build(_s: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("w")
+
+        @ts.tool(read_only=False)
+        def restart(name: str) -> str:
+            """Restart a service."""
+            ran.append(name)
+            return f"restarted {name}"
+
+        return ts
+
+    reg = ToolRegistry()
+    reg.add_toolset("w", build)
+    with Store(store_url) as store:
+        service = SessionService(settings, store, registry=reg, use_configured_model=False)
+        session = store.create_session(title="t", mode="ask", model=None)
+        journal = Journal(store)
+        tools = service.toolbox.pipeline(
+            RunIds(session.id, "r1", "ask", journal), approvals="deny", privacy=None
+        )
+        refused = asyncio.run(pipeline.ToolCaller(tools)("restart", {"name": "api"}))
+        journal.close()
+        assert ran == []
+        approved = asyncio.run(service.call_approved(session.id, "restart", {"name": "api"}, approver="ops"))
+        audit = store.list_audit(session_id=session.id)
+    assert refused.status == "error"
+    assert "not available in ask mode" in (refused.error or "")
+    assert refused.hint
+    assert approved.status == "success"
+    assert ran == ["api"]
+    assert {(a.outcome, a.actor) for a in audit} == {("rejected", "policy"), ("executed", "ops")}
+
+
+def test_the_router_picks_by_rule(tmp_path: Any) -> None:
+    settings = Settings(data_dir=tmp_path, jira={"url": "https://jira.example.com", "token": "t"})  # type: ignore[arg-type]
+    catalog = build_catalog(settings)
+    caches = TriageCaches()
+    no_model = Router(settings, catalog, None, caches)
+    assert isinstance(no_model.choose("Is this host healthy?", {}, None), RunbookRunner)
+    triage = no_model.choose("look at OPS-123 please", {}, None)
+    assert isinstance(triage, TriageRunner)
+    assert triage.ticket == "OPS-123"
+    assert isinstance(no_model.choose("disk", {"runbooks": ["host-health"]}, None), RunbookRunner)
+    with pytest.raises(UserError, match="paused in a model run"):
+        no_model.choose(None, {}, {"c1": ApprovalDecision(True)})
+    with_model = Router(settings, catalog, ModelRunner(scripted({"text": "x"}), "scripted"), caches)
+    assert isinstance(with_model.choose("look at OPS-123", {}, None), ModelRunner)
+
+
+def test_triage_caches_keep_the_most_recent_sessions_only() -> None:
+    caches = TriageCaches(max_sessions=2)
+    a = caches.for_session("a")
+    caches.for_session("b")
+    assert caches.for_session("a") is a  # touched: now the most recent
+    caches.for_session("c")  # evicts b, the least recently used
+    assert len(caches) == 2
+    assert caches.for_session("a") is a
+    assert caches.for_session("b") is not None
+    assert len(caches) == 2
+
+
+def test_a_slow_reader_never_blocks_the_run(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader whose queue overflows is dropped and re-reads from the run's memory: it still
+    gets every event exactly once, and the run did not wait for it."""
+    from devops_agent.agent import recorder
+
+    monkeypatch.setattr(recorder, "SUBSCRIBER_BUFFER", 2)
+    settings = Settings(database_url=store_url)
+
+    async def go() -> list[RunEvent]:
+        with Store(store_url) as store:
+            service = SessionService(
+                settings, store, registry=registry(), model=scripted(*PROBES[:2], {"text": "ok"})
+            )
+            handle = await service.start("probe", mode="ask")
+            seen: list[RunEvent] = []
+            async for event in service.events(handle.run_id):
+                seen.append(event)
+                if len(seen) == 1:
+                    assert handle.task is not None
+                    await asyncio.wait_for(asyncio.shield(handle.task), 20)  # the run finishes first
+            return seen
+
+    seen = asyncio.run(go())
+    assert [e.seq for e in seen] == list(range(1, len(seen) + 1))
+    assert isinstance(seen[-1], RunFinished)
+    assert any(isinstance(e, ToolResultEvent) for e in seen)
