@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from devops_agent.config import Settings
 from devops_agent.runbooks.analyzers import ANALYZERS
 from devops_agent.tools.base import ToolResult
-from test_log_tools_review import _call, _through_middleware, _tools
+from test_log_tools_review import _call, _tools
 
 PY_TRACEBACK = [
     "Traceback (most recent call last):",
@@ -200,7 +201,9 @@ def _ranked_errors_log(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def test_records_in_hidden_groups_counts_the_groups_the_output_cap_drops(tmp_path: Path) -> None:
+def test_records_in_hidden_groups_counts_the_groups_the_output_cap_drops(
+    tmp_path: Path, through_pipeline: Any
+) -> None:
     _ranked_errors_log(tmp_path / "app.log")
     tools = _tools(tmp_path)
     full = _call(tools, "logs_errors", paths=[str(tmp_path)], max_groups=10).data
@@ -209,7 +212,9 @@ def test_records_in_hidden_groups_counts_the_groups_the_output_cap_drops(tmp_pat
     assert full["groups_total"] == 12
     assert full["records_in_hidden_groups"] == 19 + 20  # the two groups past max_groups
 
-    res = _through_middleware(tools, 9_000, "logs_errors", paths=[str(tmp_path)], max_groups=10)
+    settings = Settings(tools={"output_cap_chars": 9_000})  # type: ignore[arg-type]
+    args = {"paths": [str(tmp_path)], "max_groups": 10}
+    res = through_pipeline("logs_errors", tools["logs_errors"].function, args, settings=settings)
     assert isinstance(res.data, dict)
     shown = res.data["groups"]
     assert 1 <= len(shown) < 10  # the cap did drop groups
@@ -229,11 +234,13 @@ def test_records_in_hidden_groups_counts_the_groups_the_output_cap_drops(tmp_pat
     assert lines == [f"{hidden_groups} more groups not returned by the tool ({true_hidden} errors)"]
 
 
-def test_without_a_cut_the_counts_are_unchanged(tmp_path: Path) -> None:
+def test_without_a_cut_the_counts_are_unchanged(tmp_path: Path, through_pipeline: Any) -> None:
     _ranked_errors_log(tmp_path / "app.log")
     tools = _tools(tmp_path)
     direct = _call(tools, "logs_errors", paths=[str(tmp_path)], max_groups=5).data
-    res = _through_middleware(tools, 2_000_000, "logs_errors", paths=[str(tmp_path)], max_groups=5)
+    settings = Settings(tools={"output_cap_chars": 2_000_000})  # type: ignore[arg-type]
+    args = {"paths": [str(tmp_path)], "max_groups": 5}
+    res = through_pipeline("logs_errors", tools["logs_errors"].function, args, settings=settings)
     assert res.data == direct
     assert direct["records_in_hidden_groups"] == sum(30 - k for k in range(5, 12))
 
