@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from pydantic_ai import RunContext
 
 from devops_agent.agent.approvals import ApprovalDecision
 from devops_agent.agent.journal import Journal
@@ -19,6 +20,7 @@ from devops_agent.agent.scripted import Script, ScriptedModel
 from devops_agent.agent.session import SessionService
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
+from devops_agent.deps import ToolDeps
 from devops_agent.errors import UserError
 from devops_agent.events import RunEvent, RunFinished, ToolCall, ToolResultEvent
 from devops_agent.policies import pipeline
@@ -268,3 +270,31 @@ def test_a_slow_reader_never_blocks_the_run(store_url: str, monkeypatch: pytest.
     assert [e.seq for e in seen] == list(range(1, len(seen) + 1))
     assert isinstance(seen[-1], RunFinished)
     assert any(isinstance(e, ToolResultEvent) for e in seen)
+
+
+def test_a_tool_gets_the_same_run_deps_on_both_paths(store_url: str) -> None:
+    seen: list[tuple[str | None, str | None, bool]] = []
+
+    def build(_s: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("deps")
+
+        @ts.tool(read_only=True)
+        def whoami(ctx: RunContext[ToolDeps]) -> str:
+            """Which session and run this call serves."""
+            seen.append((ctx.deps.session_id, ctx.deps.run_id, ctx.deps.store is not None))
+            return "ok"
+
+        return ts
+
+    reg = ToolRegistry()
+    reg.add_toolset("deps", build)
+    settings = Settings(database_url=store_url)
+    with Store(store_url) as store:
+        model = scripted({"tool_calls": [{"tool": "whoami"}]}, {"text": "done"})
+        _, by_model = asyncio.run(SessionService(settings, store, registry=reg, model=model).run("who?"))
+        session = store.create_session(title="t", mode="ask", model=None)
+        offline = SessionService(settings, store, registry=reg, use_configured_model=False)
+        asyncio.run(offline.call_approved(session.id, "whoami", {}, approver="ops"))
+    assert seen[0] == (by_model.session_id, by_model.run_id, True)
+    assert seen[1][0] == session.id
+    assert seen[1][2] is True

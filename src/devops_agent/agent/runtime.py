@@ -17,6 +17,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+from devops_agent.deps import ToolDeps
 from devops_agent.tools.base import ToolResult
 
 INSTRUCTIONS = """\
@@ -48,10 +49,11 @@ def build_agent(
     toolset: AbstractToolset[Any],
     *,
     capabilities: list[AbstractCapability[Any]] | None = None,
-) -> Agent[None, str | DeferredToolRequests]:
+) -> Agent[ToolDeps, str | DeferredToolRequests]:
     """The agent; a run ends with text, or with the tool calls that wait for approval."""
     return Agent(
         model,
+        deps_type=ToolDeps,
         instructions=INSTRUCTIONS,
         toolsets=[ModelResultToolset(toolset)],
         capabilities=capabilities or [],

@@ -43,6 +43,7 @@ from devops_agent.agent.runners.triage import TriageCaches
 from devops_agent.agent.supervisor import Executor, InProcessExecutor, RunHandle, RunSupervisor
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
+from devops_agent.deps import ToolDeps
 from devops_agent.errors import DevOpsAgentError, UserError
 from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus
 from devops_agent.knowledge.memory import CURRENT_SESSION
@@ -218,7 +219,8 @@ class SessionService:
             run, approvals="preapproved", privacy=guard, approver=approver, audit_reads=False
         )
         try:
-            return await ToolCaller(tools, run_id=run.run_id)(tool, args)
+            deps = ToolDeps(self.settings, self.store, session.id, run.run_id)
+            return await ToolCaller(tools, run_id=run.run_id, deps=deps)(tool, args)
         finally:
             journal.close()
 

@@ -16,6 +16,7 @@ from devops_agent.agent.broker import ApprovalBroker
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
+from devops_agent.deps import ToolDeps
 from devops_agent.events import RunEvent
 from devops_agent.policies.modes import Mode
 from devops_agent.store import SessionRecord, Store
@@ -47,6 +48,11 @@ class RunScope:
     @property
     def ids(self) -> dict[str, str]:
         return {"session_id": self.session.id, "run_id": self.run_id}
+
+    @property
+    def deps(self) -> ToolDeps:
+        """What the run's tools may ask of it (``RunContext[ToolDeps].deps``)."""
+        return ToolDeps(self.settings, self.store, self.session.id, self.run_id)
 
     @property
     def run(self) -> RunIds:

@@ -88,6 +88,7 @@ class ModelRunner:
             with Agent.using_thread_executor(TOOL_THREADS):
                 async with agent.run_stream_events(
                     scope.prompt,
+                    deps=scope.deps,
                     message_history=history,
                     usage_limits=limits,
                     deferred_tool_results=deferred,

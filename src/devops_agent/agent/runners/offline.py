@@ -28,7 +28,7 @@ def offline_caller(scope: RunScope) -> ToolCaller:
         cap_chars=scope.settings.tools.analyzer_cap_chars,
         audit_reads=False,
     )
-    return ToolCaller(tools, run_id=scope.run_id)
+    return ToolCaller(tools, run_id=scope.run_id, deps=scope.deps)
 
 
 def keep_exchange(scope: RunScope, prompt: str, markdown: str) -> None:
