@@ -13,6 +13,7 @@ import json
 import os
 import random
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -242,6 +243,47 @@ def test_the_agents_environment_and_memory_are_out_of_reach(agent_secrets: dict[
         agent.wait()
 
 
+_OPEN_BY_HANDLE = """
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+handle = ctypes.create_string_buffer(8 + 128)
+struct.pack_into("=Ii", handle, 0, 128, 0)
+mount_id = ctypes.c_int()
+if libc.name_to_handle_at(-100, sys.argv[1].encode(), handle, ctypes.byref(mount_id), 0) != 0:
+    sys.exit(f"name_to_handle_at: errno {ctypes.get_errno()}")
+fd = libc.open_by_handle_at(os.open("/", os.O_RDONLY), handle, os.O_RDONLY)
+if fd < 0:
+    sys.exit(f"open_by_handle_at: errno {ctypes.get_errno()}")
+print(os.read(fd, 100).decode())
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="opening files by handle needs root's CAP_DAC_READ_SEARCH")
+def test_root_reads_every_file_but_cannot_open_files_by_handle(tmp_path: Path) -> None:
+    # As root, confined commands keep CAP_DAC_READ_SEARCH: a database's 0700 directory owned by
+    # another user is readable (du of /var/lib/postgresql must be true) ...
+    private = tmp_path / "pgdata"
+    private.mkdir()
+    (private / "base.dat").write_text("x" * 5000)
+    os.chown(private / "base.dat", 65534, 65534)
+    os.chown(private, 65534, 65534)
+    private.chmod(0o700)
+    sandbox = Sandbox.from_settings(Settings())
+    listing = run(f"ls {private} && wc -c {private}/base.dat", sandbox)
+    assert (listing.status, listing.data["stdout"]) == ("success", f"base.dat\n5000 {private}/base.dat\n")
+    # ... but that capability's other power, opening a file by its inode handle past the mounts
+    # that hide the agent's files, is taken away by the seccomp filter.
+    script = tmp_path / "open_by_handle.py"
+    script.write_text(_OPEN_BY_HANDLE)
+    target = tmp_path / "visible.txt"
+    target.write_text("opened by handle")
+    command = f"{sys.executable} {script} {target}"
+    assert run(command, None).data["stdout"] == "opened by handle\n", "the call works outside"
+    blocked = run(command, sandbox)
+    assert blocked.status == "error"
+    assert blocked.data["stderr"].strip() == "open_by_handle_at: errno 1"
+
+
 def test_password_hashes_are_hidden_when_the_host_has_them() -> None:
     shadow = Path("/etc/shadow")
     if not shadow.exists():
@@ -465,8 +507,6 @@ def test_doctor_reports_an_active_sandbox_and_why_one_is_inactive(
 
 
 def test_doctor_json_carries_the_sandbox_state(tmp_path: Path) -> None:
-    import sys
-
     proc = subprocess.run(
         [sys.executable, "-m", "devops_agent", "doctor", "--json"],
         capture_output=True,

@@ -13,8 +13,11 @@ command the safety guard allowed *because it was rated read-only* runs under ``b
   the command's first process ends, or ``bwrap`` is killed (timeout, cancel, the agent dies:
   ``--die-with-parent``), the kernel kills everything it started, even what left our process
   group with ``setsid``;
-* no capabilities (``--cap-drop ALL``), no new privileges (bwrap always sets ``no_new_privs``),
-  a new session (no terminal to inject keystrokes into);
+* no capabilities (``--cap-drop ALL``) but, for root, ``CAP_DAC_READ_SEARCH`` (read any file:
+  ``du -sh /var/*``, logs owned by ``syslog:adm``), with ``open_by_handle_at`` removed by a
+  seccomp filter (:mod:`devops_agent.tools.sandbox_seccomp`) so that capability cannot open the
+  hidden files by inode; no new privileges (bwrap always sets ``no_new_privs``); a new session
+  (no terminal to inject keystrokes into);
 * the agent's own secrets hidden: its data directory (store, privacy HMAC key, vault, indexes),
   an SQLite store elsewhere, its config files (they may hold tokens), SSH private keys, the
   host's password hashes and SSH host keys, and the extra paths in ``safety.sandbox_hide``;
@@ -45,6 +48,7 @@ from typing import Literal
 
 from devops_agent.config import Settings
 from devops_agent.config.settings import config_files, user_config_dir
+from devops_agent.tools.sandbox_seccomp import filter_fd
 
 SandboxMode = Literal["auto", "bwrap", "off"]
 
@@ -62,7 +66,6 @@ _BASE = (
     "--unshare-pid",
     "--die-with-parent",
     "--new-session",
-    "--cap-drop", "ALL",
 )  # fmt: skip
 
 # Secrets of the host that no read-only investigation needs (readable when the agent runs as root).
@@ -99,18 +102,26 @@ class Availability:
 _PROBED: dict[str, Availability] = {}
 
 
+def _privileges(seccomp_fd: int) -> list[str]:
+    """Capabilities kept and the seccomp filter (see the module docstring)."""
+    keep = ["--cap-add", "CAP_DAC_READ_SEARCH"] if os.geteuid() == 0 else []
+    return ["--cap-drop", "ALL", *keep, "--seccomp", str(seccomp_fd)]
+
+
 def _probe(bwrap: str) -> Availability:
     """Start one real sandbox (``true``) with the options every command gets; cached per binary."""
     if bwrap in _PROBED:
         return _PROBED[bwrap]
+    fd = filter_fd()
     try:
         proc = subprocess.run(
-            [bwrap, *_BASE, "true"],
+            [bwrap, *_BASE, *_privileges(fd), "true"],
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT_S,
             check=False,
             stdin=subprocess.DEVNULL,
+            pass_fds=(fd,),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         found = Availability(False, f"{bwrap} cannot be started: {exc}", "reinstall bubblewrap")
@@ -120,6 +131,8 @@ def _probe(bwrap: str) -> Availability:
             found = Availability(True, f"{version} at {bwrap}", bwrap=bwrap)
         else:
             found = _refusal(bwrap, proc.stderr.strip())
+    finally:
+        os.close(fd)
     _PROBED[bwrap] = found
     return found
 
@@ -241,10 +254,14 @@ class Sandbox:
         names = {str(p.expanduser()) for p in self.hide} | {str(p) for p in self.hidden_now()}
         return next((n for n in sorted(names, key=len, reverse=True) if n in command), None)
 
-    def wrap(self, argv: list[str], cwd: Path | None) -> list[str]:
-        """``argv`` as a confined command line (``bwrap … -- argv``)."""
+    def wrap(self, argv: list[str], cwd: Path | None, seccomp_fd: int) -> list[str]:
+        """``argv`` as a confined command line (``bwrap … -- argv``).
+
+        ``seccomp_fd`` comes from :func:`~devops_agent.tools.sandbox_seccomp.filter_fd` and must
+        be passed to the process (``pass_fds``), then closed.
+        """
         assert self.available.bwrap is not None, "wrap() needs an active sandbox"
-        args = [self.available.bwrap, *_BASE]
+        args = [self.available.bwrap, *_BASE, *_privileges(seccomp_fd)]
         for path in self.hidden_now():
             if path.is_dir():
                 args += ["--tmpfs", str(path), "--remount-ro", str(path)]

@@ -33,6 +33,7 @@ from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
 from devops_agent.tools.sandbox import DENIED, DENIED_HINT, Sandbox, confinement_requested, read_outcome
+from devops_agent.tools.sandbox_seccomp import filter_fd
 from devops_agent.tools.shell_errors import analyze
 
 log = structlog.get_logger(__name__)
@@ -120,8 +121,10 @@ async def run_command(
     """
     argv = plan(command)
     run_argv, env = argv, None
+    fds: tuple[int, ...] = ()
     if sandbox is not None:
-        run_argv, env = sandbox.wrap(argv, cwd), Sandbox.environment(os.environ)
+        fds = (filter_fd(),)
+        run_argv, env = sandbox.wrap(argv, cwd, fds[0]), Sandbox.environment(os.environ)
     started = time.perf_counter()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -132,6 +135,7 @@ async def run_command(
             cwd=cwd,
             env=env,
             start_new_session=True,
+            pass_fds=fds,
         )
     except FileNotFoundError:
         if sandbox is not None:
@@ -142,6 +146,9 @@ async def run_command(
         return ToolResult.fail(missing, install, exit_code=127)
     except NotADirectoryError:
         return ToolResult.fail(f"working directory {cwd} is not a directory", "set safety.shell_cwd")
+    finally:
+        for fd in fds:  # the child has its copy (bwrap reads the filter from it)
+            os.close(fd)
     timed_out = False
     out_buf, err_buf = _Capped(max_bytes), _Capped(max_bytes)
     readers = asyncio.gather(out_buf.drain(proc.stdout), err_buf.drain(proc.stderr))
