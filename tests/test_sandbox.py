@@ -457,6 +457,7 @@ def test_a_hidden_working_directory_is_a_clear_sandbox_error(agent_secrets: dict
 def test_a_missing_program_is_reported_as_not_installed() -> None:
     result = run("kubectl-that-does-not-exist get pods", Sandbox.from_settings(Settings()))
     assert result.status == "error"
+    assert result.data["exit_code"] == 127, "as a shell reports it, not bwrap's 1"
     assert "kubectl-that-does-not-exist` is not installed" in (result.error or "")
 
 

@@ -207,7 +207,8 @@ async def run_command(
                 metadata={**meta, "sandbox_error": True, "timed_out": False},
             )
         if outcome.kind in ("not_found", "not_executable"):
-            exit_code = 127 if outcome.kind == "not_found" else 126
+            # bwrap exits 1 when it cannot exec the program; report the shell's status for that.
+            exit_code = data["exit_code"] = 127 if outcome.kind == "not_found" else 126
         elif outcome.kind == "denied":
             meta["sandbox_denied"] = True
             error, hint = DENIED, DENIED_HINT
