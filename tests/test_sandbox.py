@@ -207,6 +207,10 @@ def test_the_agents_secrets_are_hidden_from_confined_commands(agent_secrets: dic
     for config in (agent_secrets["config"], agent_secrets["project_config"]):
         shown = run(f"cat {config}", sandbox)
         assert "token" not in shown.data["stdout"], config
+        # An empty output must not pass for an empty file: the result says the file is hidden
+        # (an error when its directory is hidden, a hint when the file reads as empty).
+        assert "hidden from sandboxed commands" in f"{shown.error} {shown.hint}"
+        assert shown.metadata["sandbox_hidden"] == str(config)
     ssh = agent_secrets["ssh"]
     keys = run(f"cat {ssh}/id_ed25519 {ssh}/deploy", sandbox)
     assert "PRIVATE KEY" not in keys.data["stdout"]

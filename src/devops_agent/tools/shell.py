@@ -212,18 +212,22 @@ async def run_command(
         elif outcome.kind == "denied":
             meta["sandbox_denied"] = True
             error, hint = DENIED, DENIED_HINT
-        elif exit_code != 0 and (hidden := sandbox.hidden_in(command)) is not None:
+        elif (hidden := sandbox.hidden_in(command)) is not None:
+            meta["sandbox_hidden"] = hidden
             error = (
                 f"{hidden} is hidden from sandboxed commands: the agent's own data, or secrets (keys, hashes)"
             )
-            hint = "the sandbox hides these on purpose; gather the evidence from other files"
+            hint = (
+                "inside the sandbox it is empty or missing whatever it holds, so the output says nothing "
+                "about it; gather the evidence from other files"
+            )
     if timed_out or exit_code != 0:
         if error is None:
             error, hint = analyze(command, exit_code, stderr, timed_out=timed_out, timeout_s=timeout_s)
         return ToolResult(
             status="error", data=data, error=error, hint=hint, metadata={**meta, "timed_out": timed_out}
         )
-    if error is not None:  # it wrote nothing but carried on: it worked, and it was misrated
+    if error is not None:  # it worked, but a write was refused or a path hidden: say so
         return ToolResult(status="success", data=data, hint=f"{error}; {hint}", metadata=meta)
     return ToolResult.ok(data, truncated=bool(out_dropped or err_dropped), **meta)
 
