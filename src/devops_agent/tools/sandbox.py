@@ -42,7 +42,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -124,15 +124,14 @@ def _probe(bwrap: str) -> Availability:
             pass_fds=(fd,),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        found = Availability(False, f"{bwrap} cannot be started: {exc}", "reinstall bubblewrap")
-    else:
-        if proc.returncode == 0:
-            version = _version(bwrap)
-            found = Availability(True, f"{version} at {bwrap}", bwrap=bwrap)
-        else:
-            found = _refusal(bwrap, proc.stderr.strip())
+        # Not cached: a probe that timed out on a busy machine says nothing lasting.
+        return Availability(False, f"{bwrap} cannot be started: {exc}", "check `bwrap --ro-bind / / true`")
     finally:
         os.close(fd)
+    if proc.returncode == 0:
+        found = Availability(True, f"{_version(bwrap)} at {bwrap}", bwrap=bwrap)
+    else:
+        found = _refusal(bwrap, proc.stderr.strip())
     _PROBED[bwrap] = found
     return found
 
@@ -220,7 +219,7 @@ class Sandbox:
     available: Availability
     hide: tuple[Path, ...] = ()
     """Paths hidden in every confined command (directories appear empty, files empty)."""
-    home: Path | None = field(default=None)
+    home: Path | None = None
 
     @property
     def active(self) -> bool:
