@@ -70,7 +70,13 @@ class Toolbox:
         """``(tool, call_id, verdict, outcome, actor, exit_status)`` into the run's audit entries."""
 
         def write(
-            tool: str, call_id: str | None, v: Verdict, outcome: str, actor: str, exit_status: int | None
+            tool: str,
+            call_id: str | None,
+            v: Verdict,
+            outcome: str,
+            actor: str,
+            exit_status: int | None,
+            sandbox: str | None = None,
         ) -> None:
             run.journal.audit(
                 AuditRecord(
@@ -86,6 +92,7 @@ class Toolbox:
                     classification=v.classification,
                     exit_status=exit_status,
                     detail=v.reason,
+                    sandbox=sandbox,
                 )
             )
 
@@ -112,7 +119,7 @@ class Toolbox:
             actor = "policy"
             if extra.get("approved"):
                 actor = approver or (approvers or {}).get(call_id or "", "user")
-            write(tool, call_id, v, outcome, actor, extra.get("exit_status"))
+            write(tool, call_id, v, outcome, actor, extra.get("exit_status"), extra.get("sandbox"))
 
         def record(info: ToolCallInfo) -> None:
             r = info.result

@@ -12,6 +12,11 @@ Tools whose spec names a ``command_arg`` (the shell tool) are judged by the clas
 actual command; other tools by their spec: read-only tools run in both modes, the rest are
 refused in ``ask`` mode and need approval in ``agent`` mode. The gate of the tool pipeline
 (:mod:`devops_agent.policies.toolsets.gate`) applies the verdict to every call and audits it.
+
+A command allowed *because it was rated read-only* gets ``Verdict.confine``: the gate runs it
+inside :func:`~devops_agent.tools.sandbox.confinement`, so the shell tool executes it in the
+read-only sandbox; a write the sandbox refused is audited as ``sandbox_denied``. Commands a
+person approved, or that an allow pattern let through, run outside it.
 """
 
 from __future__ import annotations
@@ -37,10 +42,12 @@ class Verdict:
     command: str | None = None
     classification: str | None = None
     impact: dict[str, str] | None = None
+    confine: bool = False
+    """Run it in the read-only sandbox: a command allowed because it was rated read-only."""
 
     def to_metadata(self) -> dict[str, Any]:
         """What an approval request carries (JSON-friendly)."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and k != "confine"}
 
 
 def _normalized(command: str) -> str:
@@ -76,7 +83,8 @@ def evaluate_command(command: str, mode: Mode, safety: SafetySettings) -> Verdic
             "what_could_be_lost": imp.what_could_be_lost,
             "how_to_undo": imp.how_to_undo,
         }
-    return Verdict(d.decision, d.reason, d.hint, command, c.level, details)
+    confine = d.decision == "allow" and c.level == "read_only"
+    return Verdict(d.decision, d.reason, d.hint, command, c.level, details, confine)
 
 
 def evaluate(

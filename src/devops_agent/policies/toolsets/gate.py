@@ -10,7 +10,10 @@ handled by the run's approval policy:
 * ``preapproved`` (a call a person approved outside a run, e.g. posting a report to its ticket):
   run it in that person's name. Rejections and halts still never run.
 
-Every decision is audited through the run's hook.
+A command allowed because it was rated read-only (``Verdict.confine``) runs inside
+:func:`~devops_agent.tools.sandbox.confinement`, so the shell executes it in the read-only
+sandbox; one the sandbox caught writing is audited ``sandbox_denied``. Every decision is audited
+through the run's hook.
 """
 
 from __future__ import annotations
@@ -28,16 +31,25 @@ from devops_agent.errors import RunHaltedError
 from devops_agent.policies.guard import NEEDS_APPROVAL, Verdict, evaluate
 from devops_agent.policies.modes import Mode
 from devops_agent.tools.base import ToolResult, spec_from_metadata
+from devops_agent.tools.sandbox import confinement
 
 ApprovalPolicy = Literal["defer", "deny", "preapproved"]
 
 AuditHook = Callable[[str, str | None, Verdict, str, dict[str, Any]], None]
-"""``(tool, tool_call_id, verdict, outcome, extra)``; outcome is executed/failed/rejected/pending/halted."""
+"""``(tool, tool_call_id, verdict, outcome, extra)``; outcome is executed/failed/sandbox_denied/
+rejected/pending/halted; ``extra`` may hold ``exit_status``, ``approved`` and ``sandbox``."""
 
 
-def _exit_status(result: ToolResult) -> tuple[str, int | None]:
+def execution_record(result: ToolResult) -> tuple[str, dict[str, Any]]:
+    """The audit outcome of a call that ran, and its extra fields (exit status, sandbox)."""
     code = result.data.get("exit_code") if isinstance(result.data, dict) else None
-    return ("failed" if result.status == "error" else "executed"), code if isinstance(code, int) else None
+    outcome = "failed" if result.status == "error" else "executed"
+    if result.metadata.get("sandbox_denied"):
+        outcome = "sandbox_denied"
+    return outcome, {
+        "exit_status": code if isinstance(code, int) else None,
+        "sandbox": result.metadata.get("sandbox"),
+    }
 
 
 @dataclass
@@ -74,8 +86,10 @@ class GateToolset(WrapperToolset[Any]):
         if needs_person and not approved:
             self._record(name, call_id, v, "pending")
             raise ApprovalRequired(metadata=v.to_metadata())
-        result: ToolResult = await super().call_tool(name, tool_args, ctx, tool)
-        if needs_person or self.audit_reads:
-            outcome, code = _exit_status(result)
-            self._record(name, call_id, v, outcome, exit_status=code, approved=approved)
+        with confinement(v.confine and not approved):
+            result: ToolResult = await super().call_tool(name, tool_args, ctx, tool)
+        outcome, extra = execution_record(result)
+        # A write the sandbox refused is always audited: it means the classifier misjudged.
+        if needs_person or self.audit_reads or outcome == "sandbox_denied":
+            self._record(name, call_id, v, outcome, approved=approved, **extra)
         return result
