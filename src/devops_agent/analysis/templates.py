@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from devops_agent.analysis.masking import WILDCARD, Masker, shape
+from devops_agent.analysis.masking import WILDCARD, Masker, is_measure, shape
 
 __all__ = ["MinerConfig", "Template", "TemplateMatch", "TemplateMiner"]
 
@@ -206,33 +206,40 @@ class TemplateMiner:
         """The most specific template covering ``tokens``; when learning, generalize one if due."""
         covering: _Cluster | None = None
         covering_constants = -1
-        near: list[tuple[_Cluster, list[int]]] = []
+        # (template, positions that need evidence, positions where only a value's unit differs)
+        near: list[tuple[_Cluster, list[int], list[int]]] = []
         limit = self.config.max_differences
         for cluster in self._by_length.get(len(tokens), ()):
             misses: list[int] = []
+            units: list[int] = []
             for j, (t, m) in enumerate(zip(cluster.tokens, tokens, strict=True)):
                 if t != m and not _token_covers(t, m):
+                    # ``<*>B`` / ``<*>KB``: human-readable sizes pick their unit by magnitude
+                    if t.startswith(WILDCARD) and is_measure(t) and is_measure(m):
+                        units.append(j)
+                        continue
                     misses.append(j)
                     if len(misses) > limit:
                         break
-            if not misses:
+            if not misses and not units:
                 constants = cluster.constants
                 if constants > covering_constants:
                     covering, covering_constants = cluster, constants
             elif len(misses) <= limit:
-                near.append((cluster, misses))
+                near.append((cluster, misses, units))
         if covering is not None or not learn:
             return covering
         need = self.config.variable_after
-        for cluster, misses in near:
+        for cluster, misses, units in near:
             ready = True
             for j in misses:
                 values = cluster.alternatives.setdefault(j, {cluster.tokens[j]})
                 if len(values) < need:
                     values.add(tokens[j])
                 ready = ready and len(values) >= need
-            if ready and self._may_generalize(cluster, len(misses)):
-                for j in misses:
+            positions = misses + units
+            if ready and self._may_generalize(cluster, len(positions)):
+                for j in positions:
                     cluster.tokens[j] = _merge_token(cluster.tokens[j], tokens[j])
                 cluster.constants = _constants(cluster.tokens)
                 cluster.text = " ".join(cluster.tokens)
@@ -257,6 +264,11 @@ class TemplateMiner:
         self._next_id += 1
         self._clusters[cluster.id] = cluster
         self._by_length.setdefault(len(tokens), []).append(cluster)
+        if cluster.constants < len(tokens) and self._may_generalize(cluster, 0):
+            # a value masked here (``user1``) makes the position variable for the templates
+            # learnt before with a word there (``user support``): same event, whatever came
+            # first; unless too little would be left constant (a lone ``<*>`` covers any word)
+            self._absorb(cluster)
         return cluster
 
     def _absorb(self, into: _Cluster) -> None:
