@@ -101,6 +101,54 @@ def test_few_distinct_words_stay_separate_events() -> None:
     ]
 
 
+def test_words_filling_slots_of_two_events_are_values_before_the_count_is_reached() -> None:
+    """Three user names are too few to call the slot variable in one event, but the same names in
+    the slots of two different events name things, not events."""
+    miner = TemplateMiner()
+    for user in ("cyrus", "news", "test"):
+        miner.add(f"session opened for user {user} by (uid=0)")
+        miner.add(f"session closed for user {user}")
+    assert sorted(t.template for t in miner.templates()) == [
+        "session closed for user <*>",
+        "session opened for user <*> by (uid=<*>)",
+    ]
+
+
+def test_event_words_shared_only_within_one_event_stay_apart() -> None:
+    """``VM Started`` and ``VM Paused`` are templates of one shape: their slot is not two events'."""
+    miner = TemplateMiner()
+    for i in range(5):
+        for state in ("Started", "Paused", "Resumed", "Stopped"):
+            miner.add(f"[instance: {i:08x}-fe1a-409b-b8cc-1e88b294cd1d] VM {state} (Lifecycle Event)")
+    assert len(miner) == 4
+
+
+def test_a_template_learnt_with_a_masked_value_absorbs_those_learnt_before_it() -> None:
+    miner = TemplateMiner()
+    first = miner.add("Invalid user support from 10.0.0.1")
+    miner.add("Invalid user support from 10.0.0.2")
+    general = miner.add("Invalid user admin42 from 10.0.0.3")  # "admin42" is masked: the slot is variable
+    assert general.template == "Invalid user <*> from <*>"
+    assert [t.template for t in miner.templates()] == ["Invalid user <*> from <*>"]
+    assert miner.resolve(first.template_id) == general.template_id
+    assert miner.add("Invalid user support from 10.0.0.4").template_id == general.template_id
+    # a template of no constant word absorbs nothing: one-word messages stay apart
+    for word in ("sendSyncFailedBroadcast", "initEnvironment", "12345"):
+        miner.add(word)
+    assert {"sendSyncFailedBroadcast", "initEnvironment", "<*>"} <= {t.template for t in miner.templates()}
+
+
+def test_shared_slots_are_learnt_again_after_a_restart(tmp_path: Path) -> None:
+    first = TemplateMiner()
+    for user in ("cyrus", "news"):
+        first.add(f"session opened for user {user} by (uid=0)")
+    first.save(tmp_path / "t.json")
+    second = TemplateMiner.load(tmp_path / "t.json")
+    for user in ("cyrus", "news"):
+        second.add(f"session closed for user {user}")
+    assert "session opened for user <*> by (uid=<*>)" in {t.template for t in second.templates()}
+
+
 def test_key_prefix_is_kept_when_a_value_becomes_a_variable() -> None:
     miner = TemplateMiner()
     for user in ("root", "admin", "guest", "test", "oracle"):
@@ -238,6 +286,7 @@ def test_benchmark_script_on_a_tiny_dataset(tmp_path: Path) -> None:
         ("Invalid user bb from 1.2.3.5", "E1", "Invalid user <*> from <*>"),
         ("Invalid user ccc from 1.2.3.6", "E1", "Invalid user <*> from <*>"),
         ("Invalid user dddd from 1.2.3.7", "E1", "Invalid user <*> from <*>"),
+        ("Invalid user eeeee from 1.2.3.8", "E1", "Invalid user <*> from <*>"),
     ]
     _write_system(tmp_path, lines)
     out = subprocess.run(
@@ -265,12 +314,12 @@ def test_benchmark_script_on_a_tiny_dataset(tmp_path: Path) -> None:
 def test_learning_resumes_after_a_restart(tmp_path: Path) -> None:
     """Values seen before a restart still count towards making a position variable."""
     first = TemplateMiner()
-    for user in ("root", "admin", "guest"):
+    for user in ("root", "admin", "guest", "backup"):
         first.add(f"session opened for user {user} by (uid=0)")
-    assert len(first) == 3
+    assert len(first) == 4
     first.save(tmp_path / "t.json")
     second = TemplateMiner.load(tmp_path / "t.json")
     match = second.add("session opened for user oracle by (uid=0)")
     assert match.template == "session opened for user <*> by (uid=<*>)"
     assert len(second) == 1
-    assert second.templates()[0].count == 4
+    assert second.templates()[0].count == 5

@@ -73,6 +73,8 @@ _HOST_HINT = r"\.(?:[a-z]{2,}|[A-Z]{2,})\.?(?![\w.-])"
 _HOST_HINT_RE = re.compile(_HOST_HINT)
 # What a token needs to hold for any of these classes to be in it: one search spares most tokens.
 _CLASS_HINT_RE = re.compile(r"://|\\|:[0-9A-Fa-f.%]*:|" + _HOST_HINT)
+# Either hint: most tokens hold neither, and one search tells.
+_HINT_RE = re.compile(_CLASS_HINT_RE.pattern + "|" + _WORD_VALUE_HINT.pattern)
 # Host names are looked for between these (not ``.`` or ``-``, which are inside them).
 _HOST_SPLIT_RE = re.compile(r"""([\s:=,()\[\]{}"'|;<>#@/\\]+)""")
 _DATE_RE = re.compile(
@@ -131,9 +133,11 @@ def _mask_piecewise(token: str) -> str:
         # no letter: a digit makes some piece <*>, and a token left with no letter is <*>
         # (the rules below would say the same, more slowly: most new tokens are numbers)
         return WILDCARD if _DIGIT_RE.search(token) is not None else token
-    masked = _mask_classes(token) if _CLASS_HINT_RE.search(token) is not None else token
-    masked = _VARIABLE_RE.sub(WILDCARD, masked)
-    if _WORD_VALUE_HINT.search(masked) is not None:
+    hint = _HINT_RE.search(token)
+    if hint is not None and _CLASS_HINT_RE.search(token, hint.start()) is not None:
+        token = _mask_classes(token)
+    masked = _VARIABLE_RE.sub(WILDCARD, token)
+    if hint is not None and _WORD_VALUE_HINT.search(masked) is not None:
         masked = _WORD_VALUE_RE.sub(WILDCARD, masked)
     if WILDCARD in masked:
         masked = _JOINED_RE.sub(WILDCARD, masked)

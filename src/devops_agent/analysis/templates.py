@@ -3,12 +3,16 @@
 Each message is masked first (:mod:`.masking`: numbers, ids, IPs, paths, host names become
 ``<*>``). Most messages repeat an already-seen shape and are resolved by one dict lookup. A new
 masked text joins the most specific same-length template that covers it. Otherwise each
-template differing from it in one constant position records the value seen there; once a
-position has ``variable_after`` distinct values it becomes ``<*>`` (a user name shows many
-values, an event word such as ``Started``/``Stopped`` few, so those stay apart), else the text
-starts a template of its own. When a template gains a wildcard, the templates it now covers are
-merged into it and their ids become aliases (:meth:`TemplateMiner.resolve`). The design and the
-measured accuracy are in ``docs/log-analysis.md``.
+template differing from it in one constant position records the value seen there; the position
+becomes ``<*>`` once it has ``variable_after`` distinct values (a user name shows many values,
+an event word such as ``Started``/``Stopped`` few, so those stay apart), or as soon as two of
+its values also fill a slot of another event (``session opened for user X`` and ``session
+closed for user X``: a word that fills slots of two events is a thing named in them, a value;
+an event word belongs to one event). Else the text starts a template of its own. Positions
+where only a value's unit differs (``<*>B`` / ``<*>KB``) need no evidence. When a template
+gains a wildcard, or is created with one, the templates it covers are merged into it and their
+ids become aliases (:meth:`TemplateMiner.resolve`). The design and the measured accuracy are in
+``docs/log-analysis.md``.
 
 One configuration serves every log source; nothing is tuned per system. Memory is bounded: at
 most ``max_templates`` templates (the least recently seen goes first), ``max_examples`` examples
@@ -54,7 +58,7 @@ class MinerConfig:
         max_token_cache: distinct tokens whose masking is remembered.
     """
 
-    variable_after: int = 4
+    variable_after: int = 5
     max_differences: int = 1
     min_constant_share: float = 0.5
     max_templates: int = 10_000
@@ -98,8 +102,16 @@ class _Cluster:
     tick: int = 0
     text: str = ""
     constants: int = 0
+    # positions holding a value with a unit (``<*>KB``), which may differ only in the unit
+    units: tuple[int, ...] = ()
     # position -> distinct values seen there by near-identical messages (capped)
     alternatives: dict[int, set[str]] = field(default_factory=dict)
+
+    def refresh(self) -> None:
+        """Recompute what is derived from the tokens, after they changed."""
+        self.constants = _constants(self.tokens)
+        self.text = " ".join(self.tokens)
+        self.units = tuple(j for j, t in enumerate(self.tokens) if t != WILDCARD and is_measure(t))
 
 
 def _bucket_key(ts: datetime, width: int) -> str:
@@ -131,6 +143,13 @@ def _merge_token(a: str, b: str) -> str:
     return a[: cut + 1] + WILDCARD if cut >= 0 else WILDCARD
 
 
+def _same_family(a: _Cluster, i: int, b: _Cluster, k: int) -> bool:
+    """Whether two templates are one event but for slots ``i`` / ``k`` (``VM Started`` / ``VM Paused``)."""
+    if i != k or len(a.tokens) != len(b.tokens):
+        return False
+    return a.tokens[:i] == b.tokens[:i] and a.tokens[i + 1 :] == b.tokens[i + 1 :]
+
+
 def _constants(tokens: list[str]) -> int:
     return sum(t != WILDCARD for t in tokens)
 
@@ -148,6 +167,9 @@ class TemplateMiner:
         self._next_id = 1
         self._tick = 0
         self._mask = Masker(self.config.max_token_cache)
+        # value -> (template id, position) where near-identical messages differed by it
+        self._slots: dict[str, set[tuple[int, int]]] = {}
+        self._pending: list[tuple[int, int]] = []  # (template id, position) to make variable
 
     # -- learning -----------------------------------------------------------------------------
 
@@ -215,7 +237,7 @@ class TemplateMiner:
             for j, (t, m) in enumerate(zip(cluster.tokens, tokens, strict=True)):
                 if t != m and not _token_covers(t, m):
                     # ``<*>B`` / ``<*>KB``: human-readable sizes pick their unit by magnitude
-                    if t.startswith(WILDCARD) and is_measure(t) and is_measure(m):
+                    if cluster.units and j in cluster.units and is_measure(m):
                         units.append(j)
                         continue
                     misses.append(j)
@@ -236,16 +258,46 @@ class TemplateMiner:
                 values = cluster.alternatives.setdefault(j, {cluster.tokens[j]})
                 if len(values) < need:
                     values.add(tokens[j])
-                ready = ready and len(values) >= need
+                ready = ready and (len(values) >= need or self._shared(cluster, j, values))
             positions = misses + units
             if ready and self._may_generalize(cluster, len(positions)):
-                for j in positions:
-                    cluster.tokens[j] = _merge_token(cluster.tokens[j], tokens[j])
-                cluster.constants = _constants(cluster.tokens)
-                cluster.text = " ".join(cluster.tokens)
-                self._absorb(cluster)
+                self._generalize(cluster, positions, tokens)
                 return cluster
         return None
+
+    def _generalize(self, cluster: _Cluster, positions: list[int], tokens: list[str]) -> None:
+        for j in positions:
+            cluster.tokens[j] = _merge_token(cluster.tokens[j], tokens[j])
+        cluster.refresh()
+        self._absorb(cluster)
+
+    def _shared(self, cluster: _Cluster, position: int, values: set[str]) -> bool:
+        """Whether the values seen at ``position`` also fill a slot of another template.
+
+        A word that fills the same slot of two different events (``session opened for user X``,
+        ``session closed for user X``) names a thing the program was told about, a value; an
+        event word (``VM Started``) belongs to one event. The other template's slot becomes a
+        variable too.
+        """
+        if len(values) < 2:
+            return False
+        slot = (cluster.id, position)
+        found = False
+        for value in values:
+            seen = self._slots.setdefault(value, set())
+            for other_id, k in list(seen) if not found else ():
+                other = self._clusters.get(other_id)
+                if other is None or other is cluster or _same_family(cluster, position, other, k):
+                    continue
+                if len(values & other.alternatives.get(k, set())) >= 2:
+                    found = True
+                    if not other.tokens[k].endswith(WILDCARD):
+                        self._pending.append((other.id, k))  # after this message is placed
+                    break
+            seen.add(slot)
+        if len(self._slots) > self.config.max_cache:
+            self._slots.clear()
+        return found
 
     def _may_generalize(self, cluster: _Cluster, positions: int) -> bool:
         return (cluster.constants - positions) >= self.config.min_constant_share * len(cluster.tokens)
@@ -253,14 +305,32 @@ class TemplateMiner:
     def _place(self, key: str) -> tuple[_Cluster, bool]:
         tokens = key.split()
         cluster = self._find(tokens, learn=True)
+        is_new = cluster is None
         if cluster is None:
-            return self._create(tokens), True
-        return cluster, False
+            cluster = self._create(tokens)
+        if self._pending:
+            self._generalize_pending()
+            current = self.resolve(cluster.id)  # the pending ones may have absorbed it
+            if current is not None:
+                cluster = self._clusters[current]
+        return cluster, is_new
+
+    def _generalize_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for template_id, k in pending:
+            current = self.resolve(template_id)
+            other = None if current is None else self._clusters[current]
+            if other is None or other.tokens[k].endswith(WILDCARD) or not self._may_generalize(other, 1):
+                continue
+            example = list(other.tokens)
+            example[k] = min(other.alternatives.get(k, set()) - {other.tokens[k]}, default=WILDCARD)
+            self._generalize(other, [k], example)
 
     def _create(self, tokens: list[str]) -> _Cluster:
         if len(self._clusters) >= self.config.max_templates:
             self._evict()
-        cluster = _Cluster(self._next_id, tokens, text=" ".join(tokens), constants=_constants(tokens))
+        cluster = _Cluster(self._next_id, tokens)
+        cluster.refresh()
         self._next_id += 1
         self._clusters[cluster.id] = cluster
         self._by_length.setdefault(len(tokens), []).append(cluster)
@@ -395,13 +465,17 @@ class TemplateMiner:
                 tick=int(item.get("tick", 0)),
                 alternatives={int(j): {str(x) for x in v} for j, v in item.get("alternatives", {}).items()},
             )
-            cluster.constants = _constants(cluster.tokens)
-            cluster.text = " ".join(cluster.tokens)
+            cluster.refresh()
             miner._clusters[cluster.id] = cluster
             miner._by_length.setdefault(len(cluster.tokens), []).append(cluster)
         miner._aliases = {int(k): int(v) for k, v in data.get("aliases", {}).items()}
         miner._next_id = int(data["next_id"])
         miner._tick = max((c.tick for c in miner._clusters.values()), default=0)
+        for cluster in miner._clusters.values():  # the values seen in each slot, for _shared
+            for j, values in cluster.alternatives.items():
+                if len(values) >= 2:
+                    for value in values:
+                        miner._slots.setdefault(value, set()).add((cluster.id, j))
         return miner
 
     def save(self, path: str | Path, redact: Callable[[str], str] | None = None) -> None:
