@@ -70,6 +70,26 @@ def test_messages_equal_up_to_digits_share_a_shape_and_mask_alike() -> None:
     assert Masker().masked("session 1 via ssh2") == ("session <*> via ssh2", False)
 
 
+def test_the_shape_fast_path_tells_apart_words_whose_digit_survives_masking() -> None:
+    """``ssh2`` and ``ssh1`` share a digit shape; the fast path must check those words."""
+    miner = TemplateMiner()
+    masked = 0
+    real = miner._mask.masked_words
+
+    def counting(message: str) -> tuple[str, tuple[int, ...] | None]:
+        nonlocal masked
+        masked += 1
+        return real(message)
+
+    miner._mask.masked_words = counting  # type: ignore[method-assign]
+    a = miner.add("Accepted password for root from 10.0.0.1 port 22 ssh2")
+    b = miner.add("Accepted password for root from 10.0.0.9 port 80 ssh2")
+    c = miner.add("Accepted password for root from 10.0.0.7 port 81 ssh1")
+    assert a.template_id == b.template_id != c.template_id
+    assert c.template == "Accepted password for root from <*> port <*> ssh1"
+    assert masked == 2  # the second ssh2 line came by the fast path
+
+
 def test_templates_found_for_sshd_lines() -> None:
     miner = TemplateMiner()
     matches = [miner.add(line) for line in SSHD]

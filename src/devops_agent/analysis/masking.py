@@ -55,11 +55,11 @@ _VARIABLE_RE = re.compile(
 )
 # Pieces without a digit that are values all the same: booleans, and hex words of id length (a
 # hash, a pointer, a trace id; no English word of 8 letters is spelt with a-f alone). Searched
-# only in tokens that _WORD_VALUE_HINT finds something in.
+# only in tokens that hold a boolean's letters or _HEX_WORD_HINT.
 _WORD_VALUE_RE = re.compile(
     _EDGE + rf"(?:true|false|True|False|TRUE|FALSE|[0-9a-f]{{8,}}|[0-9A-F]{{8,}}){_END}(?!=)"
 )
-_WORD_VALUE_HINT = re.compile(r"rue|alse|RUE|ALSE|[a-f]{8}|[A-F]{8}")
+_HEX_WORD_HINT = re.compile(r"[a-f]{8}|[A-F]{8}")
 # The classes that need more than a regex to tell (:mod:`.tokenclass`) are searched only in
 # tokens holding the character each needs, so most tokens are spared the search.
 _URL_RE = re.compile(r"(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]*")
@@ -72,9 +72,9 @@ _IP_RE = re.compile(
 _HOST_HINT = r"\.(?:[a-z]{2,}|[A-Z]{2,})\.?(?![\w.-])"
 _HOST_HINT_RE = re.compile(_HOST_HINT)
 # What a token needs to hold for any of these classes to be in it: one search spares most tokens.
-_CLASS_HINT_RE = re.compile(r"://|\\|:[0-9A-Fa-f.%]*:|" + _HOST_HINT)
-# Either hint: most tokens hold neither, and one search tells.
-_HINT_RE = re.compile(_CLASS_HINT_RE.pattern + "|" + _WORD_VALUE_HINT.pattern)
+_CLASS_HINT_RE = re.compile(r"://|\\|:[0-9A-Fa-f]{0,4}:|" + _HOST_HINT)
+# Two colons around at most one group of 1-4 hex digits: an IPv6 address may be here.
+_IPV6_HINT_RE = re.compile(r":[0-9A-Fa-f]{0,4}:")
 # Host names are looked for between these (not ``.`` or ``-``, which are inside them).
 _HOST_SPLIT_RE = re.compile(r"""([\s:=,()\[\]{}"'|;<>#@/\\]+)""")
 _DATE_RE = re.compile(
@@ -91,7 +91,7 @@ _ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LETTER_RE = re.compile(r"[A-Za-z]")
 # Punctuation that may follow a value or its unit: ``(1.16 KB),``
 _CLOSERS = ")]},;.:'\""
-# Unit symbols as whitespace-split words show them, for a quick test that a message has one.
+# Unit symbols as whitespace-split words show them: one set test tells whether a message has one.
 _UNIT_WORDS = frozenset(u + c for u in UNIT_SYMBOLS for c in ("", *_CLOSERS, "),", ").", "],"))
 
 
@@ -119,11 +119,26 @@ def _mask_classes(token: str) -> str:
         token = _URL_RE.sub(WILDCARD, token)
     if "\\" in token:
         token = _WINPATH_RE.sub(WILDCARD, token)
-    if token.count(":") >= 2:
+    if token.count(":") >= 2 and _IPV6_HINT_RE.search(token) is not None:
         token = _IP_RE.sub(_ip_or_not, token)
     if "." in token and _HOST_HINT_RE.search(token) is not None:
         token = _mask_hosts(token)
     return token
+
+
+def _needs_variable_rules(token: str) -> bool:
+    """Whether any rule of _VARIABLE_RE can match: each needs a digit, ``/``, ``@`` or a MAC's
+    five separators. Most words have none of them, and a few substring tests are cheaper than
+    the search."""
+    if token.isalpha():
+        return False
+    return (
+        _DIGIT_RE.search(token) is not None
+        or "/" in token
+        or "@" in token
+        or token.count(":") >= 5
+        or token.count("-") >= 5
+    )
 
 
 def _mask_piecewise(token: str) -> str:
@@ -133,11 +148,22 @@ def _mask_piecewise(token: str) -> str:
         # no letter: a digit makes some piece <*>, and a token left with no letter is <*>
         # (the rules below would say the same, more slowly: most new tokens are numbers)
         return WILDCARD if _DIGIT_RE.search(token) is not None else token
-    hint = _HINT_RE.search(token)
-    if hint is not None and _CLASS_HINT_RE.search(token, hint.start()) is not None:
+    # substring tests first: most tokens hold none of what these searches need
+    if ("." in token or ":" in token or "\\" in token) and _CLASS_HINT_RE.search(token) is not None:
         token = _mask_classes(token)
-    masked = _VARIABLE_RE.sub(WILDCARD, token)
-    if hint is not None and _WORD_VALUE_HINT.search(masked) is not None:
+    if _needs_variable_rules(token):
+        masked = _VARIABLE_RE.sub(WILDCARD, token)
+        if masked == WILDCARD:  # a whole value: nothing left to look at
+            return masked
+    else:
+        masked = token
+    if (
+        "rue" in masked
+        or "alse" in masked
+        or "RUE" in masked
+        or "ALSE" in masked
+        or (len(masked) >= 8 and _HEX_WORD_HINT.search(masked) is not None)
+    ):
         masked = _WORD_VALUE_RE.sub(WILDCARD, masked)
     if WILDCARD in masked:
         masked = _JOINED_RE.sub(WILDCARD, masked)
@@ -193,19 +219,34 @@ class Masker:
         No rule looks at a digit's value, only at where digits are, so messages that differ only
         in their digits mask alike, unless a digit survives masking (``ssh2``, ``r27=``).
         """
-        if _MONTH_RE.search(message) is not None:
+        text, kept = self.masked_words(message)
+        return text, kept == ()
+
+    def masked_words(self, message: str) -> tuple[str, tuple[int, ...] | None]:
+        """The masked message, and which of ``message.split()`` kept a digit through masking.
+
+        Messages of the same :func:`shape` whose words at those positions are equal mask alike
+        (``... port 22 ssh2`` and ``... port 80 ssh2``; not ``... ssh1``). None when no such
+        positions can be given (a date was masked across words).
+        """
+        dated = _MONTH_RE.search(message) is not None
+        if dated:
             message = _DATE_RE.sub(WILDCARD, message)
         get = self._cache.get
         token = self.token
         words = message.split()
-        out = [get(t) or token(t) for t in words]
-        if _UNIT_WORDS.isdisjoint(words):
-            text = " ".join(out)
+        # numbers are the commonest tokens and never cached (each is new): no call for them
+        out = [get(t) or (WILDCARD if t.isdigit() else token(t)) for t in words]
+        text = " ".join(out)
+        if _DIGIT_RE.search(text) is None:
+            kept: tuple[int, ...] | None = ()
         else:
+            kept = None if dated else tuple(i for i, t in enumerate(out) if _DIGIT_RE.search(t) is not None)
+        if not _UNIT_WORDS.isdisjoint(words):
             text = " ".join(_join_units(words, out))
         if "<*> <*>" in text:
             text = _RUN_RE.sub(WILDCARD, text)
-        return text, _DIGIT_RE.search(text) is None
+        return text, kept
 
 
 def is_measure(token: str) -> bool:

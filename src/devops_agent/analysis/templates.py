@@ -111,7 +111,9 @@ class _Cluster:
         """Recompute what is derived from the tokens, after they changed."""
         self.constants = _constants(self.tokens)
         self.text = " ".join(self.tokens)
-        self.units = tuple(j for j, t in enumerate(self.tokens) if t != WILDCARD and is_measure(t))
+        self.units = tuple(
+            j for j, t in enumerate(self.tokens) if t.startswith(WILDCARD) and t != WILDCARD and is_measure(t)
+        )
 
 
 def _bucket_key(ts: datetime, width: int) -> str:
@@ -129,7 +131,11 @@ def _token_covers(general: str, specific: str) -> bool:
 
 
 def _covers(general: list[str], specific: list[str]) -> bool:
-    return all(_token_covers(g, s) for g, s in zip(general, specific, strict=True))
+    # a plain loop, not all(): this runs for every new template against its peers
+    for g, s in zip(general, specific, strict=False):  # same length
+        if g != s and g != WILDCARD and not (g.endswith(WILDCARD) and _token_covers(g, s)):
+            return False
+    return True
 
 
 def _merge_token(a: str, b: str) -> str:
@@ -162,7 +168,9 @@ class TemplateMiner:
         self._clusters: dict[int, _Cluster] = {}
         self._by_length: dict[int, list[_Cluster]] = {}
         self._cache: dict[str, _Cluster] = {}  # masked text -> template
-        self._shapes: dict[bytes, _Cluster] = {}  # digits-zeroed message -> template (fast path)
+        # digits-zeroed message -> (template, positions of the words that keep a digit through
+        # masking, those words): the fast path (see Masker.masked_words)
+        self._shapes: dict[bytes, tuple[_Cluster, tuple[int, ...], tuple[str, ...]]] = {}
         self._aliases: dict[int, int] = {}
         self._next_id = 1
         self._tick = 0
@@ -182,10 +190,13 @@ class TemplateMiner:
             raw: the text to keep as an example (defaults to ``message``).
         """
         digits_shape = shape(message)
-        cluster = self._shapes.get(digits_shape)
+        entry = self._shapes.get(digits_shape)
         is_new = False
-        if cluster is None or cluster.id not in self._clusters:
-            cluster, is_new = self._lookup(message, digits_shape)
+        if entry is not None and not entry[1] and entry[0].id in self._clusters:
+            cluster = entry[0]  # the commonest case, inline
+        else:
+            found = None if entry is None else self._by_shape(message, digits_shape)
+            cluster, is_new = (found, False) if found is not None else self._lookup(message, digits_shape)
         self._tick += 1
         cluster.tick = self._tick
         cluster.count += 1
@@ -195,8 +206,27 @@ class TemplateMiner:
             self._stamp(cluster, timestamp)
         return TemplateMatch(cluster.id, cluster.text, is_new)
 
+    def _by_shape(self, message: str, digits_shape: bytes) -> _Cluster | None:
+        """The template of an earlier message of the same shape, if this one must mask alike."""
+        entry = self._shapes.get(digits_shape)
+        if entry is None:
+            return None
+        cluster, positions, words = entry
+        if positions:
+            split = message.split()
+            if tuple(split[i] for i in positions) != words:
+                return None
+        if cluster.id not in self._clusters:
+            # merged into another since: follow the alias rather than mask the message again
+            current = self.resolve(cluster.id)
+            if current is None:
+                return None
+            cluster = self._clusters[current]
+            self._shapes[digits_shape] = (cluster, positions, words)
+        return cluster
+
     def _lookup(self, message: str, digits_shape: bytes) -> tuple[_Cluster, bool]:
-        key, same_for_shape = self._mask.masked(message)
+        key, kept = self._mask.masked_words(message)
         cluster = self._cache.get(key)
         is_new = False
         if cluster is not None and cluster.id not in self._clusters:
@@ -207,10 +237,11 @@ class TemplateMiner:
             if len(self._cache) >= self.config.max_cache:
                 self._cache.clear()
             self._cache[key] = cluster
-        if same_for_shape:
+        if kept is not None:
             if len(self._shapes) >= self.config.max_cache:
                 self._shapes.clear()
-            self._shapes[digits_shape] = cluster
+            split = message.split() if kept else []
+            self._shapes[digits_shape] = (cluster, kept, tuple(split[i] for i in kept))
         return cluster, is_new
 
     def _stamp(self, cluster: _Cluster, ts: datetime) -> None:
@@ -231,18 +262,22 @@ class TemplateMiner:
         # (template, positions that need evidence, positions where only a value's unit differs)
         near: list[tuple[_Cluster, list[int], list[int]]] = []
         limit = self.config.max_differences
+        no_units: list[int] = []  # shared, never appended to: most templates have no unit
         for cluster in self._by_length.get(len(tokens), ()):
             misses: list[int] = []
-            units: list[int] = []
-            for j, (t, m) in enumerate(zip(cluster.tokens, tokens, strict=True)):
-                if t != m and not _token_covers(t, m):
-                    # ``<*>B`` / ``<*>KB``: human-readable sizes pick their unit by magnitude
-                    if cluster.units and j in cluster.units and is_measure(m):
-                        units.append(j)
-                        continue
-                    misses.append(j)
-                    if len(misses) > limit:
-                        break
+            units = no_units
+            for j, (t, m) in enumerate(zip(cluster.tokens, tokens, strict=False)):  # same length
+                if t in (m, WILDCARD):
+                    continue
+                if t.endswith(WILDCARD) and _token_covers(t, m):  # ``user=<*>`` covers ``user=root``
+                    continue
+                # ``<*>B`` / ``<*>KB``: human-readable sizes pick their unit by magnitude
+                if cluster.units and j in cluster.units and is_measure(m):
+                    units = [*units, j]
+                    continue
+                misses.append(j)
+                if len(misses) > limit:
+                    break
             if not misses and not units:
                 constants = cluster.constants
                 if constants > covering_constants:
@@ -344,7 +379,13 @@ class TemplateMiner:
     def _absorb(self, into: _Cluster) -> None:
         """Merge into ``into`` the same-length templates it now covers."""
         peers = self._by_length[len(into.tokens)]
-        for other in [c for c in peers if c is not into and _covers(into.tokens, c.tokens)]:
+        tokens = into.tokens
+        # a covered template has the same word at the first constant position: one comparison
+        # rules out most peers before the full test
+        j = next((i for i, t in enumerate(tokens) if not t.endswith(WILDCARD)), 0)
+        anchor = tokens[j]
+        covered = [c for c in peers if c.tokens[j] == anchor and c is not into and _covers(tokens, c.tokens)]
+        for other in covered:
             peers.remove(other)
             del self._clusters[other.id]
             self._alias(other.id, into.id)
@@ -386,8 +427,11 @@ class TemplateMiner:
 
     def match(self, message: str) -> int | None:
         """The id of the template the message belongs to, without learning from it."""
+        cluster = self._by_shape(message, shape(message))
+        if cluster is not None:
+            return cluster.id
         key = self._mask(message)
-        cluster = self._shapes.get(shape(message)) or self._cache.get(key)
+        cluster = self._cache.get(key)
         if cluster is not None and cluster.id in self._clusters:
             return cluster.id
         found = self._find(key.split(), learn=False)
