@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -167,6 +168,43 @@ def test_shared_slots_are_learnt_again_after_a_restart(tmp_path: Path) -> None:
     for user in ("cyrus", "news"):
         second.add(f"session closed for user {user}")
     assert "session opened for user <*> by (uid=<*>)" in {t.template for t in second.templates()}
+
+
+SHARED_THREE_WAYS = """
+import json
+from devops_agent.analysis.templates import TemplateMiner
+m = TemplateMiner()
+for line in (
+    "alpha event for anna", "alpha event for bert",  # slot X: anna, bert
+    "beta thing with bert done", "beta thing with carl done",  # slot Y: bert, carl
+    "gamma anna here now", "gamma carl here now",  # slot P: anna, carl (one word shared with each)
+    "gamma bert here now",  # P: anna, bert, carl -- now two words shared with X and two with Y
+):
+    m.add(line)
+print(json.dumps(sorted(t.template for t in m.templates())))
+"""
+
+
+def test_shared_slot_evidence_reaches_every_slot_whatever_the_hash_seed() -> None:
+    """Sets of words iterate in hash order, which changes between processes: when a slot shares
+    words with two others at once, both become variables, in every process."""
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", SHARED_THREE_WAYS],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("0", "1", "2", "3", "4", "5")
+    }
+    assert len(outputs) == 1
+    assert json.loads(outputs.pop()) == [
+        "alpha event for <*>",
+        "beta thing with <*> done",
+        "gamma <*> here now",
+    ]
 
 
 def test_key_prefix_is_kept_when_a_value_becomes_a_variable() -> None:

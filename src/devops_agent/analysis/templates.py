@@ -318,17 +318,16 @@ class TemplateMiner:
             return False
         slot = (cluster.id, position)
         found = False
-        for value in values:
+        for value in sorted(values):  # sorted: the same result whatever the hash seed
             seen = self._slots.setdefault(value, set())
-            for other_id, k in list(seen) if not found else ():
+            for other_id, k in sorted(seen):
                 other = self._clusters.get(other_id)
                 if other is None or other is cluster or _same_family(cluster, position, other, k):
                     continue
                 if len(values & other.alternatives.get(k, set())) >= 2:
                     found = True
-                    if not other.tokens[k].endswith(WILDCARD):
+                    if not other.tokens[k].endswith(WILDCARD) and (other.id, k) not in self._pending:
                         self._pending.append((other.id, k))  # after this message is placed
-                    break
             seen.add(slot)
         if len(self._slots) > self.config.max_cache:
             self._slots.clear()
