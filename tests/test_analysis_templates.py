@@ -126,7 +126,7 @@ def test_words_filling_slots_of_two_events_are_values_before_the_count_is_reache
     """Three user names are too few to call the slot variable in one event, but the same names in
     the slots of two different events name things, not events."""
     miner = TemplateMiner()
-    for user in ("cyrus", "news", "test"):
+    for user in ("alice", "bob", "carol"):
         miner.add(f"session opened for user {user} by (uid=0)")
         miner.add(f"session closed for user {user}")
     assert sorted(t.template for t in miner.templates()) == [
@@ -161,11 +161,11 @@ def test_a_template_learnt_with_a_masked_value_absorbs_those_learnt_before_it() 
 
 def test_shared_slots_are_learnt_again_after_a_restart(tmp_path: Path) -> None:
     first = TemplateMiner()
-    for user in ("cyrus", "news"):
+    for user in ("alice", "bob"):
         first.add(f"session opened for user {user} by (uid=0)")
     first.save(tmp_path / "t.json")
     second = TemplateMiner.load(tmp_path / "t.json")
-    for user in ("cyrus", "news"):
+    for user in ("alice", "bob"):
         second.add(f"session closed for user {user}")
     assert "session opened for user <*> by (uid=<*>)" in {t.template for t in second.templates()}
 

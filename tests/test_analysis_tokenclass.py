@@ -105,10 +105,10 @@ def test_ipv6_groups_without_digits_no_longer_stay_literal() -> None:
 @pytest.mark.parametrize(
     ("message", "masked"),
     [
-        ("isScreenOn true", "isScreenOn <*>"),
-        ("mScreenOn=false mAwake=TRUE", "mScreenOn=<*> mAwake=<*>"),
-        ("Windows opt-in: False", "Windows opt-in: <*>"),
-        ("nodeBlacklistingEnabled:true", "nodeBlacklistingEnabled:<*>"),
+        ("cache warm true", "cache warm <*>"),
+        ("dryRun=false verbose=TRUE", "dryRun=<*> verbose=<*>"),
+        ("Telemetry enabled: False", "Telemetry enabled: <*>"),
+        ("retryOnConflict:true", "retryOnConflict:<*>"),
         ("true=1", "true=<*>"),  # a key stays
         ("construed as trueness", "construed as trueness"),
     ],
@@ -150,29 +150,27 @@ def test_unit_symbols_are_generated_from_si_and_iec_prefixes() -> None:
 def test_a_size_whose_unit_varies_is_one_variable_and_a_fixed_unit_stays() -> None:
     miner = TemplateMiner()
     for size in ("850 B", "1.16 KB", "2.5 MB"):
-        miner.add(f"block stored (estimated size {size}, free 317.5 MB)")
+        miner.add(f"cache entry written (size {size}, left 317.5 MB)")
     for n in (64172, 2048, 512):
-        miner.add(f"Total memory: {n} MB, used: 0.00 MB")
+        miner.add(f"heap limit: {n} MB, in use: 0.00 MB")
     assert sorted(t.template for t in miner.templates()) == [
-        "Total memory: <*>MB, used: <*>MB",
-        "block stored (estimated size <*> free <*>MB)",
+        "cache entry written (size <*> left <*>MB)",
+        "heap limit: <*>MB, in use: <*>MB",
     ]
 
 
 def test_a_duration_with_or_without_its_unit_is_one_variable() -> None:
     miner = TemplateMiner()
-    for lifetime in ("<1 sec", "00:06", "02:31:45", "<1 sec"):
-        miner.add(f"www.example.com:443 close, 0 bytes sent, 0 bytes received, lifetime {lifetime}")
-    assert [t.template for t in miner.templates()] == [
-        "<*> close, <*> bytes sent, <*> bytes received, lifetime <*>"
-    ]
+    for took in ("<1 sec", "00:06", "02:31:45", "<1 sec"):
+        miner.add(f"upload to www.example.com:443 done, 0 bytes in {took}")
+    assert [t.template for t in miner.templates()] == ["upload to <*> done, <*> bytes in <*>"]
 
 
 def test_hosts_with_unusual_tlds_do_not_split_an_event() -> None:
     miner = TemplateMiner()
     for host in ("db-1.prod.internal", "nas.lan", "api.example.io", "www.example.co.uk"):
-        miner.add(f"{host}:443 open through proxy {host}:5070 HTTPS")
-    assert [t.template for t in miner.templates()] == ["<*> open through proxy <*> HTTPS"]
+        miner.add(f"tunnel to {host}:443 opened via {host}:3128 (TLS)")
+    assert [t.template for t in miner.templates()] == ["tunnel to <*> opened via <*> (TLS)"]
 
 
 def test_texts_equal_up_to_digits_mask_alike_with_the_new_classes() -> None:
