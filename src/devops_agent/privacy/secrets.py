@@ -31,7 +31,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from devops_agent.privacy.gitleaks_rules import generated_rules, global_allowlist, known_public_value
 from devops_agent.privacy.secret_rules import TOKEN_RULES
+from devops_agent.privacy.secret_shapes import find_hook_urls, find_jwts, find_prefixed_tokens, random_body
 
 try:  # optional accelerator: one pass for all rule keywords instead of one scan per keyword
     import ahocorasick as _ahocorasick  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -69,6 +71,7 @@ class _Rule:
     keywords: tuple[str, ...]
     find: Finder
     multiline: bool = False
+    provider: bool = False  # names one provider's format (off in find_secrets(provider_rules=False))
 
 
 # Documentation and hand-typed values, never generated: marker words, one character repeated, six
@@ -101,6 +104,12 @@ def _is_dummy(value: str) -> bool:
     return _REPEAT_HINT_RX.search(head) is not None and _REPEAT_RX.search(head) is not None
 
 
+def is_documentation_value(value: str) -> bool:
+    """Whether ``value`` reads as typed by hand for documentation (``ghp_xxxx…``, ``AKIA…EXAMPLE``,
+    ``a1b2c3…``, ``1234-1234``): the test the context rules apply before redacting a token."""
+    return _is_dummy(value)
+
+
 def _group_finder(pattern: str, flags: int = 0, group: int | str = 0) -> Finder:
     rx = re.compile(pattern, flags)
 
@@ -131,14 +140,18 @@ def _token(
     group: int | str = 0,
     *,
     multiline: bool = False,
+    provider: bool = False,
 ) -> _Rule:
-    return _Rule(kind, tuple(keywords), _group_finder(pattern, flags, group), multiline)
+    return _Rule(kind, tuple(keywords), _group_finder(pattern, flags, group), multiline, provider)
 
 
 # Provider token formats and fixed file/log formats (data only: see ``secret_rules``), then the
 # command-line flag rule, which needs this module's value tests.
 _PROVIDER_RULES: list[_Rule] = [
-    *(_token(r.kind, r.keywords, r.pattern, r.flags, r.group, multiline=r.multiline) for r in TOKEN_RULES),
+    *(
+        _token(r.kind, r.keywords, r.pattern, r.flags, r.group, multiline=r.multiline, provider=r.provider)
+        for r in TOKEN_RULES
+    ),
     _Rule(
         "cli_password_flag", ("pass", "token", "secret", "key"), lambda t, lo, hi: _find_cli_flags(t, lo, hi)
     ),
@@ -658,7 +671,10 @@ def _find_auth_commands(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]
 # person would type is taken: 20+ characters of letters, digits, "+/_" (no "-" or ".": names of
 # Kubernetes secrets and files have them) with upper, lower and digits, or 32+ hex digits.
 _SPACED_WORDS = ("secret", "token", "key")
-_SPACED_VALUE_RX = re.compile(r"[ \t]{1,4}([A-Za-z0-9+/_]{20,200}={0,2})(?![A-Za-z0-9+/_=.-])")
+_SPACED_VALUE_RX = re.compile(
+    r"[ \t]{1,4}(?:(?:is|was)[ \t]{1,4})?"  # "the api key is 9f2c…"
+    r"([A-Za-z0-9+/_]{20,200}={0,2}|(?P<grouped>[A-Za-z0-9]+(?:[.-][A-Za-z0-9]+){1,7}))(?![A-Za-z0-9+/_=.-])"
+)
 _HEX_TOKEN_RX = re.compile(r"[0-9a-f]{32,}")
 
 
@@ -667,11 +683,20 @@ def _spaced_value(text: str, end: int) -> Iterable[tuple[int, int]]:
     m = _SPACED_VALUE_RX.match(text, end)
     if m is None:
         return
-    before = text[max(0, text.rfind(" ", 0, end) - 5) : end].lower()  # the word and the one before it
+    space = text.rfind(" ", max(0, end - 80), end)  # bounded: a long line without blanks is common
+    before = text[
+        max(0, (space if space >= 0 else end - 80) - 5) : end
+    ].lower()  # the word and the one before
     if "csrf" in before or "xsrf" in before:
         return  # anti-forgery tokens are per session and useless without their cookie
     value = m.group(1)
     mixed = all(any(f(c) for c in value) for f in (str.islower, str.isupper, str.isdigit))
+    if m.group("grouped") is not None:
+        # "client secret 7Hq2-vLx9-Pm4K-r8Zt": groups of random characters, both cases (a name of a
+        # Kubernetes secret or a file, "my-app-token-7k2px9", is lower-case words and a hash)
+        if mixed and random_body(value.replace("-", "").replace(".", ""), 16) and not _is_dummy(value):
+            yield m.span(1)
+        return
     hex_token = _HEX_TOKEN_RX.fullmatch(value) is not None and not value.isdigit()
     if (mixed or hex_token) and _looks_random(value, 20) and not _is_dummy(value):
         yield m.span(1)
@@ -695,8 +720,15 @@ _SECRET_KEY_KEYWORDS = (
     "pass", "pwd", "secret", "token", "key", "auth", "credential", "salt", "pat",
 )  # fmt: skip
 
+
+def _generated(rule: Any) -> _Rule:
+    allow = global_allowlist()
+    return _Rule(rule.kind, rule.keywords, lambda t, lo, hi: rule.find(t, lo, hi, allow), provider=True)
+
+
 _RULES: list[_Rule] = [
     *_PROVIDER_RULES,
+    *(_generated(r) for r in generated_rules()),
     _Rule("private_key", ("private key", "private-lines", "private-mac"), _find_private_keys, multiline=True),
     _Rule(
         "aws_secret_access_key",
@@ -714,6 +746,11 @@ _RULES: list[_Rule] = [
     _Rule("redis_password", ("AUTH",), _find_auth_commands),
     _Rule("prose_password", ("pass", "pwd"), _find_prose_passwords),
     _Rule("terraform_variable_default", ('variable "',), _find_tf_variable_defaults, multiline=True),
+    # Shapes last: where one finds the same span as a rule above, that rule's kind names it.
+    # A JWT's header is base64 of "{" and a quote ("eyJ") or of "{" and a newline ("ewog", "ewoi").
+    _Rule("jwt", ("eyj", "ewog", "ewoi", "ewoj"), find_jwts),
+    _Rule("webhook_url", ("hook",), find_hook_urls),
+    _Rule("prefixed_token", (), find_prefixed_tokens),
 ]
 
 
@@ -869,7 +906,7 @@ def is_secret_file(path: str, extra: Sequence[str] = ()) -> bool:
 
 
 def find_secrets(
-    text: str, index: LineIndex | None = None, *, secret_file: bool = False
+    text: str, index: LineIndex | None = None, *, secret_file: bool = False, provider_rules: bool = True
 ) -> list[SecretFinding]:
     """Every secret span in ``text``, merged where rules overlap, sorted by position.
 
@@ -883,18 +920,24 @@ def find_secrets(
         return []
     index = index or LineIndex(text)
     raw: list[SecretFinding] = []
-    for rule in () if index.holds_no_keyword else _RULES:  # every rule needs one of its keywords
-        ranges = index.ranges(rule.keywords)
-        if not ranges:
+    no_keyword = index.holds_no_keyword
+    for rule in _RULES:
+        if rule.provider and not provider_rules:
             continue
-        if rule.multiline:
+        if not rule.keywords:  # a shape rule: one scan of the whole text
             ranges = [(0, len(text))]
+        else:
+            ranges = [] if no_keyword else index.ranges(rule.keywords)
+            if not ranges:
+                continue
+            if rule.multiline:
+                ranges = [(0, len(text))]
         for lo, hi in ranges:
             raw.extend(SecretFinding(rule.kind, s, e) for s, e in rule.find(text, lo, hi) if e > s)
     if secret_file and not raw and text.strip():
         start = len(text) - len(text.lstrip())
         return [SecretFinding("secret_file", start, len(text.rstrip()))]
-    return _merge(raw)
+    return [f for f in _merge(raw) if not known_public_value(text[f.start : f.end])]
 
 
 def _merge(findings: list[SecretFinding]) -> list[SecretFinding]:
