@@ -40,6 +40,9 @@ _SEP_RX = re.compile(r"[_.~-]")
 _PREFIX_RX = re.compile(r"([A-Za-z0-9][A-Za-z0-9]{0,11})[_.~-]")
 # A digest labelled with its algorithm: "SHA256:<base64>" (an SSH key fingerprint), "md5=<hex>".
 _HASH_LABEL_RX = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)?|md5|blake2[bs]?|crc32)[:=]$")
+# Anti-forgery tokens (a form's authenticity_token, X-CSRF-Token) are per session and useless
+# without the session's cookie: not credentials (the config-line rule skips them too).
+_ANTI_FORGERY_RX = re.compile(r"(?i)csrf|xsrf|authenticity_token|requestverificationtoken")
 _UUID_RX = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HASH_NAMES = frozenset(
     {"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "sha", "blake2b", "crc32", "xxh64"}
@@ -114,7 +117,11 @@ def find_prefixed_tokens(text: str, lo: int, hi: int) -> Iterator[tuple[int, int
         if len(run) < 20 or sum(map(str.isdigit, run)) < 2:
             continue  # cheapest test first: most long runs of text are words and paths
         start = match.start() + len(raw) - len(raw.lstrip(_EDGE))
-        if _is_token_shape(run) and _HASH_LABEL_RX.search(text, max(0, start - 10), start) is None:
+        if (
+            _is_token_shape(run)
+            and _HASH_LABEL_RX.search(text, max(0, start - 10), start) is None
+            and _ANTI_FORGERY_RX.search(text, max(0, start - 40), start) is None
+        ):
             yield start, start + len(run)
 
 
