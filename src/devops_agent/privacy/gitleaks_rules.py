@@ -147,8 +147,9 @@ _LITERAL_RX = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @functools.cache
-def _known_values() -> tuple[tuple[str, ...], re.Pattern[str] | None, tuple[str, ...]]:
-    """The rule allowlists' secret tests (OR allowlists): literal values (plain substring tests),
+def _known_values() -> tuple[frozenset[str], re.Pattern[str] | None, tuple[str, ...]]:
+    """The rule allowlists' secret tests (OR allowlists): literal values (compared whole: findings
+    are the tokens themselves),
     the other regexes as one alternation, and the stopwords."""
     lists = [
         a
@@ -157,7 +158,7 @@ def _known_values() -> tuple[tuple[str, ...], re.Pattern[str] | None, tuple[str,
         if a["target"] == "secret" and not a["all"]
     ]
     patterns = [p for a in lists for p in a["regexes"]]
-    literals = tuple(p for p in patterns if _LITERAL_RX.fullmatch(p))
+    literals = frozenset(p for p in patterns if _LITERAL_RX.fullmatch(p))
     # A search for ".+X$" is quadratic; anchored ("^.+X$") it is the same test on a one-line value.
     others = ["^" + p if p.startswith((".+", ".*")) else p for p in patterns if p not in literals]
     combined = re.compile("|".join(f"(?:{p})" for p in others), re.ASCII) if others else None
@@ -171,7 +172,7 @@ def known_public_value(value: str) -> bool:
     if len(value) > 256:
         return False  # a key block or a blob, not a token
     literals, combined, stopwords = _known_values()
-    if any(lit in value for lit in literals) or (combined is not None and combined.search(value)):
+    if value in literals or (combined is not None and combined.search(value)):
         return True
     low = value.lower()
     return any(w in low for w in stopwords)

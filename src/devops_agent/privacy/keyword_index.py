@@ -136,7 +136,9 @@ class LineIndex:
         found = [self.lines(kw) for kw in keywords]
         if not any(found):
             return []
-        spans = sorted({r for lines in found for r in lines})
+        nonempty = [lines for lines in found if lines]
+        # one keyword's lines are sorted and distinct already; several need sorting
+        spans = nonempty[0] if len(nonempty) == 1 else sorted({r for lines in nonempty for r in lines})
         merged: list[tuple[int, int]] = []
         for lo, hi in spans:
             if merged and lo <= merged[-1][1] + 1:

@@ -29,7 +29,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 # A run of token characters, maximal on both sides ("/" and "+" are in the boundary set so a base64
 # blob or a path is not cut into token-looking pieces: such runs are left to other rules).
@@ -108,15 +108,20 @@ def random_body(core: str, min_len: int = 20) -> bool:
 _EDGE = ".-_~="
 
 
-def find_prefixed_tokens(text: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+def find_prefixed_tokens(
+    text: str, lo: int, hi: int, covered: Callable[[int, int], bool] | None = None
+) -> Iterator[tuple[int, int]]:
     """``<prefix><sep><random body>`` runs (``aio_…``, ``odt_…``, ``dp.pt.…``, ``xoxp-…-…-…``) and
-    bare random runs of 32+ characters (not hexadecimal: those are digests and ids)."""
+    bare random runs of 32+ characters (not hexadecimal: those are digests and ids). A run for which
+    ``covered(start, end)`` holds (already found by another rule) is not tested."""
     for match in _RUN_RX.finditer(text, lo, hi):
         raw = match.group()
         run = raw.strip(_EDGE)  # a sentence's full stop, a leading "--" are no part of it
         if len(run) < 20 or sum(map(str.isdigit, run)) < 2:
             continue  # cheapest test first: most long runs of text are words and paths
         start = match.start() + len(raw) - len(raw.lstrip(_EDGE))
+        if covered is not None and covered(start, start + len(run)):
+            continue
         if (
             _is_token_shape(run)
             and _HASH_LABEL_RX.search(text, max(0, start - 10), start) is None

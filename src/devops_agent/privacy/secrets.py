@@ -31,6 +31,7 @@ log or return the secret values themselves.
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -673,7 +674,6 @@ _RULES: list[_Rule] = [
     # A JWT's header is base64 of "{" and a quote ("eyJ") or of "{" and a newline ("ewog", "ewoi").
     _Rule("jwt", ("eyj", "ewog", "ewoi", "ewoj"), find_jwts),
     _Rule("webhook_url", ("hook",), find_hook_urls),
-    _Rule("prefixed_token", (), find_prefixed_tokens),
 ]
 index_keywords(kw for rule in _RULES for kw in rule.keywords)
 
@@ -727,16 +727,25 @@ def find_secrets(
     for rule in _RULES:
         if rule.provider and not provider_rules:
             continue
-        if not rule.keywords:  # a shape rule: one scan of the whole text
+        ranges = [] if no_keyword else index.ranges(rule.keywords)
+        if not ranges:
+            continue
+        if rule.multiline:
             ranges = [(0, len(text))]
-        else:
-            ranges = [] if no_keyword else index.ranges(rule.keywords)
-            if not ranges:
-                continue
-            if rule.multiline:
-                ranges = [(0, len(text))]
         for lo, hi in ranges:
             raw.extend(SecretFinding(rule.kind, s, e) for s, e in rule.find(text, lo, hi) if e > s)
+    # Token shapes last, over the whole text: a run inside a span already found needs no shape test
+    # (the union is the same), which spares most of the work on secret-dense text.
+    found = _merge(list(raw))
+    starts = [f.start for f in found]
+
+    def covered(start: int, end: int) -> bool:
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and found[i].end >= end
+
+    raw.extend(
+        SecretFinding("prefixed_token", s, e) for s, e in find_prefixed_tokens(text, 0, len(text), covered)
+    )
     if secret_file and not raw and text.strip():
         start = len(text) - len(text.lstrip())
         return [SecretFinding("secret_file", start, len(text.rstrip()))]
