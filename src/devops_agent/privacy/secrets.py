@@ -717,7 +717,9 @@ def find_secrets(
     With ``secret_file`` (the text comes from a file :func:`is_secret_file` names) the text is
     secret even where no rule says so: when the rules find nothing in it (a bare master key, a
     base64 line of a key without its armour), all of it, from its first to its last non-blank
-    character, is one finding.
+    character, is one finding. ``provider_rules=False`` switches off every rule that names a
+    provider (generated and hand), leaving shapes, contexts and formats: what a provider no rule
+    names would get (the benchmark's measure; the agent never passes it).
     """
     if not text:
         return []
