@@ -89,6 +89,8 @@ def test_random_body_tells_generated_from_written() -> None:
     assert not random_body("aaaaaaaaaaaaaaaaaaaa12")  # one symbol
     assert not random_body(body(string.ascii_letters, 30, "letters"))  # no digit: a word-like run
     assert not random_body("short7x9")
+    assert not random_body("a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6")  # letters and digits counting up
+    assert not random_body("X9y8Z7a6B5c4D3e2F1g0H9i8J7k6L5m4")  # and down: typed, not generated
 
 
 def _jwt(header: dict[str, str], payload: dict[str, str], pretty: bool = False) -> str:

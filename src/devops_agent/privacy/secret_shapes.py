@@ -28,6 +28,7 @@ import binascii
 import json
 import math
 import re
+import string
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -84,7 +85,8 @@ def random_body(core: str, min_len: int = 20) -> bool:
     two digits (all-digit ids and all-letter words are left), ten distinct characters or more, a change
     of character class (lower, upper, digit) at one position in four or more, one in six for a
     single case (random base62: 3 in 5, base36: 2 in 5; ``testmusllinuxx8664signature``: 1 in 13),
-    no eight digits in a row unless hexadecimal, and at most half of it in word-like letter runs
+    no eight digits in a row unless hexadecimal, no letters or digits that count up or down when read
+    apart (``a1B2c3…``, ``X9y8Z7…``: typed), and at most half of it in word-like letter runs
     (``ResourceFromNamespaceTest01`` is 85 % words). About 2 % of random bodies fail it.
     """
     n = len(core)
@@ -102,7 +104,23 @@ def random_body(core: str, min_len: int = 20) -> bool:
         # a run of eight digits is common: at most a tenth of it may be other characters)
         return False
     words = sum(len(w) for w in _WORD_RX.findall(core) if _wordlike(w))
-    return words * 2 <= n and len(set(core)) >= 10  # ten symbols or more: over 3 bits each
+    if words * 2 > n or len(set(core)) < 10:  # ten symbols or more: over 3 bits each
+        return False
+    return not _typed_sequence(core)
+
+
+_NOT_DIGITS = str.maketrans("", "", string.ascii_letters)
+_NOT_LETTERS = str.maketrans("", "", string.digits)
+_RUNS = ("abcdefghijklmnopqrstuvwxyzabcde", "0123456789012345")
+_SEQ6_RX = re.compile(
+    "|".join(sorted({r[i : i + 6] for run in _RUNS for r in (run, run[::-1]) for i in range(len(r) - 5)}))
+)
+
+
+def _typed_sequence(core: str) -> bool:
+    """Letters or digits that, read apart, count up or down (``a1B2c3D4…``, ``X9y8Z7a6…``): typed."""
+    letters = core.translate(_NOT_LETTERS).lower()
+    return _SEQ6_RX.search(letters) is not None or _SEQ6_RX.search(core.translate(_NOT_DIGITS)) is not None
 
 
 _EDGE = ".-_~="
@@ -148,7 +166,7 @@ def _is_token_shape(run: str) -> bool:
             return False
     elif run.islower() or run.isupper() or run.startswith(("eyJ", "ewo")) or _HEX_RX.fullmatch(run):
         return False  # a bare run needs both cases (lower-case base32 is a public key or an id);
-        # base64 JSON (eyJ…) is find_jwts' to judge by what it holds
+        # base64 JSON (eyJ…) is find_jwts' to judge by what it holds; a hex run is a digest
     elif not random_body(run, 32):
         return False
     return (
