@@ -1,6 +1,7 @@
-"""Secret-detection benchmark: our scrubber against detect-secrets on the same inputs, in one run.
+"""Secret-detection benchmark: our scrubber against detect-secrets and CredSweeper, same inputs, one run.
 
-Usage: ``python benchmarks/secrets_bench.py [--data DIR] [--misses] [--lines] [--no-peer]``
+Usage: ``python benchmarks/secrets_bench.py [--data DIR] [--misses [--show-heldback]] [--lines]
+[--no-peer]``
 
 Inputs (``DIR/secrets``, or ``DIR`` itself when it is that folder; see its SOURCE.md):
 
@@ -16,23 +17,29 @@ Inputs (``DIR/secrets``, or ``DIR`` itself when it is that folder; see its SOURC
   and hosts as "informative", so entity lines count as finds; it is count-based, so an extra line
   in a file with misses hides a miss rather than showing as a false positive (``--lines`` shows
   which lines were flagged).
+* ordinary text with (nearly) no secrets, for false hits per 1,000 lines: ``DIR/loghub2k`` logs,
+  ``DIR/holmesgpt_evals`` tool outputs and the running Python's standard library (see
+  ``secrets_subsets.py``).
 
-The raw figures (``rule_recall``, ``rule_neg_flagged``) use the upstream labels unchanged. Upstream
-labels are per rule ("this rule must not fire"), so two secondary figures are reported as well:
+Figures (issue 30: every tuned figure has a validation figure beside it):
 
-* ``rules_cross_rule``: negatives that are (or contain) a positive example of another rule are left
-  out (a Slack bot token is a negative of the user-token rule); positives are unchanged.
-* ``rules_reviewed``: labels re-decided by hand for the question a scrubber answers ("does this text
-  hold something to remove?"), one reason per string in ``benchmarks/secrets_label_review.csv``.
+* upstream labels unchanged (``rule_recall``, ``rule_neg_flagged``); without negatives that are
+  another rule's positive (``cross_rule``); labels re-decided by hand for a scrubber's question,
+  one reason per string in ``benchmarks/secrets_label_review.csv`` (``reviewed``), and the same
+  with placeholder-like negatives apart (``reviewed_plain``);
+* each of them on the **tuned** and the **held-back** half (split by upstream rule); ``--misses``
+  prints the tuned half's errors only;
+* ``other_provider_recall``: positives whose provider our rules do not name (by rule-name words);
+* ``structural_only``: recall with every provider rule switched off (``provider_rules=False``);
+* per source: the gitleaks examples are circular for the rules generated from gitleaks;
+* ``ordinary``: lines flagged per 1,000 of ordinary text;
+* throughput (CPU time, best of ``--runs``) on the leaky repo plus the rule examples, and on the
+  ordinary text.
 
-``--heldout FILE`` (repeatable) scores extra JSONL files of positives (``{"id", "text"}`` per line, e.g. a
-sample of Kingfisher rule examples, which SOURCE.md keeps out of the DEV data) as recall only, for us
-and the peer.
-
-detect-secrets 1.5.0 (if installed) runs on the same strings / files with its default plugins;
-without it (or with ``--no-peer``) ``peer`` is null and ``peer_note`` says why. Throughput is
-measured on the leaky repo plus the rule examples concatenated: wall clock and CPU time, best of
-``--runs``. Prints one line per figure (ours, then the peer's) and, last, one JSON object.
+``--heldout FILE`` (repeatable) scores extra JSONL files of positives (``{"id", "text"}`` per line)
+as recall only, for us and the peers. The peers (``secrets_peers.py``) run on the same strings and
+files when installed; one that is not is listed with the extra that installs it. Prints one line per
+figure (ours, then each peer's) and, last, one JSON object.
 """
 
 from __future__ import annotations
