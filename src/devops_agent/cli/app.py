@@ -1,21 +1,33 @@
 """The ``devops-agent`` command line (Typer + Rich).
 
-Every error the package raises on purpose (:class:`DevOpsAgentError`) is printed as one line with
-its hint and a non-zero exit; a traceback appears only with ``--debug``.
+Every error ends the same way, printed by :class:`AgentGroup` (so the console script and
+in-process test runners behave alike): one ``error:`` line with a hint on stderr, a JSON error
+object on stdout with ``--json``, and a non-zero exit — 2 for a usage error or anything the caller
+must change (:class:`~devops_agent.errors.UserError`), 1 otherwise. An unexpected exception (a
+bug) is one line naming it; ``--debug`` adds its traceback. No traceback ever shows local
+variables: they can hold secrets and user data.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
 import sys
+import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.core
 import typer.main
 from rich.markup import escape
+from typer import Abort
+
+# Typer's own copy of click; its exception types are what a usage error raises.
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from devops_agent import __version__
 from devops_agent.cli import admin, approve, run
@@ -26,14 +38,43 @@ from devops_agent.cli.logs_cmd import logs_app
 from devops_agent.cli.memory_cmd import memory_app
 from devops_agent.cli.metrics_cmd import metrics_app
 from devops_agent.cli.privacy_cmd import privacy_app
+from devops_agent.cli.signals import install_sigterm_handler, terminated
 from devops_agent.errors import ConfigError, DevOpsAgentError
 from devops_agent.telemetry import configure_logging
+
+
+class AgentGroup(typer.core.TyperGroup):
+    """The root command group; its :meth:`main` turns every error into one line (and JSON)."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            rv = super().main(
+                args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra
+            )
+        except BaseException as exc:  # every way out is decided here, SystemExit included
+            code = _handle(exc, argv)
+        else:
+            code = rv if isinstance(rv, int) else 0
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
 
 app = typer.Typer(
     name="devops-agent",
     help="An operations agent that investigates with tools: offline runbooks, or an LLM when configured.",
     no_args_is_help=True,
+    cls=AgentGroup,
     pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
     add_completion=False,
 )
 
@@ -149,23 +190,65 @@ def _reflow_tree(command: Any) -> Any:  # a click command (Typer's own copy of c
     return command
 
 
+def _handle(exc: BaseException, argv: list[str]) -> int:
+    """Print ``exc`` the way the CLI reports errors; return the exit code."""
+    if isinstance(exc, SystemExit):
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if isinstance(exc, NoArgsIsHelpError):  # the help was printed when it was raised
+        return exc.exit_code
+    debug = "--debug" in argv
+    stopped = 143 if terminated() else 130  # 128 + the signal: SIGTERM, or SIGINT (Ctrl-C)
+    if isinstance(exc, run.RunInterrupted):
+        err.print(exc.one_line(), markup=False, highlight=False)
+        return stopped
+    if isinstance(exc, KeyboardInterrupt | Abort):
+        err.print("terminated" if terminated() else "interrupted", markup=False)
+        return stopped
+    if isinstance(exc, UsageError):
+        command = exc.ctx.command_path if exc.ctx is not None else "devops-agent"
+        return _report_error(
+            "UsageError", exc.format_message(), f"see '{command} --help'", exc.exit_code, argv
+        )
+    if isinstance(exc, ClickException):  # a file option typer could not open, …
+        return _report_error(type(exc).__name__, exc.format_message(), None, exc.exit_code, argv)
+    if debug:
+        # The traceback without local variables (they can hold secrets and user data).
+        traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, DevOpsAgentError):
+        return _report_error(type(exc).__name__, exc.message, exc.hint, exc.exit_code, argv, exc.fields)
+    if not isinstance(exc, Exception):
+        raise exc  # GeneratorExit and other interpreter signals are not errors to report
+    hint = "this is a bug; rerun with --debug for the traceback" if not debug else "this is a bug"
+    return _report_error(type(exc).__name__, f"unexpected {type(exc).__name__}: {exc}", hint, 1, argv)
+
+
+def _report_error(
+    kind: str,
+    message: str,
+    hint: str | None,
+    code: int,
+    argv: list[str],
+    fields: dict[str, Any] | None = None,
+) -> int:
+    """One line on stderr; with ``--json`` also ``{"error", "message", "hint", …}`` on stdout."""
+    line = f"{message} ({hint})" if hint else message
+    err.print(f"[red]error:[/] {escape(line)}", highlight=False)  # a path may hold [x]
+    if "--json" in argv:
+        payload = {"error": kind, "message": message, "hint": hint, **(fields or {})}
+        out.print_json(json.dumps(payload, default=str))
+    return code
+
+
 def main() -> None:
     """Console-script entry point."""
-    debug = "--debug" in sys.argv
-    configure_logging("debug" if debug else "warning")
+    configure_logging("debug" if "--debug" in sys.argv else "warning")
+    install_sigterm_handler()
     try:
-        _reflow_tree(typer.main.get_command(app))(standalone_mode=True)
-    except DevOpsAgentError as exc:
-        if debug:
-            raise
-        err.print(f"[red]error:[/] {escape(exc.one_line())}", highlight=False)  # a path may hold [x]
-        sys.exit(exc.exit_code)
-    except run.RunInterrupted as exc:
-        err.print(exc.one_line(), markup=False, highlight=False)
-        _exit_now(130)
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        _exit_now(130)
+        _reflow_tree(typer.main.get_command(app)).main()
+    except SystemExit as exc:
+        if exc.code in (130, 143):
+            _exit_now(exc.code)
+        raise
 
 
 def _exit_now(code: int) -> None:
