@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from markdown_it import MarkdownIt
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.status import Status
+from rich.table import Column, Table
 
 from devops_agent.cli.context import err, out
 from devops_agent.events import (
@@ -19,6 +21,7 @@ from devops_agent.events import (
     ToolCall,
     ToolResultEvent,
 )
+from devops_agent.textsafe import visible
 
 _STATUS_MARK = {"success": "[green]✓[/]", "no_data": "[yellow]∅[/]", "error": "[red]✗[/]"}
 
@@ -42,7 +45,8 @@ class ProgressRenderer:
         self._status: Status | None = None
 
     def __enter__(self) -> ProgressRenderer:
-        if not self.quiet:
+        # A spinner only where someone watches: in a pipe or a log file its frames are noise.
+        if not self.quiet and err.is_terminal:
             self._status = err.status("starting…")
             self._status.__enter__()
         return self
@@ -98,9 +102,33 @@ def print_final(final: RunFinished, renderer: ProgressRenderer) -> None:
         print_markdown(final.output)
 
 
+def folding_table(*headers: str | Column, **kwargs: Any) -> Table:
+    """A table none of whose cells is cut: a value wider than its column folds onto more lines
+    (Rich's default ends it in "…", losing what a user copies: a command, an id, a variable)."""
+    columns = [h if isinstance(h, Column) else Column(h) for h in headers]
+    for column in columns:
+        if column.overflow == "ellipsis":
+            column.overflow = "fold"
+    return Table(*columns, **kwargs)
+
+
+class LiteralMarkdown(Markdown):
+    """Markdown whose ``<…>`` is text, not HTML: a log template's ``<NUM>`` and ``<DUR>``, a
+    placeholder ``<<HOST_1>>`` or ``<pod>`` in a command are shown, where HTML would drop them."""
+
+    def __init__(self, markup: str, **kwargs: Any) -> None:
+        super().__init__(markup, **kwargs)
+        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+        self.parsed = parser.parse(markup)
+
+
 def print_markdown(text: str) -> None:
-    """Rendered on a terminal; raw Markdown when stdout is a file or a pipe (reports get saved)."""
+    """Rendered on a terminal; raw Markdown when stdout is a file or a pipe (reports get saved).
+
+    Either way control characters from the evidence are shown, not sent: a saved report is read
+    on a terminal too (the console does it for the rendered form)."""
     if out.is_terminal:
-        out.print(Markdown(text))
+        out.print(LiteralMarkdown(text), soft_wrap=False)  # soft wrap would cut code blocks
     else:
-        out.file.write(text if text.endswith("\n") else text + "\n")
+        shown = visible(text)
+        out.file.write(shown if shown.endswith("\n") else shown + "\n")
