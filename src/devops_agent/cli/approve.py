@@ -19,7 +19,6 @@ from rich.markup import escape
 from rich.text import Text
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
-from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.context import AppState, err, out, state
 from devops_agent.cli.render import folding_table
 from devops_agent.errors import UserError
@@ -203,6 +202,8 @@ def audit(
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """What was run or refused, in which mode, on whose decision (newest first)."""
+    from devops_agent.analysis.timeparse import parse_since
+
     rows = (
         state(ctx)
         .store()

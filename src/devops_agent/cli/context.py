@@ -11,17 +11,19 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from devops_agent.config import LoadedSettings, Settings, load_settings
 from devops_agent.errors import PathAccessError
-from devops_agent.store import Store
 from devops_agent.textsafe import has_controls, visible, visible_same_length
+
+if TYPE_CHECKING:  # settings and the store load on first use: --help needs neither
+    from devops_agent.config import LoadedSettings, Settings
+    from devops_agent.store import Store
 
 
 class SafeConsole(Console):
@@ -32,6 +34,14 @@ class SafeConsole(Console):
     progress), without each command having to remember it. Rich's own control segments (cursor
     moves of the progress spinner) and style codes are added after this and are left alone.
     """
+
+    printed = False
+    """Whether anything was printed: a --json command that printed its result and then failed
+    must not add a second JSON document (the error object) to stdout."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's own name
+        self.printed = True
+        super().print(*objects, **kwargs)
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         # Text is made visible before it is laid out, so that lines wrap at its shown width; what
@@ -67,6 +77,8 @@ class AppState:
     @property
     def loaded(self) -> LoadedSettings:
         if self._loaded is None:
+            from devops_agent.config import load_settings
+
             self._loaded = load_settings(self.config_file, **self.overrides)
         return self._loaded
 
@@ -76,6 +88,8 @@ class AppState:
 
     def store(self) -> Store:
         if self._store is None:
+            from devops_agent.store import Store
+
             self._store = Store.from_settings(self.settings)
         return self._store
 

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.status import Status
 from rich.table import Column, Table
 
 from devops_agent.cli.context import err, out
-from devops_agent.events import (
-    ErrorEvent,
-    PlanProposed,
-    RunEvent,
-    RunFinished,
-    RunStarted,
-    Token,
-    ToolCall,
-    ToolResultEvent,
-)
 from devops_agent.textsafe import visible
 
+if TYPE_CHECKING:  # pydantic and the Markdown parser load when a run is rendered, not for --help
+    from devops_agent.events import RunEvent, RunFinished
+
 _STATUS_MARK = {"success": "[green]✓[/]", "no_data": "[yellow]∅[/]", "error": "[red]✗[/]"}
+
+
+def _watched(stream: Any) -> bool:
+    """Whether a spinner on ``stream`` has someone watching: a real terminal. Rich's own test
+    (``is_terminal``) is also true under FORCE_COLOR, set by CI systems that keep colours in their
+    logs, where every spinner frame would be written out as a line of noise."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
 
 
 class ProgressRenderer:
@@ -45,8 +46,7 @@ class ProgressRenderer:
         self._status: Status | None = None
 
     def __enter__(self) -> ProgressRenderer:
-        # A spinner only where someone watches: in a pipe or a log file its frames are noise.
-        if not self.quiet and err.is_terminal:
+        if not self.quiet and _watched(err.file):
             self._status = err.status("starting…")
             self._status.__enter__()
         return self
@@ -61,6 +61,8 @@ class ProgressRenderer:
             err.print(text, highlight=False)
 
     def handle(self, event: RunEvent) -> None:
+        from devops_agent.events import ErrorEvent, PlanProposed, RunStarted, Token, ToolCall, ToolResultEvent
+
         if isinstance(event, RunStarted):
             self.session_id = event.session_id
             what = (
@@ -112,23 +114,16 @@ def folding_table(*headers: str | Column, **kwargs: Any) -> Table:
     return Table(*columns, **kwargs)
 
 
-class LiteralMarkdown(Markdown):
-    """Markdown whose ``<…>`` is text, not HTML: a log template's ``<NUM>`` and ``<DUR>``, a
-    placeholder ``<<HOST_1>>`` or ``<pod>`` in a command are shown, where HTML would drop them."""
-
-    def __init__(self, markup: str, **kwargs: Any) -> None:
-        super().__init__(markup, **kwargs)
-        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-        self.parsed = parser.parse(markup)
-
-
 def print_markdown(text: str) -> None:
     """Rendered on a terminal; raw Markdown when stdout is a file or a pipe (reports get saved).
 
     Either way control characters from the evidence are shown, not sent: a saved report is read
     on a terminal too (the console does it for the rendered form)."""
     if out.is_terminal:
+        from devops_agent.cli.literal_markdown import LiteralMarkdown
+
         out.print(LiteralMarkdown(text), soft_wrap=False)  # soft wrap would cut code blocks
     else:
         shown = visible(text)
+        out.printed = True
         out.file.write(shown if shown.endswith("\n") else shown + "\n")

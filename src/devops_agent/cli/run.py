@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -16,14 +15,11 @@ import typer
 from rich.markup import escape
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
-from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
 from devops_agent.cli.signals import terminated
 from devops_agent.errors import PathAccessError, UserError
-from devops_agent.events import RunEvent, RunFinished
-from devops_agent.policies.modes import MODES, Mode
 
 ModeOpt = Annotated[
     str | None, typer.Option("--mode", help="ask (read-only tools only) or agent; default from config")
@@ -34,6 +30,8 @@ SessionOpt = Annotated[
 if TYPE_CHECKING:
     from devops_agent.agent.session import SessionService
     from devops_agent.config import Settings
+    from devops_agent.events import RunEvent, RunFinished
+    from devops_agent.policies.modes import Mode
 
 ApprovalsOpt = Annotated[
     str,
@@ -49,6 +47,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object ins
 def _check_mode(mode: str | None) -> Mode | None:
     if mode is None:
         return None
+    from devops_agent.policies.modes import MODES
+
     if mode not in MODES:
         raise typer.BadParameter(
             f"{mode!r} is not a mode; use one of: {', '.join(MODES)}", param_hint="--mode"
@@ -79,6 +79,10 @@ def _drive(events: AsyncIterator[RunEvent], renderer: ProgressRenderer) -> RunFi
 
     Ctrl-C cancels the run (asyncio.run cancels it, and the service stores it as cancelled) and
     raises :class:`RunInterrupted` naming the session."""
+    import asyncio
+
+    from devops_agent.events import RunFinished
+
     final: RunFinished | None = None
 
     async def go() -> None:
@@ -386,6 +390,8 @@ def investigate(
     if not question or not question.strip():
         raise typer.BadParameter("say what to investigate (or give --alert FILE)", param_hint="QUESTION")
     if since is not None:
+        from devops_agent.analysis.timeparse import parse_since
+
         parse_since(since)  # fail early with a clear message
     inputs: dict[str, Any] = {**alert_inputs, "question": question}
     if query:
@@ -515,6 +521,8 @@ def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
         err.print(f"[yellow]not posted to {escape(key)}[/] ({escape(str(reason))})")
         return
     service = SessionService(app.settings, app.store())
+    import asyncio
+
     result = asyncio.run(
         service.call_approved(
             final.session_id,
@@ -538,6 +546,8 @@ def chat(
     mode: ModeOpt = None,
 ) -> None:
     """Talk with the agent interactively; each answer streams as it is produced."""
+    from devops_agent.policies.modes import MODES
+
     app = state(ctx)
     chosen = _check_mode(mode)
     record = app.store().get_session(session) if session else None
