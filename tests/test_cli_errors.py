@@ -272,3 +272,24 @@ def test_sigterm_stores_the_run_as_cancelled_and_kills_the_command(
 def _pids_of(command: str) -> list[int]:
     found = subprocess.run(["pgrep", "-f", f"^{command}$"], capture_output=True, text=True, check=False)
     return [int(p) for p in found.stdout.split()]
+
+
+def test_sigterm_at_the_chat_prompt_ends_the_chat(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "devops_agent", "chat"],
+        stdin=subprocess.PIPE,  # kept open: the chat waits at its prompt
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.stderr is not None
+        assert "chat" in proc.stderr.readline()  # the banner: the prompt is next
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        assert proc.returncode == 143
+    finally:
+        proc.kill()
+        proc.communicate()

@@ -146,6 +146,8 @@ class AgentGroup(typer.core.TyperGroup):
             code = _handle(exc, argv)
         else:
             code = rv if isinstance(rv, int) else 0
+        if code == 130 and terminated():  # Typer turns the interrupt into exit 130 itself
+            code = 143
         if not standalone_mode:
             return code
         sys.exit(code)

@@ -611,3 +611,5 @@ def chat(
         session_id = final.session_id
     if session_id:
         err.print(f"[dim]session {session_id} saved; resume with --session {session_id[:12]}[/]")
+    if terminated():
+        raise typer.Exit(143)
