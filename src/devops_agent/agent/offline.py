@@ -26,6 +26,7 @@ from devops_agent.policies.guard import NEEDS_APPROVAL, Verdict, evaluate, execu
 from devops_agent.policies.middleware import ToolMiddleware
 from devops_agent.policies.modes import Mode
 from devops_agent.runbooks import CallTool, Runbook, load_runbooks, run_runbooks, select_runbooks
+from devops_agent.runbooks.question_inputs import inputs_from_question
 from devops_agent.runbooks.triage import NAME as TRIAGE
 from devops_agent.runbooks.triage import TriageCache, find_ticket_ref, render_triage_markdown, run_triage
 from devops_agent.tools.base import ToolResult
@@ -163,6 +164,9 @@ async def run_offline(
     else:
         chosen = select_runbooks(prompt, inputs, available)
     inputs.setdefault("question", prompt)
+    derived = inputs_from_question(prompt, chosen, inputs)
+    inputs.update(derived)
     announce([r.name for r in chosen])
     report = await run_runbooks(chosen, inputs, call_tool, emit, max_parallel=settings.runbooks.max_parallel)
+    report.inputs_from_question = derived
     return report, render_markdown(report)

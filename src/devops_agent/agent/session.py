@@ -216,6 +216,14 @@ class SessionService:
                 raise UserError("answering approvals needs the session id")
             session = self.store.get_session(session_id)
             check_answers(session.context_state.get(PENDING_KEY, {}), approvals)
+            if self.model is None:
+                # Only a model run pauses; without a model the answers could not resume it, and
+                # the session must stay paused (not fail) so that they can be given again.
+                used = f" (it used {session.model})" if session.model else ""
+                raise UserError(
+                    f"session {session.id[:12]} was paused by a model run{used}: answering it needs a model",
+                    hint="pass --model with the session's model, or set model.name",
+                )
         elif prompt is None:
             raise UserError("a run needs a prompt")
         else:
@@ -343,7 +351,7 @@ class SessionService:
                 else:
                     output, status = result, "completed"
             else:
-                assert prompt is not None, "offline runbooks never pause for approval"
+                assert prompt is not None, "stream() refuses approvals without a model"
                 rb, output = await self._run_runbooks(handle, mode, prompt, inputs)
                 report = rb.model_dump(mode="json")
                 status = "completed"
