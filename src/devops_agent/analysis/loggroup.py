@@ -19,6 +19,7 @@ This module is pure: it must not open files or import from tools, policies, agen
 from __future__ import annotations
 
 import statistics
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -37,7 +38,7 @@ from devops_agent.analysis.logline import (
 from devops_agent.analysis.logshape import message_shape
 from devops_agent.analysis.timeparse import extract_timestamp
 
-__all__ = ["ErrorGroup", "LogSummary", "choose_bucket", "group_lines"]
+__all__ = ["ErrorGroup", "LogSummary", "SourceStats", "choose_bucket", "group_lines"]
 
 MAX_EXAMPLES = 3
 MAX_EXAMPLE_CHARS = 500
@@ -117,11 +118,31 @@ class ErrorGroup:
         }
 
 
+SOURCE_TAIL = 20
+"""How many of a source's last records before the window :class:`SourceStats` keeps."""
+
+
+@dataclass
+class SourceStats:
+    """What one source (a file) held: records inside the window, and its newest line.
+
+    ``before`` keeps the last records read that lie before the window (at most SOURCE_TAIL):
+    for a source with nothing in the window, what it said before it went quiet.
+    """
+
+    records: int = 0
+    in_window: int = 0
+    newest: datetime | None = None
+    newest_line: str = ""
+    before: deque[str] = field(default_factory=lambda: deque(maxlen=SOURCE_TAIL))
+
+
 @dataclass
 class LogSummary:
     """What :func:`group_lines` found: counts, the groups by count, and a timeline.
 
-    ``total_lines`` counts every line read, ``matched_lines`` the lines inside the time window,
+    ``total_lines`` counts every line read, ``matched_lines`` the lines inside the time window
+    (``total_lines - matched_lines`` were read but lay outside it),
     ``error_lines`` the error records (a multi-line traceback is one record), ``undated_lines``
     the records with no timestamp of their own or inherited (they are kept). ``other_count`` is
     the records whose shape arrived after ``max_groups`` groups existed.
@@ -137,6 +158,8 @@ class LogSummary:
     other_count: int = 0
     timeline: list[tuple[datetime, int]] = field(default_factory=list)
     spikes: list[str] = field(default_factory=list)
+    sources: dict[str, SourceStats] = field(default_factory=dict)
+    """Per source (file): records in the window and the newest line; see :class:`SourceStats`."""
 
     def top(self, n: int) -> list[ErrorGroup]:
         """The ``n`` largest groups, plus any spiking group beyond them (a burst is news)."""
@@ -308,6 +331,8 @@ class _Grouper:
         self.record: _Record | None = None
         self.idle = _Record("", "", None, False)  # never grouped: error stays False
         self.partial = PartialLines()
+        self._source_name: str | None = None
+        self._source = SourceStats()
 
     def feed(self, source: str, raw: str) -> None:
         self.summary.total_lines += 1
@@ -332,7 +357,8 @@ class _Grouper:
     def _line(self, source: str, line: str, content: str) -> None:
         rec = self.record
         if rec is not None and rec.source == source:
-            body = continuation(content, rec.in_traceback, rec.error, rec.head, rec.chained)
+            done = rec.exc is not None and not rec.in_traceback  # a whole traceback came already
+            body = continuation(content, rec.in_traceback, rec.error, rec.head, rec.chained, done)
             if body is not None:
                 self._continue(rec, body)
                 return
@@ -370,6 +396,14 @@ class _Grouper:
         keep = ts is None or (
             (self.since is None or ts >= self.since) and (self.until is None or ts <= self.until)
         )
+        stats = self._stats(source)
+        stats.records += 1
+        if ts_dt is not None and (stats.newest is None or ts_dt >= stats.newest):
+            stats.newest, stats.newest_line = ts_dt, line
+        if keep:
+            stats.in_window += 1
+        else:
+            stats.before.append(line)
         if keep:
             self.summary.matched_lines += 1
             if ts is None:
@@ -386,6 +420,13 @@ class _Grouper:
         rec.in_traceback = starts_traceback(content)
         rec.message, rec.level = extract_message(line)
         rec.error = is_error(rec.message, rec.level)
+
+    def _stats(self, source: str) -> SourceStats:
+        # Lines come file by file: one lookup per file, not per line.
+        if source != self._source_name:
+            self._source_name = source
+            self._source = self.summary.sources.setdefault(source, SourceStats())
+        return self._source
 
     def _flush(self) -> None:
         rec, self.record = self.record, None
