@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -317,6 +317,7 @@ class _Grouper:
         until: datetime | None,
         max_groups: int,
         default_year: int | None,
+        undated_before: Collection[str] = (),
     ) -> None:
         self.errors_only = errors_only
         self.fixed_step = max(1, int(bucket.total_seconds())) if bucket is not None else None
@@ -324,6 +325,7 @@ class _Grouper:
         self.until = until.timestamp() if until is not None else None
         self.max_groups = max_groups
         self.default_year = default_year
+        self.undated_before = undated_before
         self.summary = LogSummary()
         self.groups: dict[str, _Acc] = {}
         self.timeline = _Series(self.fixed_step)  # grouped records, over the range of all lines
@@ -393,9 +395,12 @@ class _Grouper:
             ts: float | None = epoch
         else:
             ts = self.last_ts.get(source)
-        keep = ts is None or (
-            (self.since is None or ts >= self.since) and (self.until is None or ts <= self.until)
-        )
+        if ts is None:
+            # no time of its own or inherited: inside the window, unless its file was last
+            # written before the window began
+            keep = self.since is None or source not in self.undated_before
+        else:
+            keep = (self.since is None or ts >= self.since) and (self.until is None or ts <= self.until)
         stats = self._stats(source)
         stats.records += 1
         if ts_dt is not None and (stats.newest is None or ts_dt >= stats.newest):
@@ -511,6 +516,7 @@ def group_lines(
     until: datetime | None = None,
     max_groups: int = 10_000,
     default_year: int | None = None,
+    undated_before: Collection[str] = (),
 ) -> LogSummary:
     """Group log records by message shape in one streaming pass with bounded memory.
 
@@ -531,8 +537,11 @@ def group_lines(
         until: skip records after this time (aware datetime).
         max_groups: at most this many groups; records of further new shapes go to ``other_count``.
         default_year: the year for timestamps that omit it (syslog); default: the current one.
+        undated_before: sources (files) last written before ``since``: their lines without a
+            timestamp lie before the window, not in it. Checked as lines arrive, so it may fill
+            up while ``lines`` is consumed.
     """
-    grouper = _Grouper(errors_only, bucket, since, until, max_groups, default_year)
+    grouper = _Grouper(errors_only, bucket, since, until, max_groups, default_year, undated_before)
     for source, line in lines:
         grouper.feed(source, line)
     return grouper.finish()

@@ -477,17 +477,24 @@ def stream_files(
     scanned: list[str],
     skipped: list[str],
     older: list[str] | None = None,
+    written_before: set[str] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """(file, line) for every line of ``files``, skipping binaries; notes what was read or skipped.
 
     A compressed file rotated before ``start`` (:func:`before_window`) is not read; it is noted
-    in ``older``.
+    in ``older``. A plain file last written before ``start`` is read (bisection finds its
+    stamped lines cheaply) and added to ``written_before`` before its lines come: its lines
+    without a timestamp are not in the window either.
     """
     for file in files:
         if before_window(file, start):
             if older is not None:
                 older.append(str(file))
             continue
+        if written_before is not None and start is not None:
+            modified = mtime(file)
+            if 0 < modified < start.timestamp() - MTIME_SLACK_S:
+                written_before.add(str(file))
         if reason := unreadable(file):
             skipped.append(f"{file} ({reason})")
             continue

@@ -339,9 +339,10 @@ def build(settings: Settings) -> ToolsetBuilder:
         files, capped = collect(targets, roots, skipped)
         scanned: list[str] = []
         older: list[str] = []
+        written_before: set[str] = set()
         budget = ReadBudget(settings)
-        stream = budget.wrap(stream_files(files, start, scanned, skipped, older))
-        summary = group_lines(stream, errors_only=True, since=start, until=end)
+        stream = budget.wrap(stream_files(files, start, scanned, skipped, older, written_before))
+        summary = group_lines(stream, errors_only=True, since=start, until=end, undated_before=written_before)
         if not scanned:
             if older and start is not None:
                 return ToolResult.fail(

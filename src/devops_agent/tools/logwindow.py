@@ -67,13 +67,18 @@ def _zone_note(path: str, stats: SourceStats, start: datetime) -> str | None:
 
 
 def _quiet_file(path: str, stats: SourceStats, start: datetime, now: datetime) -> dict[str, Any]:
-    newest = stats.newest
+    # A file without timestamps is as old as its last write, and says what its last line says.
+    undated = stats.newest is None
+    modified = mtime(Path(path))
+    newest = datetime.fromtimestamp(modified, UTC) if undated else stats.newest
+    last = stats.before[-1] if stats.before else ""
     entry: dict[str, Any] = {
         "path": path,
         "rotated": is_rotated(path),
+        "undated": undated,
         "newest": iso(newest),
         "newest_age_s": round((now - newest).total_seconds()) if newest else None,
-        "newest_line": stats.newest_line[:MAX_SHOWN_CHARS],
+        "newest_line": (last if undated else stats.newest_line)[:MAX_SHOWN_CHARS],
         "last_lines": [line[:MAX_SHOWN_CHARS] for line in list(stats.before)[-3:]],
         "last_errors": _last_errors(stats),
         "lines_considered": len(stats.before),
@@ -125,9 +130,11 @@ def window_facts(
     quiet = [
         (path, stats)
         for path, stats in summary.sources.items()
-        if stats.in_window == 0 and stats.newest is not None and stats.newest < start
+        if stats.in_window == 0 and stats.records and (stats.newest is None or stats.newest < start)
     ]
-    quiet.sort(key=lambda item: item[1].newest or start, reverse=True)
+    quiet.sort(
+        key=lambda item: item[1].newest or datetime.fromtimestamp(mtime(Path(item[0])), UTC), reverse=True
+    )
     if quiet:
         facts["quiet_files"] = [
             _quiet_file(path, stats, start, now) for path, stats in quiet[:MAX_QUIET_FILES]

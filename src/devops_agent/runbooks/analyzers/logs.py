@@ -161,11 +161,13 @@ def _quiet_items(result: ToolResult, facts: dict[str, Any], params: dict[str, An
             continue  # a rotated file is old by design
         name, age = _name(q.get("path")), _age(q.get("newest_age_s"))
         errors = [e for e in list_field(q, "last_errors") if isinstance(e, dict)]
-        said = (
-            f"The newest line, at {q.get('newest')} ({age} ago), says: {shorten(q.get('newest_line'), 300)}"
-        )
+        line = shorten(q.get("newest_line"), 300)
+        said = f"The newest line, at {q.get('newest')} ({age} ago), says: {line}"
+        if q.get("undated"):
+            said = f"It was last written at {q.get('newest')} ({age} ago), without timestamps; "
+            said += f"its last line: {line}"
         evidence = [f"{e.get('count')}× {shorten(e.get('example'), 300)}" for e in errors[:5]]
-        evidence += [f"newest: {shorten(q.get('newest_line'), 300)}"]
+        evidence += [f"{'last' if q.get('undated') else 'newest'}: {line}"]
         zone = q.get("zone_note")
         if zone:
             out.append(
