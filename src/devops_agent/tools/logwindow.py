@@ -125,6 +125,7 @@ def window_facts(
         return facts
     if start is not None and start > now:
         facts["window_in_future"] = True
+        return facts  # every file is "quiet" before a window that has not begun: say that instead
     if start is None:
         return facts
     quiet = [

@@ -291,7 +291,8 @@ def log_error_groups(evidence: Evidence, params: dict[str, Any], inputs: dict[st
         groups = as_records(data.get("groups") or [], "groups")
         errors = number(data.get("error_lines"))
         window = _fmt_range(data.get("time_range"))
-        scope = f"{read.read:,} lines in the window" if data.get("since") or data.get("until") else ""
+        windowed = result.metadata.get("since") or result.metadata.get("until")
+        scope = f"{read.read:,} lines in the window" if windowed else ""
         scope = scope or f"{read.read:,} lines read"
         if read.detail:
             scope += f" ({read.detail})"

@@ -378,6 +378,18 @@ def _metric_checks(evidence: Evidence, inputs: dict[str, Any]) -> list[Item]:
         analyzed = int(number(data.get("series_analyzed")) or analyzed or len(as_records(data, "anomalous")))
     judged = max(0, analyzed - int(number(meta.get("series_too_short")) or 0))
     out: list[Item] = [checked(result, judged, "series")]
+    if analyzed and not judged:
+        query = shorten(inputs.get("query") or meta.get("query") or "the query", 120)
+        out.append(
+            Gap(
+                step=str(meta.get("step") or "prom_anomalies"),
+                tool="prom_anomalies",
+                reason=f"could not judge {query}: too few points — "
+                + (result.hint or "every series was too short for the detector").rstrip(". ")
+                + (". " + _fires_when(inputs) if _fires_when(inputs) else ""),
+                hint="widen --since so the detector has history from before the alert, or use a finer step",
+            )
+        )
     if result.status == "no_data" and judged and _firing(inputs):
         who = str(inputs.get("alert_title") or "the alert").rstrip(": ")
         threshold = f" (it fires when the value is {inputs['threshold']})" if inputs.get("threshold") else ""
@@ -438,19 +450,13 @@ def _metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, 
         # every analysed series was too short for the detector: nothing was judged, so this is
         # not an all-clear (from an alert, the firing alert is left unexplained)
         unjudged = not unmatched and meta.get("series_too_short", 0) >= (meta.get("series_analyzed") or 1)
-        severity: Severity = "info"
-        if unmatched:
-            return []  # a gap, not a finding: see _no_data_gap
-        if unjudged:
-            title = f"Could not judge {shorten(query, 80)}: too few points"
-            severity = "medium" if inputs.get("alert_title") else "low"
-        else:
-            title = f"No anomaly in {shorten(query, 80)}"
+        if unmatched or unjudged:
+            return []  # gaps, not findings: see _metric_checks
         hint = (result.hint or "").rstrip(". ")
         return [
             Finding(
-                severity=severity,
-                title=title,
+                severity="info",
+                title=f"No anomaly in {shorten(query, 80)}",
                 detail=" ".join(p for p in (f"{hint}." if hint else "", fires_when) if p),
                 source=source_of(result),
             )
