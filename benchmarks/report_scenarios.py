@@ -1116,6 +1116,8 @@ def _old_verdict(report: dict[str, Any]) -> str | None:
     """The verdict a report from before the ``verdict`` field claimed, read from its summary (to
     measure an older version with the same scenarios)."""
     summary = str(report.get("summary") or "")
+    if summary.startswith("No findings") and "could not be gathered" in summary:
+        return "inconclusive"  # it said nothing was found, but also that something was not read
     if summary.startswith(("No problems found", "No findings")):
         return "all_clear"
     if summary.startswith("Found "):

@@ -52,3 +52,28 @@ def test_scenario(scenario: Any, tmp_path: Path, request: pytest.FixtureRequest)
     assert not outcome.false_all_clear, f"false all-clear — {where}"
     assert outcome.verdict == outcome.expected, where
     assert outcome.missed == [], f"{where}; gaps: {[g['reason'] for g in report.get('gaps', [])]}"
+
+
+def test_the_benchmark_prints_its_figures_last(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from bench_scripts import BENCHMARKS
+
+    only = ["stale-log-after-oom", "healthy-json", "empty-file"]
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "report_correctness.py"), "--no-prometheus", "--only", *only],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert figures["scenarios"] == 3
+    assert figures["false_all_clear"] == 0
+    assert figures["missed_findings"] == 0
+    assert "stale-log-after-oom: expected problems_found, got problems_found — ok" in lines
+    assert "false_all_clear: 0" in lines
