@@ -68,7 +68,7 @@ class Checked(BaseModel):
     empty_is_answer: bool = False
 
     @property
-    def evidence(self) -> bool:
+    def counts_as_read(self) -> bool:
         """Whether this check read something that supports a conclusion."""
         return self.read > 0 or self.empty_is_answer
 
@@ -77,13 +77,13 @@ def derive_verdict(findings: Iterable[Finding], gaps: Iterable[Gap], checks: Ite
     """The verdict the evidence supports.
 
     ``problems_found``: a finding above info. ``all_clear``: at least one check, every check read
-    data in the window (:attr:`Checked.evidence`) and nothing could not be gathered.
+    data in the window (:attr:`Checked.counts_as_read`) and nothing could not be gathered.
     ``inconclusive``: anything else — a check that read nothing is not a clean result.
     """
     if any(f.severity != "info" for f in findings):
         return "problems_found"
     checked = list(checks)
-    if not checked or any(True for _ in gaps) or not all(c.evidence for c in checked):
+    if not checked or any(True for _ in gaps) or not all(c.counts_as_read for c in checked):
         return "inconclusive"
     return "all_clear"
 

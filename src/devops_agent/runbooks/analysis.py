@@ -117,7 +117,7 @@ def unread_gaps(checks: Sequence[Checked], gaps: Sequence[Gap]) -> list[Gap]:
     explained = {gap.step for gap in gaps}
     out: list[Gap] = []
     for check in checks:
-        if check.evidence or check.step in explained:
+        if check.counts_as_read or check.step in explained:
             continue
         explained.add(check.step)
         out.append(
