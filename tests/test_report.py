@@ -88,7 +88,7 @@ def test_summary_without_problems_is_an_all_clear_only_when_every_check_read_dat
     )
     assert (
         ok
-        == "No problems found on db-2: every check read data (120 log lines, 3 series) and nothing is above info."
+        == "No problems found on db-2: every check read its source in the window (120 log lines, 3 series) and nothing is above info."
     )
     # the defect: "no errors in 0 lines" was an all-clear
     none = summarize([_finding("info", "No errors")], checks=[_checked(0)])

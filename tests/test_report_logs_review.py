@@ -402,12 +402,12 @@ def test_the_verdict_is_in_the_json_and_the_markdown(tmp_path: Path) -> None:
     assert report.model_dump(mode="json")["verdict"] == "all_clear"
     assert (
         report.summary
-        == "No problems found (since 1h): every check read data (20 log lines) and nothing is above info."
+        == "No problems found (since 1h): every check read its source in the window (20 log lines) and nothing is above info."
     )
     from devops_agent.agent.report import render_markdown
 
     text = render_markdown(report)
-    assert "**Verdict:** all clear: every check read data in the window" in text
+    assert "**Verdict:** all clear: every check read its source in the window" in text
     assert "- **log-errors/errors** (`logs_errors`): 20 log lines" in text
     assert isinstance(report.gaps, list)
     assert not any(isinstance(g, Gap) for g in report.gaps)

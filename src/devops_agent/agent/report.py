@@ -113,7 +113,7 @@ class Report(BaseModel):
 
 VERDICT_WORDS: dict[Verdict, str] = {
     "problems_found": "problems found",
-    "all_clear": "all clear: every check read data in the window and found nothing wrong",
+    "all_clear": "all clear: every check read its source in the window and found nothing wrong",
     "inconclusive": "inconclusive: could not tell, some checks read no data (see what could not be gathered)",
 }
 
@@ -160,7 +160,10 @@ def summarize(
             f"Most severe: [{problems[0].severity.upper()}] {problems[0].title}."
         )
     elif verdict == "all_clear":
-        text = f"No problems found{where}{when}: every check read data ({read}) and nothing is above info."
+        text = (
+            f"No problems found{where}{when}: every check read its source in the window ({read}) "
+            "and nothing is above info."
+        )
     else:
         if read and any(c.read for c in checks):
             text = (
