@@ -9,7 +9,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -249,22 +249,42 @@ def _from_alert(
     return " ".join(p for p in (question or generated, listing) if p), inputs
 
 
+_SPOOL_SUFFIX = ((b"\x1f\x8b", ".log.gz"), (b"\xfd7zXZ\x00", ".log.xz"), (b"BZh", ".log.bz2"))
+
+
+def _spool(src: IO[bytes], target: Path) -> Path:
+    """Copy a stream to ``target``, named for what it holds (``.log.gz`` for a gzip stream, as
+    ``cat app.log.gz | …`` gives), so the log tools read it as they would the file."""
+    head = src.read(8)
+    suffix = next((sfx for magic, sfx in _SPOOL_SUFFIX if head.startswith(magic)), ".log")
+    target = target.with_name(target.name + suffix)
+    with target.open("wb") as dst:
+        dst.write(head)
+        shutil.copyfileobj(src, dst)
+    return target
+
+
 def _log_paths(ctx: typer.Context, values: list[Path] | None) -> list[Path] | None:
-    """``--logs`` checked and resolved; a pipe or FIFO (``<(kubectl logs …)``) is read once into a
-    temporary file, removed when the command ends, because the log tools read files by path."""
+    """``--logs`` checked and resolved; standard input (``-``) or a pipe or FIFO
+    (``<(kubectl logs …)``) is read once into a temporary file, removed when the command ends,
+    because the log tools read files by path."""
     if not values:
         return values
     paths: list[Path] = []
     spool: Path | None = None
     for value in values:
-        if is_stream(value, "'--logs'"):
+        stdin = str(value) == "-"
+        if stdin or is_stream(value, "'--logs'"):
             if spool is None:
                 spool = Path(tempfile.mkdtemp(prefix="devops-agent-logs-"))
                 ctx.call_on_close(lambda where=spool: shutil.rmtree(where, ignore_errors=True))
-            target = spool / f"{value.name.replace(':', '_') or 'pipe'}-{len(paths) + 1}.log"
-            with open(value, "rb") as src, target.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-            paths.append(target)
+            name = "stdin" if stdin else value.name.replace(":", "_") or "pipe"
+            target = spool / f"{name}-{len(paths) + 1}"
+            if stdin:
+                paths.append(_spool(sys.stdin.buffer, target))
+            else:
+                with open(value, "rb") as src:
+                    paths.append(_spool(src, target))
             continue
         if not os.access(value, os.R_OK):
             raise PathAccessError(f"cannot read {value}: permission denied", hint="check its permissions")
@@ -308,7 +328,8 @@ def investigate(
         typer.Option(
             "--logs",
             callback=_log_paths,
-            help="log file or directory (repeatable); a pipe such as <(kubectl logs deploy/web) works too",
+            help="log file or directory (repeatable); - reads standard input, and a pipe such as "
+            "<(kubectl logs deploy/web) works too",
         ),
     ] = None,
     repo: Annotated[
@@ -380,6 +401,10 @@ def investigate(
     app = state(ctx)
     k8s = _k8s_inputs(pod=pod, namespace=namespace, selector=selector, deployment=deployment)
     alert_inputs: dict[str, Any] = {}
+    if alert is not None and str(alert) == "-" and any(p.name.startswith("stdin-") for p in logs or []):
+        raise typer.BadParameter(
+            "standard input can hold the alert or the logs, not both", param_hint="'--alert' / '--logs'"
+        )
     if alert is not None:
         question, alert_inputs = _from_alert(alert, question, since, query, alert_index)
         since, query = alert_inputs.get("since"), alert_inputs.get("query")
