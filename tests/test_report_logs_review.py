@@ -79,7 +79,7 @@ def investigate(root: Path, inputs: dict[str, Any], runbook: str = "log-errors")
 
 def stale_log(root: Path) -> Path:
     """The issue's log: its newest lines, 20 out-of-memory errors and a dying worker, 2.5 h old."""
-    dying = NOW - timedelta(hours=2, minutes=30, seconds=30)
+    dying = datetime.now(UTC) - timedelta(hours=2, minutes=30, seconds=30)  # fresh: NOW may be old
     lines = [f"{z(dying - timedelta(minutes=30 - i))} INFO request ok" for i in range(30)]
     lines += [f"{z(dying + timedelta(seconds=i))} ERROR out of memory" for i in range(20)]
     lines += [f"{z(dying + timedelta(seconds=30))} CRITICAL api worker died"]
@@ -168,7 +168,9 @@ def test_a_live_log_with_stamps_in_the_future_is_noted(tmp_path: Path) -> None:
 
 
 def test_an_undated_log_written_before_the_window_holds_nothing_in_it(tmp_path: Path) -> None:
-    log = write(tmp_path / "worker.out", ["starting", "idle"], mtime=NOW - timedelta(hours=3, seconds=30))
+    # A fresh clock: the module's NOW may be minutes old when a long run reaches this test.
+    written = datetime.now(UTC) - timedelta(hours=3, seconds=30)
+    log = write(tmp_path / "worker.out", ["starting", "idle"], mtime=written)
     report = investigate(tmp_path, {"logs": [str(log)], "since": "1h"})
     assert report.checks[0].read == 0
     assert [f.title for f in report.findings if f.severity != "info"] == [
