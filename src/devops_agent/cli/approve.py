@@ -22,6 +22,7 @@ from rich.text import Text
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.context import err, out, state
+from devops_agent.cli.render import printable
 from devops_agent.errors import UserError
 
 OnApproval = Literal["ask", "deny", "pause"]
@@ -84,6 +85,9 @@ def answers_for(
         f"[yellow]denied {len(pending)} call(s) that need approval: {NO_APPROVER}.[/] "
         "Run in a terminal to be asked, or use --approvals pause and answer with `devops-agent approve`."
     )
+    for p in pending.values():  # what was refused, literally and on one line each
+        what = p.get("command") or f"{p.get('tool')}({json.dumps(p.get('args', {}), ensure_ascii=False)})"
+        err.print(f"  denied: {printable(str(what))}", markup=False, highlight=False)
     return {cid: ApprovalDecision(False, NO_APPROVER, "policy") for cid in pending}
 
 
