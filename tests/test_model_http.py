@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 import warnings
 from pathlib import Path
@@ -170,6 +171,35 @@ def test_an_endpoint_that_never_answers_fails_after_request_timeout(tmp_path: Pa
     assert f"no answer from openai-compatible:fake-model at {srv.url} within 1.5 s" == error.message
     assert "model.request_timeout_s" in (error.hint or "")
     assert 1.4 < took < 6, "one deadline over every attempt, not 600 s per attempt"
+
+
+def test_an_endpoint_that_cannot_be_connected_to_fails_after_connect_timeout(tmp_path: Path) -> None:
+    # A listening socket whose accept queue is full: the kernel drops further SYNs, so connecting
+    # hangs as it does behind a firewall that drops packets.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(3)]
+        for f in fillers:
+            f.setblocking(False)
+            f.connect_ex(("127.0.0.1", port))
+        try:
+            url = f"http://127.0.0.1:{port}/v1"
+            model = {"request_timeout_s": 30, "connect_timeout_s": 0.5, "max_retries": 0}
+            with Store(settings_for(tmp_path, url).resolved_database_url()) as store:
+                service = SessionService(settings_for(tmp_path, url, model=model), store)
+                started = time.monotonic()
+                events, final = asyncio.run(service.run("anyone there?"))
+                took = time.monotonic() - started
+        finally:
+            for f in fillers:
+                f.close()
+    assert final.status == "failed"
+    (error,) = errors_of(events)
+    assert error.message == f"connecting to the model endpoint at {url} timed out"
+    assert "model.connect_timeout_s" in (error.hint or "")
+    assert took < 3.5, "connecting has its own timeout (the HTTP client's default is 5 s)"
 
 
 def test_request_settings_carry_the_timeouts_and_retries() -> None:

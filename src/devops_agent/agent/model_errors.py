@@ -141,6 +141,12 @@ def _api_error(exc: ModelAPIError, name: str, where: str) -> ModelError:
             f"or check that it is up; {_DOCTOR}",
             timeout_s=exc.timeout,
         )
+    if isinstance(exc, ModelTimeoutError) and exc.phase in ("connect", "pool"):
+        return ModelError(
+            f"connecting to the model endpoint{where} timed out",
+            hint="check the address and the network (a firewall that drops packets), or raise "
+            f"model.connect_timeout_s; {_DOCTOR}",
+        )
     if isinstance(exc, ModelTimeoutError):
         return ModelError(
             f"the model endpoint{where} timed out ({detail})",
