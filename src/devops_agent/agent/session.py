@@ -274,7 +274,17 @@ class SessionService:
 
         def audit(name: str, call_id: str | None, v: Verdict, outcome: str, extra: dict[str, Any]) -> None:
             actor = approver if extra.get("approved") else "policy"
-            self._write_audit(handle, "agent", name, call_id, v, outcome, actor, None)
+            self._write_audit(
+                handle,
+                "agent",
+                name,
+                call_id,
+                v,
+                outcome,
+                actor,
+                extra.get("exit_status"),
+                extra.get("sandbox"),
+            )
 
         call_tool = make_call_tool(
             self.catalog, self.settings, "agent", self._middleware(handle), audit, approver=approver
@@ -471,6 +481,7 @@ class SessionService:
         outcome: str,
         actor: str,
         exit_status: int | None,
+        sandbox: str | None = None,
     ) -> None:
         self._journal(handle).audit(
             AuditRecord(
@@ -486,6 +497,7 @@ class SessionService:
                 classification=v.classification,
                 exit_status=exit_status,
                 detail=v.reason,
+                sandbox=sandbox,
             )
         )
 
@@ -496,7 +508,8 @@ class SessionService:
 
         def audit(tool: str, call_id: str | None, v: Verdict, outcome: str, extra: dict[str, Any]) -> None:
             actor = approvers.get(call_id or "", "user") if extra.get("approved") else "policy"
-            self._write_audit(handle, mode, tool, call_id, v, outcome, actor, extra.get("exit_status"))
+            exit_status, sandbox = extra.get("exit_status"), extra.get("sandbox")
+            self._write_audit(handle, mode, tool, call_id, v, outcome, actor, exit_status, sandbox)
 
         return audit
 

@@ -151,7 +151,12 @@ def audit(
         str | None, typer.Option("--session", "-s", help="only this session (id or prefix)")
     ] = None,
     outcome: Annotated[
-        str | None, typer.Option("--outcome", help="executed, failed, denied, rejected, pending or halted")
+        str | None,
+        typer.Option(
+            "--outcome",
+            help="executed, failed, sandbox_denied (a read-only-rated command tried to write), denied, "
+            "rejected, pending or halted",
+        ),
     ] = None,
     tool: Annotated[str | None, typer.Option("--tool", help="only this tool")] = None,
     since: Annotated[str | None, typer.Option("--since", help="2h, 1d, an ISO time")] = None,
@@ -176,6 +181,9 @@ def audit(
     _print_audit(rows)
 
 
+_SANDBOX_NOTE = {"bwrap": " (sandboxed)", "inactive": " (no sandbox)"}
+
+
 def _print_audit(rows: Iterable[Any]) -> None:
     table = Table("when", "session", "tool", "command", "class", "decision", "outcome", "by", "exit")
     for r in rows:
@@ -187,7 +195,7 @@ def _print_audit(rows: Iterable[Any]) -> None:
             Text((r.command or "")[:50]),
             Text(r.classification or ""),
             Text(r.decision),
-            r.outcome,
+            r.outcome + _SANDBOX_NOTE.get(r.sandbox or "", ""),
             Text(r.actor),
             "" if r.exit_status is None else str(r.exit_status),
         )

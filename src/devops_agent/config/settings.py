@@ -102,6 +102,28 @@ class SafetySettings(Section):
     shell_timeout_s: float = Field(60.0, gt=0)
     shell_cwd: Path | None = Field(None, description="working directory of commands (default: current)")
     shell_output_bytes: int = Field(200_000, ge=1024, description="bytes kept from each of stdout and stderr")
+    sandbox: Literal["auto", "bwrap", "off"] = Field(
+        "auto",
+        description="run commands auto-allowed as read-only in a read-only sandbox (bubblewrap, Linux): "
+        "auto = when bwrap works here (warns when it does not), bwrap = required (read-only commands "
+        "fail without it), off = never (warns)",
+    )
+    sandbox_hide: list[Path] = Field(
+        default_factory=list,
+        description="more files or directories confined commands cannot see (absolute or ~/…); the data "
+        "dir, config files, SSH private keys and password hashes always are hidden",
+    )
+
+    @field_validator("sandbox_hide")
+    @classmethod
+    def _absolute_hide(cls, value: list[Path]) -> list[Path]:
+        paths = [p.expanduser() for p in value]
+        relative = [str(p) for p in paths if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"{', '.join(relative)}: give absolute paths (or ~/…)")
+        if any(p == Path(p.anchor) for p in paths):
+            raise ValueError("hiding / would hide every program; name the directories to hide")
+        return paths
 
 
 NerEntity = Literal["PERSON", "ORG", "LOCATION"]
