@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
+from devops_agent.agent.approvals import PENDING_KEY, POLICY_KEY, ApprovalDecision
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
@@ -120,7 +120,12 @@ def _run_until_answered(
     renderer = ProgressRenderer(stream_tokens=stream_tokens, quiet=json_out)
     final = _drive(first(), renderer)
     while final.status == "paused":
-        pending = app.store().get_session(final.session_id).context_state.get(PENDING_KEY, {})
+        record = app.store().get_session(final.session_id)
+        if record.context_state.get(POLICY_KEY) != on_approval:
+            # `devops-agent approve`, in another process, resumes the run with the same policy
+            state = dict(record.context_state, **{POLICY_KEY: on_approval})
+            record = app.store().update_session(record.id, context_state=state)
+        pending = record.context_state.get(PENDING_KEY, {})
         answers = answers_for(pending, "deny" if json_out and on_approval == "ask" else on_approval)
         if answers is None:
             err.print(f"paused; answer with `devops-agent approve {final.session_id[:12]}`")
@@ -132,13 +137,17 @@ def _run_until_answered(
 
 def _report(final: RunFinished, renderer: ProgressRenderer, json_out: bool) -> None:
     if json_out:
-        payload = {
+        payload: dict[str, Any] = {
             "session_id": final.session_id,
             "run_id": final.run_id,
             "status": final.status,
             "output": final.output,
             "report": final.report,
+            "usage": final.usage,
         }
+        if renderer.errors:  # why a run failed, for the script that reads this
+            last = renderer.errors[-1]
+            payload["error"] = {"type": last.error_type, "message": last.message, "hint": last.hint}
         out.print_json(json.dumps(payload, default=str))
     else:
         print_final(final, renderer)
@@ -187,13 +196,15 @@ def execute_resume(
     from devops_agent.agent.session import SessionService
 
     service = SessionService(settings or app.settings, app.store())
+    # Calls the resumed run asks approval for are answered as the run that paused said (--approvals)
+    policy = app.store().get_session(session_id).context_state.get(POLICY_KEY, "ask")
     final, renderer = _run_until_answered(
         app,
         service,
         lambda: service.stream(None, session_id=session_id, approvals=answers),
         json_out=json_out,
         stream_tokens=True,
-        on_approval="ask",
+        on_approval=policy if policy in ("ask", "deny", "pause") else "ask",
     )
     _report(final, renderer, json_out)
     return final
@@ -529,7 +540,7 @@ def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
     from devops_agent.runbooks.triage import find_ticket_ref
     from devops_agent.tools.jira import markdown_to_wiki
 
-    key = find_ticket_ref(ticket) or ticket
+    key = find_ticket_ref(ticket, any_case=True) or ticket
     body = markdown_to_wiki(final.output or "")
     pending = {
         "post-report": {
