@@ -226,7 +226,7 @@ def test_the_router_picks_by_rule(tmp_path: Any) -> None:
     assert isinstance(triage, TriageRunner)
     assert triage.ticket == "OPS-123"
     assert isinstance(no_model.choose("disk", {"runbooks": ["host-health"]}, None), RunbookRunner)
-    with pytest.raises(UserError, match="paused in a model run"):
+    with pytest.raises(UserError, match="paused by a model run"):
         no_model.choose(None, {}, {"c1": ApprovalDecision(True)})
     with_model = Router(settings, catalog, ModelRunner(scripted({"text": "x"}), "scripted"), caches)
     assert isinstance(with_model.choose("look at OPS-123", {}, None), ModelRunner)

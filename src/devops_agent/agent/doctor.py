@@ -96,7 +96,10 @@ def check_model(loaded: LoadedSettings, timeout_s: float = 3.0) -> Check:
 
 def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> list[Check]:
     reg = registry or default_registry()
-    built = reg.build(loaded.settings)
+    try:
+        built = reg.build(loaded.settings)
+    except DevOpsAgentError as exc:  # tools.disabled names no toolset
+        return [Check("toolsets", "fail", exc.message, exc.hint)]
     checks = [Check(f"toolset {name}", "ok", f"{len(ts.entries)} tools") for name, ts in built.items()]
     checks += [Check(f"toolset {u.name}", "warn", u.reason) for u in reg.unavailable]
     return checks

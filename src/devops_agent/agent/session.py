@@ -142,6 +142,13 @@ class SessionService:
             if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
                 prompt = scrub(prompt).text
             session = self.open_session(session_id, title=prompt, mode=mode)
+            waiting = session.context_state.get(PENDING_KEY)
+            if waiting:  # the paused run's calls are answered first; a new question would orphan them
+                short = session.id[:12]
+                raise UserError(
+                    f"session {short} waits for approval of {len(waiting)} call(s)",
+                    hint=f"answer them first: `devops-agent approve {short}` (or --deny)",
+                )
         runner = self._router(session, approvals).choose(prompt, inputs or {}, approvals)
         run = RunIds(
             session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
@@ -296,7 +303,7 @@ class SessionService:
                 )
             )
         self.store.update_session(scope.session.id, status=status)
-        scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report))
+        scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
         try:
             scope.journal.close()
         except Exception as exc:

@@ -40,6 +40,8 @@ class RunScope:
     emit: Callable[[RunEvent], RunEvent]
     privacy: bool
     """The privacy guard is on for this service (what a model reads is masked)."""
+    usage: dict[str, Any] | None = None
+    """Token counts and cost of the run's model requests, set by a runner that makes them."""
 
     def notify(self, event: RunEvent) -> None:
         """:attr:`emit` for sinks that expect nothing back (the runbook engine's)."""

@@ -33,10 +33,11 @@ def triage_ref(
     if inputs.get("ticket"):
         return str(inputs["ticket"])
     names = inputs.get("runbooks") or []
+    projects = settings.jira.projects
     if names == [TRIAGE]:
-        return find_ticket_ref(prompt) or prompt
+        return find_ticket_ref(prompt, projects=projects, any_case=True) or prompt
     if not names and settings.jira.url and "jira_issue" in catalog.entries:
-        return find_ticket_ref(prompt)
+        return find_ticket_ref(prompt, projects=projects)
     return None
 
 
@@ -54,9 +55,11 @@ class Router:
     ) -> Runner:
         if answers is not None or self.model is not None:
             if self.model is None:
+                # Only a model run pauses; without a model the answers could not resume it, and the
+                # session must stay paused (not fail) so that they can be given again.
                 raise UserError(
-                    "this session paused in a model run, and no model is configured here",
-                    hint="set model.name (or pass --model) to the model the session used",
+                    "this session was paused by a model run: answering it needs a model",
+                    hint="pass --model with the session's model, or set model.name",
                 )
             return self.model
         assert prompt is not None

@@ -11,6 +11,7 @@ from devops_agent.agent.runners.offline import keep_exchange, offline_caller
 from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import RunStarted
 from devops_agent.runbooks import Runbook, load_runbooks, run_runbooks, select_runbooks
+from devops_agent.runbooks.question_inputs import inputs_from_question
 from devops_agent.runbooks.triage import NAME as TRIAGE
 
 
@@ -53,6 +54,8 @@ class RunbookRunner:
             named_runbooks(names, available) if names else select_runbooks(scope.prompt, inputs, available)
         )
         inputs.setdefault("question", scope.prompt)
+        derived = inputs_from_question(scope.prompt, chosen, inputs)
+        inputs.update(derived)
         scope.emit(
             RunStarted(
                 **scope.ids,
@@ -69,6 +72,7 @@ class RunbookRunner:
             scope.notify,
             max_parallel=scope.settings.runbooks.max_parallel,
         )
+        report.inputs_from_question = derived
         markdown = render_markdown(report)
         keep_exchange(scope, scope.prompt, markdown)
         return RunOutcome("completed", output=markdown, report=report.model_dump(mode="json"))

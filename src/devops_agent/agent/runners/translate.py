@@ -13,6 +13,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
+from devops_agent.agent.model_errors import shorten_unknown_tool
 from devops_agent.events import RunEvent, Token, ToolCall, ToolResultEvent
 from devops_agent.privacy.secrets import scrub
 
@@ -42,7 +43,7 @@ def translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool =
             status, error = str(content["status"]), content.get("error")
             duration, truncated, keep = meta.get("duration_ms"), bool(meta.get("truncated")), None
         else:  # a retry prompt
-            status, error = "error", str(getattr(part, "content", ""))
+            status, error = "error", shorten_unknown_tool(str(getattr(part, "content", "")))
             duration, truncated, keep = None, False, 500
         if scrub_errors and error:
             error = scrub(str(error)).text
