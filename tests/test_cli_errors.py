@@ -135,13 +135,13 @@ def test_a_run_that_fails_unexpectedly_logs_one_line_not_a_traceback_with_locals
 ) -> None:
     # The session service logs a run's unexpected exception (structlog); structlog's default
     # rich traceback printed every local of every frame: settings, the store, the question.
-    import devops_agent.agent.session as session_module
+    from devops_agent.agent.runners.runbooks import RunbookRunner
 
     async def broken(*args: object, **kwargs: object) -> None:
         token = "sk-canary-in-a-local"
         raise RuntimeError(f"analyzer blew up after {len(token)} characters")
 
-    monkeypatch.setattr(session_module, "run_offline", broken)
+    monkeypatch.setattr(RunbookRunner, "run", broken)
     saved = structlog.get_config()
     process_stderr = io.StringIO()
     monkeypatch.setattr(sys, "stderr", process_stderr)

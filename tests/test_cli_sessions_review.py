@@ -13,7 +13,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from devops_agent.agent.session import dump_message
+from devops_agent.agent.messages import dump_message
 from devops_agent.cli.app import app
 from devops_agent.config import Settings
 from devops_agent.store import Store, ToolCallRecord
