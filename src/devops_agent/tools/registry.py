@@ -145,9 +145,11 @@ def default_registry() -> ToolRegistry:
 
 @dataclass
 class ToolCatalog:
-    """Every tool of the built toolsets, by tool name."""
+    """Every tool of the built toolsets, by tool name; ``registry`` is what they were built from
+    (with the plugins' analyzers and runbook folders)."""
 
     toolsets: dict[str, ToolsetBuilder]
+    registry: ToolRegistry = field(default_factory=ToolRegistry)
 
     @property
     def entries(self) -> dict[str, ToolEntry]:
@@ -166,4 +168,6 @@ class ToolCatalog:
 
 
 def build_catalog(settings: Settings, registry: ToolRegistry | None = None) -> ToolCatalog:
-    return ToolCatalog((registry or default_registry()).build(settings))
+    """The tools of every enabled toolset of ``registry`` (default: the installed ones)."""
+    registry = registry or default_registry()
+    return ToolCatalog(registry.build(settings), registry)
