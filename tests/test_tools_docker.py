@@ -18,8 +18,8 @@ pytest.importorskip("docker")
 
 from devops_agent.config import Settings  # noqa: E402
 from devops_agent.config.settings import DockerSettings  # noqa: E402
-from devops_agent.tools.base import call_directly  # noqa: E402
-from devops_agent.tools.docker import build, check, register  # noqa: E402
+from devops_agent.tools.base import call_directly, spec_of  # noqa: E402
+from devops_agent.tools.docker import build, check, docker_inspect, docker_stop, register  # noqa: E402
 from devops_agent.tools.logs import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES  # noqa: E402
 from devops_agent.tools.registry import ToolRegistry  # noqa: E402
 from replay.server import FIXTURES, ReplayServer  # noqa: E402
@@ -526,3 +526,25 @@ def test_ssh_without_paramiko_uses_the_ssh_binary(monkeypatch: pytest.MonkeyPatc
     assert kwargs["base_url"] == "ssh://ops@docker-host.example.com"
     assert kwargs["use_ssh_client"] is True
     assert "use_ssh_client" not in client_kwargs(settings("tcp://10.0.0.5:2375").docker)
+
+
+def test_docker_tools_imported_by_name_run_through_the_pipeline(
+    daemon: ReplayServer, through_pipeline: Any
+) -> None:
+    """Module-level tools run through the real pipeline with the run's settings in ``ctx.deps``; a
+    stop timeout above the declared 600 s is refused before the daemon is asked (it used to become
+    600), and the change itself is declared as needing approval."""
+    conf = settings(daemon.url)
+    found = through_pipeline("docker_inspect", docker_inspect, {"container": "shop-api-1"}, settings=conf)
+    assert found.status == "success", found
+    assert found.data["name"] == "shop-api-1"
+    stop = spec_of(docker_stop)
+    assert stop is not None
+    assert (stop.read_only, stop.risk) == (False, "sensitive")
+    sent = len(daemon.requests)
+    refused = through_pipeline(
+        "docker_stop", docker_stop, {"container": "shop-api-1", "timeout_s": 601}, settings=conf
+    )
+    assert refused.status == "error"
+    assert "timeout_s: Input should be less than or equal to 600" in (refused.error or "")
+    assert len(daemon.requests) == sent

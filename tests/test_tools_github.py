@@ -21,8 +21,16 @@ from pydantic import SecretStr
 from devops_agent.config import Settings
 from devops_agent.config.settings import GitHubSettings
 from devops_agent.tools import github as gh_tools
-from devops_agent.tools.base import call_directly
-from devops_agent.tools.github import build, check, parse_pr_ref, register, serves
+from devops_agent.tools.base import call_directly, spec_of
+from devops_agent.tools.github import (
+    build,
+    check,
+    github_pr,
+    github_prs_merged,
+    parse_pr_ref,
+    register,
+    serves,
+)
 from devops_agent.tools.registry import ToolRegistry
 from replay.server import FIXTURES, ReplayServer
 
@@ -555,3 +563,19 @@ def test_missing_client_package_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     ok, message = check(Settings())
     assert not ok
     assert "devops-agent[github]" in message
+
+
+def test_github_tools_imported_by_name_run_through_the_pipeline(gh: GitHub, through_pipeline: Any) -> None:
+    """Module-level tools run through the real pipeline with the run's settings in ``ctx.deps``; a
+    limit above the declared range is refused before any request (it used to become 200)."""
+    settings = gh.settings()
+    pr = through_pipeline("github_pr", github_pr, {"ref": "482"}, settings=settings, spec=spec_of(github_pr))
+    assert pr.status == "success", pr
+    assert (pr.data["repo"], pr.data["number"], pr.data["merged"]) == ("acme/payments", 482, True)
+    sent = len(gh.requests())
+    refused = through_pipeline(
+        "github_prs_merged", github_prs_merged, {"since": "7d", "limit": 201}, settings=settings
+    )
+    assert refused.status == "error"
+    assert "limit: Input should be less than or equal to 200" in (refused.error or "")
+    assert len(gh.requests()) == sent

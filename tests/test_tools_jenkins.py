@@ -13,8 +13,8 @@ from pydantic import SecretStr
 
 from devops_agent.config import Settings
 from devops_agent.config.settings import JenkinsSettings
-from devops_agent.tools.base import call_directly
-from devops_agent.tools.jenkins import build, check, register
+from devops_agent.tools.base import call_directly, spec_of
+from devops_agent.tools.jenkins import build, check, jenkins_console, register
 from devops_agent.tools.registry import ToolRegistry
 from replay.server import FIXTURES, ReplayServer
 
@@ -328,3 +328,22 @@ def test_console_tail_of_a_pytest_job(ci: ReplayServer) -> None:
         "1 failed, 131 passed, 1 skipped in 3.52s",
     ]
     assert result.data["url"] == f"{ci.url}/job/checkout-tests/31/"
+
+
+def test_jenkins_console_imported_by_name_runs_through_the_pipeline(
+    ci: ReplayServer, through_pipeline: Any
+) -> None:
+    """A module-level tool run through the real pipeline with the run's settings in ``ctx.deps``;
+    a tail of 0 lines is refused by its declared range (it used to become 1)."""
+    settings = Settings(jenkins=JenkinsSettings(url=ci.url, user=USER, token=SecretStr(TOKEN)))
+    args = {"url_or_job": "payments/deploy", "number": 412, "tail_lines": 25, "summarize": False}
+    tail = through_pipeline(
+        "jenkins_console", jenkins_console, args, settings=settings, spec=spec_of(jenkins_console)
+    )
+    assert tail.status == "success", tail
+    assert tail.data["lines"] == 25
+    assert tail.data["text"].endswith("Finished: FAILURE")
+    none = through_pipeline("jenkins_console", jenkins_console, {**args, "tail_lines": 0}, settings=settings)
+    assert none.status == "error"
+    assert "tail_lines: Input should be greater than or equal to 1" in (none.error or "")
+    assert len(ci.requests) == 1

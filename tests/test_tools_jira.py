@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
+from pydantic_ai import Tool
 
 from devops_agent.config import Settings
 from devops_agent.config.settings import JiraSettings
-from devops_agent.tools.base import ToolResult, call_directly
-from devops_agent.tools.jira import build, check, is_cloud, parse_issue_key, register
+from devops_agent.tools.base import ToolResult, call_directly, spec_of
+from devops_agent.tools.jira import build, check, is_cloud, jira_search, parse_issue_key, register
 from devops_agent.tools.registry import ToolRegistry
 from replay.server import ReplayServer
 
@@ -297,3 +298,28 @@ def test_without_user_the_token_is_sent_as_bearer(jira_srv: ReplayServer) -> Non
     result = toolset(settings)["jira_issue"]("OPS-123")
     assert result.status == "success", result
     assert {r.headers["authorization"] for r in jira_srv.requests} == {"Bearer dc-pat-123"}
+
+
+def test_jira_search_imported_by_name_runs_through_the_pipeline(
+    jira_srv: ReplayServer, through_pipeline: Any
+) -> None:
+    """A module-level tool: the pipeline hands it the run's settings (``ctx.deps``); its limit range
+    is in the schema the model reads, and an out-of-range limit is refused before any request (the
+    hand clamp used to turn 500 into 200 silently)."""
+    settings = Settings(jira=JiraSettings(url=jira_srv.url, user=USER, token=SecretStr(TOKEN)))
+    spec = spec_of(jira_search)
+    assert spec is not None
+    assert (spec.category, spec.read_only) == ("tickets", True)
+    found = through_pipeline(
+        "jira_search", jira_search, {"jql": "project = OPS", "limit": 2}, settings=settings, spec=spec
+    )
+    assert found.status == "success", found
+    assert [i["key"] for i in found.data["issues"]] == ["OPS-123", "OPS-101"]
+    refused = through_pipeline(
+        "jira_search", jira_search, {"jql": "project = OPS", "limit": 500}, settings=settings, spec=spec
+    )
+    assert refused.status == "error"
+    assert "limit: Input should be less than or equal to 200" in (refused.error or "")
+    assert len(jira_srv.requests_to(f"{API}/search")) == 1
+    limit = Tool(jira_search).function_schema.json_schema["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 200, 20)

@@ -20,8 +20,8 @@ import devops_agent.runbooks.analyzers.kubernetes  # noqa: E402,F401  (registers
 from devops_agent.config import Settings  # noqa: E402
 from devops_agent.config.settings import KubernetesSettings  # noqa: E402
 from devops_agent.runbooks import load_runbook_file, run_runbooks  # noqa: E402
-from devops_agent.tools.base import ToolResult, call_directly  # noqa: E402
-from devops_agent.tools.kubernetes import build, check, register  # noqa: E402
+from devops_agent.tools.base import ToolResult, call_directly, spec_of  # noqa: E402
+from devops_agent.tools.kubernetes import build, check, k8s_pods, k8s_scale, register  # noqa: E402
 from devops_agent.tools.registry import ToolRegistry  # noqa: E402
 from replay.server import FIXTURES, ReplayServer, _Handler  # noqa: E402
 
@@ -447,3 +447,25 @@ def test_runbook_finds_image_pull_failure(cluster: ReplayServer, tmp_path: Path)
     assert "does not exist" in finding.title
     assert any("rpc error: code = NotFound" in line for line in finding.evidence)
     assert "Registry said" in finding.detail
+
+
+def test_k8s_tools_imported_by_name_run_through_the_pipeline(
+    cluster: ReplayServer, tmp_path: Path, through_pipeline: Any
+) -> None:
+    """Module-level tools run through the real pipeline with the run's settings in ``ctx.deps``;
+    the ranges are declared (a scale to -1 replicas or a limit of 0 is refused before any request)."""
+    conf = settings(tmp_path, cluster.url)
+    pods = through_pipeline(
+        "k8s_pods", k8s_pods, {"namespace": "payments"}, settings=conf, spec=spec_of(k8s_pods)
+    )
+    assert pods.status == "success", pods
+    assert (pods.data["total"], pods.data["unhealthy"]) == (3, 2)
+    sent = len(cluster.requests)
+    for name, fn, args, field in (
+        ("k8s_pods", k8s_pods, {"namespace": "payments", "limit": 0}, "limit"),
+        ("k8s_scale", k8s_scale, {"deployment": "api", "replicas": -1, "namespace": "payments"}, "replicas"),
+    ):
+        refused = through_pipeline(name, fn, args, settings=conf)
+        assert refused.status == "error"
+        assert f"{field}: Input should be greater than or equal to" in (refused.error or "")
+    assert len(cluster.requests) == sent

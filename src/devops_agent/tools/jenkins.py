@@ -333,9 +333,9 @@ def jenkins_console(
     ctx: RunContext[ToolDeps],
     url_or_job: str,
     number: int | None = None,
-    tail_lines: int = 200,
+    tail_lines: Annotated[int, Field(ge=1, le=5000)] = 200,
     full: bool = False,
-    start: int = 0,
+    start: Annotated[int, Field(ge=0)] = 0,
     summarize: bool = True,
 ) -> ToolResult:
     """Read a build's console log: by default its last lines (where failures usually are).
