@@ -13,6 +13,7 @@ import pytest
 from pydantic_ai import FunctionToolset, Tool
 
 from devops_agent.config import Settings
+from devops_agent.deps import ToolDeps
 from devops_agent.policies.breaker import BreakerBoard
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
@@ -61,9 +62,10 @@ PipelineCall = Callable[..., ToolResult]
 @pytest.fixture
 def through_pipeline() -> PipelineCall:
     """``call(name, fn, args=None, *, settings=None, board=None, spec=None, recorder=None,
-    session_id=None, mode="agent")``: run ``fn`` as tool ``name`` through the real tool pipeline
-    (as a runbook calls it) and return the ``ToolResult`` the reader gets. ``spec`` defaults to a
-    read-only tool, so the gate lets it run."""
+    session_id=None, mode="agent", deps=None)``: run ``fn`` as tool ``name`` through the real tool
+    pipeline (as a runbook calls it) and return the ``ToolResult`` the reader gets. ``spec``
+    defaults to a read-only tool, so the gate lets it run; a tool taking ``ctx`` gets ``deps``
+    (default: ``ToolDeps(settings, session_id=session_id)``)."""
 
     def call(
         name: str,
@@ -76,6 +78,7 @@ def through_pipeline() -> PipelineCall:
         recorder: Callable[[Any], None] | None = None,
         session_id: str | None = None,
         mode: Mode = "agent",
+        deps: ToolDeps | None = None,
     ) -> ToolResult:
         settings = settings or Settings()
         spec = spec or ToolSpec(category="test", read_only=True)
@@ -87,7 +90,8 @@ def through_pipeline() -> PipelineCall:
             recorder=recorder,
             session_id=session_id,
         )
-        caller = ToolCaller(build_pipeline([toolset], settings, policy))
+        deps = deps or ToolDeps(settings, session_id=session_id)
+        caller = ToolCaller(build_pipeline([toolset], settings, policy), deps=deps)
         return asyncio.run(caller(name, dict(args or {})))
 
     return call

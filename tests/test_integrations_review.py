@@ -19,6 +19,7 @@ from devops_agent.config.settings import GitHubSettings, JenkinsSettings, JiraSe
 from devops_agent.tools import github as github_tools
 from devops_agent.tools import jenkins as jenkins_tools
 from devops_agent.tools import jira as jira_tools
+from devops_agent.tools.base import call_directly
 from devops_agent.tools.ci_urls import find_build_links, parse_build_url
 from replay.server import ReplayServer
 from test_tools_git import DATES, call, commit, git, repo, settings
@@ -60,7 +61,7 @@ SCHEMELESS: list[tuple[Any, Settings, str, dict[str, Any]]] = [
 def test_server_url_without_scheme_names_the_setting_instead_of_crashing(
     module: Any, conf: Settings, tool: str, args: dict[str, Any]
 ) -> None:
-    result = module.build(conf).entries[tool].function(**args)
+    result = call_directly(module.build(conf).entries[tool].function, conf, **args)
     assert result.status == "error"
     assert "is not an http(s) URL" in (result.error or "")
     assert "https://" in (result.hint or "")
@@ -123,11 +124,18 @@ def test_console_next_start_is_the_file_offset_jenkins_reports(ci: ReplayServer)
     tail = console("payments/deploy", number=415, summarize=False)
     assert tail.data["next_start"] == PIPELINE_FILE_SIZE
     # Cut short by the cap, the cut's file offset is unknown: continue where no text is skipped.
-    cut = jenkins(ci.url, console_max_bytes=20)["jenkins_console"](
-        "payments/deploy", number=415, full=True, summarize=False
+    long_text = PIPELINE_TEXT * 40  # over the smallest cap the settings allow (1024 bytes)
+    ci.add(
+        "GET",
+        f"{DEPLOY}/417/logText/progressiveText",
+        body=long_text,
+        headers={"X-Text-Size": str(len(long_text) + 900), "X-More-Data": "true"},
+    )
+    cut = jenkins(ci.url, console_max_bytes=1024)["jenkins_console"](
+        "payments/deploy", number=417, full=True, summarize=False
     )
     assert cut.data["truncated"] is True
-    assert cut.data["next_start"] == 20
+    assert cut.data["next_start"] == 1024
 
 
 def test_console_tail_of_a_single_line_longer_than_the_window_is_not_empty(ci: ReplayServer) -> None:

@@ -9,16 +9,17 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import pytest
-from pydantic import Field
 
 pytest.importorskip("docker")
 
 from devops_agent.config import Settings  # noqa: E402
 from devops_agent.config.settings import DockerSettings  # noqa: E402
-from devops_agent.tools.docker import build, check, register  # noqa: E402
+from devops_agent.tools.base import call_directly, spec_of  # noqa: E402
+from devops_agent.tools.docker import build, check, docker_inspect, docker_stop, register  # noqa: E402
 from devops_agent.tools.logs import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES  # noqa: E402
 from devops_agent.tools.registry import ToolRegistry  # noqa: E402
 from replay.server import FIXTURES, ReplayServer  # noqa: E402
@@ -27,16 +28,6 @@ DOCKER = FIXTURES / "docker"
 V = "/v1.47"
 INSPECTED = ("shop-api-1", "shop-worker-1", "shop-cron-1")
 STDOUT, STDERR = 1, 2
-
-
-class _DockerSettings(DockerSettings):
-    """DockerSettings plus ``api_version`` (the field proposed for config/settings.py)."""
-
-    api_version: str | None = None
-
-
-class _Settings(Settings):
-    docker: _DockerSettings = Field(default_factory=_DockerSettings)
 
 
 def load(name: str) -> Any:
@@ -95,12 +86,17 @@ def daemon(server: ReplayServer) -> ReplayServer:
     return server
 
 
-def settings(url: str, **conf: Any) -> _Settings:
-    return _Settings(docker=_DockerSettings(base_url=url.replace("http://", "tcp://"), **conf))
+def settings(url: str, **conf: Any) -> Settings:
+    return Settings(docker=DockerSettings(base_url=url.replace("http://", "tcp://"), **conf))
+
+
+def toolset(settings: Settings) -> dict[str, Any]:
+    """The toolset's tools by name, each called as a CLI command would call it (``call_directly``)."""
+    return {name: partial(call_directly, e.function, settings) for name, e in build(settings).entries.items()}
 
 
 def tools(url: str, **conf: Any) -> dict[str, Any]:
-    return {name: entry.function for name, entry in build(settings(url, **conf)).entries.items()}
+    return toolset(settings(url, **conf))
 
 
 def closed_port() -> int:
@@ -451,7 +447,7 @@ def test_no_socket_names_the_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     for var in ("DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/docker.sock")
-    result = build(Settings()).entries["docker_images"].function()
+    result = toolset(Settings())["docker_images"]()
     assert result.status == "error"
     assert result.error == f"cannot connect to the Docker daemon at unix://{tmp_path}/docker.sock"
     assert "no Docker socket there" in (result.hint or "")
@@ -520,14 +516,35 @@ def test_tls_from_the_environment_without_certificates(
 def test_ssh_without_paramiko_uses_the_ssh_binary(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from devops_agent.tools.docker import _client_kwargs, _config
+    from devops_agent.tools.docker import client_kwargs
 
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "paramiko" else real_find_spec(name, *a)
     )
-    conf = _config(settings("ssh://ops@docker-host.example.com"))
-    kwargs = _client_kwargs(conf)
+    kwargs = client_kwargs(settings("ssh://ops@docker-host.example.com").docker)
     assert kwargs["base_url"] == "ssh://ops@docker-host.example.com"
     assert kwargs["use_ssh_client"] is True
-    assert "use_ssh_client" not in _client_kwargs(_config(settings("tcp://10.0.0.5:2375")))
+    assert "use_ssh_client" not in client_kwargs(settings("tcp://10.0.0.5:2375").docker)
+
+
+def test_docker_tools_imported_by_name_run_through_the_pipeline(
+    daemon: ReplayServer, through_pipeline: Any
+) -> None:
+    """Module-level tools run through the real pipeline with the run's settings in ``ctx.deps``; a
+    stop timeout above the declared 600 s is refused before the daemon is asked (it used to become
+    600), and the change itself is declared as needing approval."""
+    conf = settings(daemon.url)
+    found = through_pipeline("docker_inspect", docker_inspect, {"container": "shop-api-1"}, settings=conf)
+    assert found.status == "success", found
+    assert found.data["name"] == "shop-api-1"
+    stop = spec_of(docker_stop)
+    assert stop is not None
+    assert (stop.read_only, stop.risk) == (False, "sensitive")
+    sent = len(daemon.requests)
+    refused = through_pipeline(
+        "docker_stop", docker_stop, {"container": "shop-api-1", "timeout_s": 601}, settings=conf
+    )
+    assert refused.status == "error"
+    assert "timeout_s: Input should be less than or equal to 600" in (refused.error or "")
+    assert len(daemon.requests) == sent

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -20,7 +21,16 @@ from pydantic import SecretStr
 from devops_agent.config import Settings
 from devops_agent.config.settings import GitHubSettings
 from devops_agent.tools import github as gh_tools
-from devops_agent.tools.github import _config, build, check, parse_pr_ref, register
+from devops_agent.tools.base import call_directly, spec_of
+from devops_agent.tools.github import (
+    build,
+    check,
+    github_pr,
+    github_prs_merged,
+    parse_pr_ref,
+    register,
+    serves,
+)
 from devops_agent.tools.registry import ToolRegistry
 from replay.server import FIXTURES, ReplayServer
 
@@ -60,7 +70,10 @@ class GitHub:
         return self.srv.requests_to(self.prefix + path)
 
     def tools(self, token: str | None = TOKEN, repo: str | None = "acme/payments") -> dict[str, Any]:
-        return {name: e.function for name, e in build(self.settings(token, repo)).entries.items()}
+        settings = self.settings(token, repo)
+        return {
+            name: partial(call_directly, e.function, settings) for name, e in build(settings).entries.items()
+        }
 
     def settings(self, token: str | None = TOKEN, repo: str | None = "acme/payments") -> Settings:
         secret = SecretStr(token) if token else None
@@ -145,7 +158,7 @@ def test_parse_pr_ref(ref: str, parsed: tuple[str | None, str, int] | None) -> N
 
 
 @pytest.mark.parametrize(
-    ("api_url", "netloc", "serves"),
+    ("api_url", "netloc", "served"),
     [
         ("https://api.github.com", "github.com", True),
         ("https://api.github.com", "www.github.com", True),
@@ -156,9 +169,8 @@ def test_parse_pr_ref(ref: str, parsed: tuple[str | None, str, int] | None) -> N
         ("https://api.acme.ghe.com", "acme.ghe.com", True),  # GHE.com data residency
     ],
 )
-def test_which_hosts_belong_to_the_configured_server(api_url: str, netloc: str, serves: bool) -> None:
-    conf = _config(Settings(github=GitHubSettings(api_url=api_url)))
-    assert conf.serves(netloc) is serves
+def test_which_hosts_belong_to_the_configured_server(api_url: str, netloc: str, served: bool) -> None:
+    assert serves(GitHubSettings(api_url=api_url), netloc) is served
 
 
 def test_pr_by_number_reads_everything(gh: GitHub) -> None:
@@ -493,7 +505,7 @@ def test_unreachable_server_is_transient() -> None:
     with ReplayServer() as srv:
         url = srv.url
     settings = Settings(github=GitHubSettings(api_url=url, token=SecretStr(TOKEN), repo="acme/payments"))
-    result = build(settings).entries["github_commits"].function()
+    result = call_directly(build(settings).entries["github_commits"].function, settings)
     assert result.status == "error"
     assert result.metadata.get("transient") is True
     assert "github.api_url" in (result.hint or "")
@@ -551,3 +563,19 @@ def test_missing_client_package_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     ok, message = check(Settings())
     assert not ok
     assert "devops-agent[github]" in message
+
+
+def test_github_tools_imported_by_name_run_through_the_pipeline(gh: GitHub, through_pipeline: Any) -> None:
+    """Module-level tools run through the real pipeline with the run's settings in ``ctx.deps``; a
+    limit above the declared range is refused before any request (it used to become 200)."""
+    settings = gh.settings()
+    pr = through_pipeline("github_pr", github_pr, {"ref": "482"}, settings=settings, spec=spec_of(github_pr))
+    assert pr.status == "success", pr
+    assert (pr.data["repo"], pr.data["number"], pr.data["merged"]) == ("acme/payments", 482, True)
+    sent = len(gh.requests())
+    refused = through_pipeline(
+        "github_prs_merged", github_prs_merged, {"since": "7d", "limit": 201}, settings=settings
+    )
+    assert refused.status == "error"
+    assert "limit: Input should be less than or equal to 200" in (refused.error or "")
+    assert len(gh.requests()) == sent

@@ -5,13 +5,16 @@ from __future__ import annotations
 import base64
 import sys
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, SecretStr
+from pydantic import SecretStr
 
 from devops_agent.config import Settings
-from devops_agent.tools.jenkins import build, check, register
+from devops_agent.config.settings import JenkinsSettings
+from devops_agent.tools.base import call_directly, spec_of
+from devops_agent.tools.jenkins import build, check, jenkins_console, register
 from devops_agent.tools.registry import ToolRegistry
 from replay.server import FIXTURES, ReplayServer
 
@@ -20,20 +23,6 @@ pytest.importorskip("jenkins")
 USER, TOKEN = "mia", "11e5f0d1c2b3a4958677f0e1d2c3b4a5a6"
 DEPLOY = "/job/payments/job/deploy"
 MAVEN_LOG = (FIXTURES / "jenkins" / "console_maven_failure.txt").read_bytes()
-
-
-class JenkinsSettings(BaseModel):
-    """Mirror of the settings class the lead adds to config/settings.py."""
-
-    url: str | None = None
-    user: str | None = None
-    token: SecretStr | None = None
-    timeout_s: float = 20.0
-    console_max_bytes: int = 2_000_000
-
-
-class _Settings(Settings):
-    jenkins: JenkinsSettings | None = None
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +54,13 @@ def ci(server: ReplayServer) -> ReplayServer:
     return server
 
 
+def toolset(settings: Settings) -> dict[str, Any]:
+    """The toolset's tools by name, each called as a CLI command would call it (``call_directly``)."""
+    return {name: partial(call_directly, e.function, settings) for name, e in build(settings).entries.items()}
+
+
 def tools(url: str, token: str = TOKEN, **conf: Any) -> dict[str, Any]:
-    settings = _Settings(jenkins=JenkinsSettings(url=url, user=USER, token=SecretStr(token), **conf))
-    return {name: entry.function for name, entry in build(settings).entries.items()}
+    return toolset(Settings(jenkins=JenkinsSettings(url=url, user=USER, token=SecretStr(token), **conf)))
 
 
 def basic(user: str, token: str) -> str:
@@ -243,7 +236,7 @@ def test_trigger_build_without_parameters(ci: ReplayServer) -> None:
 
 
 def test_specs() -> None:
-    entries = build(_Settings(jenkins=JenkinsSettings())).entries
+    entries = build(Settings(jenkins=JenkinsSettings())).entries
     assert all(entries[n].spec.read_only for n in entries if n != "jenkins_trigger_build")
     assert {e.spec.category for e in entries.values()} == {"ci"}
     trigger = entries["jenkins_trigger_build"].spec
@@ -251,7 +244,7 @@ def test_specs() -> None:
 
 
 def test_not_configured_fails_with_hint() -> None:
-    result = build(Settings()).entries["jenkins_build"].function("payments/deploy")
+    result = toolset(Settings())["jenkins_build"]("payments/deploy")
     assert result.status == "error"
     assert "DEVOPS_AGENT_JENKINS__TOKEN" in (result.hint or "")
 
@@ -301,10 +294,10 @@ def test_unreachable_server_is_transient() -> None:
 
 
 def test_check(ci: ReplayServer) -> None:
-    ok, message = check(_Settings(jenkins=JenkinsSettings(url=ci.url, user=USER, token=SecretStr(TOKEN))))
+    ok, message = check(Settings(jenkins=JenkinsSettings(url=ci.url, user=USER, token=SecretStr(TOKEN))))
     assert ok, message
     assert "2.452.1" in message
-    ok, message = check(_Settings(jenkins=JenkinsSettings(url=ci.url, user=USER, token=SecretStr("x"))))
+    ok, message = check(Settings(jenkins=JenkinsSettings(url=ci.url, user=USER, token=SecretStr("x"))))
     assert not ok
     assert "401" in message
     assert check(Settings())[0] is False
@@ -335,3 +328,22 @@ def test_console_tail_of_a_pytest_job(ci: ReplayServer) -> None:
         "1 failed, 131 passed, 1 skipped in 3.52s",
     ]
     assert result.data["url"] == f"{ci.url}/job/checkout-tests/31/"
+
+
+def test_jenkins_console_imported_by_name_runs_through_the_pipeline(
+    ci: ReplayServer, through_pipeline: Any
+) -> None:
+    """A module-level tool run through the real pipeline with the run's settings in ``ctx.deps``;
+    a tail of 0 lines is refused by its declared range (it used to become 1)."""
+    settings = Settings(jenkins=JenkinsSettings(url=ci.url, user=USER, token=SecretStr(TOKEN)))
+    args = {"url_or_job": "payments/deploy", "number": 412, "tail_lines": 25, "summarize": False}
+    tail = through_pipeline(
+        "jenkins_console", jenkins_console, args, settings=settings, spec=spec_of(jenkins_console)
+    )
+    assert tail.status == "success", tail
+    assert tail.data["lines"] == 25
+    assert tail.data["text"].endswith("Finished: FAILURE")
+    none = through_pipeline("jenkins_console", jenkins_console, {**args, "tail_lines": 0}, settings=settings)
+    assert none.status == "error"
+    assert "tail_lines: Input should be greater than or equal to 1" in (none.error or "")
+    assert len(ci.requests) == 1

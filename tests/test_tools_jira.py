@@ -5,14 +5,17 @@ from __future__ import annotations
 import base64
 import sys
 from collections.abc import Iterator
-from typing import Any, Literal
+from functools import partial
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, SecretStr
+from pydantic import SecretStr
+from pydantic_ai import Tool
 
 from devops_agent.config import Settings
-from devops_agent.tools.base import ToolResult
-from devops_agent.tools.jira import _config, build, check, parse_issue_key, register
+from devops_agent.config.settings import JiraSettings
+from devops_agent.tools.base import ToolResult, call_directly, spec_of
+from devops_agent.tools.jira import build, check, is_cloud, jira_search, parse_issue_key, register
 from devops_agent.tools.registry import ToolRegistry
 from replay.server import ReplayServer
 
@@ -20,20 +23,6 @@ pytest.importorskip("jira")
 
 USER, TOKEN = "mia@example.com", "ATATT3xFfGF0-test-token"
 API = "/rest/api/2"
-
-
-class JiraSettings(BaseModel):
-    """Mirror of the settings class the lead adds to config/settings.py."""
-
-    url: str | None = None
-    user: str | None = None
-    token: SecretStr | None = None
-    timeout_s: float = 20.0
-    deployment: Literal["auto", "cloud", "server"] = "auto"
-
-
-class _Settings(Settings):
-    jira: JiraSettings | None = None
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +45,13 @@ def jira_srv(server: ReplayServer) -> ReplayServer:
     return server
 
 
+def toolset(settings: Settings) -> dict[str, Any]:
+    """The toolset's tools by name, each called as a CLI command would call it (``call_directly``)."""
+    return {name: partial(call_directly, e.function, settings) for name, e in build(settings).entries.items()}
+
+
 def tools(url: str, token: str = TOKEN) -> dict[str, Any]:
-    settings = _Settings(jira=JiraSettings(url=url, user=USER, token=SecretStr(token)))
-    return {name: entry.function for name, entry in build(settings).entries.items()}
+    return toolset(Settings(jira=JiraSettings(url=url, user=USER, token=SecretStr(token))))
 
 
 def basic(user: str, token: str) -> str:
@@ -158,10 +151,10 @@ def test_cloud_search_pages_with_next_page_token(jira_srv: ReplayServer) -> None
         "GET", f"{API}/search/jql", fixture="jira/search_jql_page2.json", query={"nextPageToken": "CAEaAggD"}
     )
     jira_srv.add("GET", f"{API}/search/jql", fixture="jira/search_jql_page1.json")
-    settings = _Settings(
+    settings = Settings(
         jira=JiraSettings(url=jira_srv.url, user=USER, token=SecretStr(TOKEN), deployment="cloud")
     )
-    result = build(settings).entries["jira_search"].function("project = OPS", limit=10)
+    result = toolset(settings)["jira_search"]("project = OPS", limit=10)
     assert result.status == "success", result
     assert [i["key"] for i in result.data["issues"]] == ["OPS-123", "OPS-101", "OPS-88"]
     assert result.data["total"] is None  # the Cloud API does not count
@@ -182,11 +175,7 @@ def test_cloud_search_pages_with_next_page_token(jira_srv: ReplayServer) -> None
     ],
 )
 def test_cloud_detection(url: str, deployment: Any, cloud: bool) -> None:
-    conf = _config(
-        _Settings(jira=JiraSettings(url=url, user=USER, token=SecretStr(TOKEN), deployment=deployment))
-    )
-    assert conf is not None
-    assert conf.cloud is cloud
+    assert is_cloud(JiraSettings(url=url, user=USER, token=SecretStr(TOKEN), deployment=deployment)) is cloud
 
 
 def test_search_stops_at_limit(jira_srv: ReplayServer) -> None:
@@ -213,7 +202,7 @@ def test_add_comment_posts_body(jira_srv: ReplayServer) -> None:
 
 
 def test_specs_mark_comment_as_sensitive_write() -> None:
-    entries = build(_Settings(jira=JiraSettings())).entries
+    entries = build(Settings(jira=JiraSettings())).entries
     assert entries["jira_issue"].spec.read_only is True
     assert entries["jira_search"].spec.category == "tickets"
     spec = entries["jira_add_comment"].spec
@@ -221,8 +210,8 @@ def test_specs_mark_comment_as_sensitive_write() -> None:
 
 
 def test_not_configured_fails_with_hint() -> None:
-    for settings in (Settings(), _Settings(jira=JiraSettings(url="https://x.atlassian.net"))):
-        result = build(settings).entries["jira_issue"].function("OPS-1")
+    for settings in (Settings(), Settings(jira=JiraSettings(url="https://x.atlassian.net"))):
+        result = toolset(settings)["jira_issue"]("OPS-1")
         assert result.status == "error"
         assert "DEVOPS_AGENT_JIRA__URL" in (result.hint or "")
 
@@ -268,10 +257,10 @@ def test_unreachable_server_is_transient() -> None:
 
 
 def test_check_reports_user_and_auth_failures(jira_srv: ReplayServer) -> None:
-    ok, message = check(_Settings(jira=JiraSettings(url=jira_srv.url, user=USER, token=SecretStr(TOKEN))))
+    ok, message = check(Settings(jira=JiraSettings(url=jira_srv.url, user=USER, token=SecretStr(TOKEN))))
     assert ok, message
     assert "Mia Krystof" in message
-    ok, message = check(_Settings(jira=JiraSettings(url=jira_srv.url, user=USER, token=SecretStr("bad"))))
+    ok, message = check(Settings(jira=JiraSettings(url=jira_srv.url, user=USER, token=SecretStr("bad"))))
     assert not ok
     assert "401" in message
     ok, message = check(Settings())
@@ -305,7 +294,32 @@ def test_missing_issue_reports_jiras_message(jira_srv: ReplayServer) -> None:
 
 def test_without_user_the_token_is_sent_as_bearer(jira_srv: ReplayServer) -> None:
     jira_srv.basic_auth = None  # Data Center checks the personal access token itself
-    settings = _Settings(jira=JiraSettings(url=jira_srv.url, token=SecretStr("dc-pat-123")))
-    result = build(settings).entries["jira_issue"].function("OPS-123")
+    settings = Settings(jira=JiraSettings(url=jira_srv.url, token=SecretStr("dc-pat-123")))
+    result = toolset(settings)["jira_issue"]("OPS-123")
     assert result.status == "success", result
     assert {r.headers["authorization"] for r in jira_srv.requests} == {"Bearer dc-pat-123"}
+
+
+def test_jira_search_imported_by_name_runs_through_the_pipeline(
+    jira_srv: ReplayServer, through_pipeline: Any
+) -> None:
+    """A module-level tool: the pipeline hands it the run's settings (``ctx.deps``); its limit range
+    is in the schema the model reads, and an out-of-range limit is refused before any request (the
+    hand clamp used to turn 500 into 200 silently)."""
+    settings = Settings(jira=JiraSettings(url=jira_srv.url, user=USER, token=SecretStr(TOKEN)))
+    spec = spec_of(jira_search)
+    assert spec is not None
+    assert (spec.category, spec.read_only) == ("tickets", True)
+    found = through_pipeline(
+        "jira_search", jira_search, {"jql": "project = OPS", "limit": 2}, settings=settings, spec=spec
+    )
+    assert found.status == "success", found
+    assert [i["key"] for i in found.data["issues"]] == ["OPS-123", "OPS-101"]
+    refused = through_pipeline(
+        "jira_search", jira_search, {"jql": "project = OPS", "limit": 500}, settings=settings, spec=spec
+    )
+    assert refused.status == "error"
+    assert "limit: Input should be less than or equal to 200" in (refused.error or "")
+    assert len(jira_srv.requests_to(f"{API}/search")) == 1
+    limit = Tool(jira_search).function_schema.json_schema["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 200, 20)

@@ -8,38 +8,26 @@ import json
 import sys
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 pytest.importorskip("kubernetes")
 
 import devops_agent.runbooks.analyzers.kubernetes  # noqa: E402,F401  (registers pod_crashloop)
 from devops_agent.config import Settings  # noqa: E402
+from devops_agent.config.settings import KubernetesSettings  # noqa: E402
 from devops_agent.runbooks import load_runbook_file, run_runbooks  # noqa: E402
-from devops_agent.tools.base import ToolResult  # noqa: E402
-from devops_agent.tools.kubernetes import build, check, register  # noqa: E402
+from devops_agent.tools.base import ToolResult, call_directly, spec_of  # noqa: E402
+from devops_agent.tools.kubernetes import build, check, k8s_pods, k8s_scale, register  # noqa: E402
 from devops_agent.tools.registry import ToolRegistry  # noqa: E402
 from replay.server import FIXTURES, ReplayServer, _Handler  # noqa: E402
 
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.devops-agent-test-token"
 RUNBOOK = Path(devops_agent.runbooks.analyzers.kubernetes.__file__).parents[1] / "data" / "pod-crashloop.yaml"
 K8S = FIXTURES / "kubernetes"
-
-
-class KubernetesSettings(BaseModel):
-    """Mirror of the settings class the lead adds to config/settings.py."""
-
-    kubeconfig: Path | None = None
-    context: str | None = None
-    namespace: str = "default"
-    timeout_s: float = 15.0
-
-
-class _Settings(Settings):
-    kubernetes: KubernetesSettings | None = None
 
 
 def kubeconfig(tmp_path: Path, url: str, token: str = TOKEN) -> Path:
@@ -129,13 +117,18 @@ def cluster(server: ReplayServer) -> ReplayServer:
     return server
 
 
-def settings(tmp_path: Path, url: str, **conf: Any) -> _Settings:
+def settings(tmp_path: Path, url: str, **conf: Any) -> Settings:
     conf.setdefault("context", "replay")
-    return _Settings(kubernetes=KubernetesSettings(kubeconfig=kubeconfig(tmp_path, url), **conf))
+    return Settings(kubernetes=KubernetesSettings(kubeconfig=kubeconfig(tmp_path, url), **conf))
+
+
+def toolset(settings: Settings) -> dict[str, Any]:
+    """The toolset's tools by name, each called as a CLI command would call it (``call_directly``)."""
+    return {name: partial(call_directly, e.function, settings) for name, e in build(settings).entries.items()}
 
 
 def tools(tmp_path: Path, url: str, **conf: Any) -> dict[str, Any]:
-    return {name: entry.function for name, entry in build(settings(tmp_path, url, **conf)).entries.items()}
+    return toolset(settings(tmp_path, url, **conf))
 
 
 @pytest.fixture(autouse=True)
@@ -384,8 +377,8 @@ def test_unreachable_server_and_bad_kubeconfig(tmp_path: Path) -> None:
     down = tools(tmp_path, url)["k8s_namespaces"]()
     assert down.status == "error"
     assert down.metadata.get("transient") is True
-    missing = _Settings(kubernetes=KubernetesSettings(kubeconfig=tmp_path / "nope"))
-    result = build(missing).entries["k8s_namespaces"].function()
+    missing = Settings(kubernetes=KubernetesSettings(kubeconfig=tmp_path / "nope"))
+    result = toolset(missing)["k8s_namespaces"]()
     assert result.status == "error"
     assert "DEVOPS_AGENT_KUBERNETES__KUBECONFIG" in (result.hint or "")
 
@@ -405,12 +398,10 @@ def test_check(cluster: ReplayServer, tmp_path: Path) -> None:
 
 
 def run_runbook(tmp_path: Path, url: str, inputs: dict[str, Any]) -> Any:
-    catalog = build(settings(tmp_path, url)).entries
+    called = toolset(settings(tmp_path, url))
 
     async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
-        entry = catalog[name]
-        entry.bind_args(args)
-        out: ToolResult = await asyncio.to_thread(entry.function, **args)
+        out: ToolResult = await asyncio.to_thread(called[name], **args)
         return out
 
     book = load_runbook_file(RUNBOOK)
@@ -456,3 +447,25 @@ def test_runbook_finds_image_pull_failure(cluster: ReplayServer, tmp_path: Path)
     assert "does not exist" in finding.title
     assert any("rpc error: code = NotFound" in line for line in finding.evidence)
     assert "Registry said" in finding.detail
+
+
+def test_k8s_tools_imported_by_name_run_through_the_pipeline(
+    cluster: ReplayServer, tmp_path: Path, through_pipeline: Any
+) -> None:
+    """Module-level tools run through the real pipeline with the run's settings in ``ctx.deps``;
+    the ranges are declared (a scale to -1 replicas or a limit of 0 is refused before any request)."""
+    conf = settings(tmp_path, cluster.url)
+    pods = through_pipeline(
+        "k8s_pods", k8s_pods, {"namespace": "payments"}, settings=conf, spec=spec_of(k8s_pods)
+    )
+    assert pods.status == "success", pods
+    assert (pods.data["total"], pods.data["unhealthy"]) == (3, 2)
+    sent = len(cluster.requests)
+    for name, fn, args, field in (
+        ("k8s_pods", k8s_pods, {"namespace": "payments", "limit": 0}, "limit"),
+        ("k8s_scale", k8s_scale, {"deployment": "api", "replicas": -1, "namespace": "payments"}, "replicas"),
+    ):
+        refused = through_pipeline(name, fn, args, settings=conf)
+        assert refused.status == "error"
+        assert f"{field}: Input should be greater than or equal to" in (refused.error or "")
+    assert len(cluster.requests) == sent

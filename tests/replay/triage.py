@@ -19,6 +19,7 @@ from pydantic import SecretStr
 from devops_agent.agent.report import Report
 from devops_agent.config import Settings
 from devops_agent.config.settings import JenkinsSettings, JiraSettings
+from devops_agent.deps import ToolDeps
 from devops_agent.events import RunEvent
 from devops_agent.policies.breaker import BreakerBoard
 from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
@@ -100,7 +101,9 @@ class Harness:
             cap_chars=self.settings.tools.analyzer_cap_chars,
             audit_reads=False,
         )
-        self.call_tool = ToolCaller(build_pipeline(toolsets, self.settings, policy))
+        self.call_tool = ToolCaller(
+            build_pipeline(toolsets, self.settings, policy), deps=ToolDeps(self.settings)
+        )
         self.events: list[RunEvent] = []
 
     def run(self, ref: str, **kwargs: Any) -> Report:

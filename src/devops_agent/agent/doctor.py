@@ -6,25 +6,19 @@ report is always complete. Interfaces render the list; the API will serve it as 
 
 from __future__ import annotations
 
-import importlib
-import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
 from devops_agent.agent.models import DEFAULT_BASE_URLS, provider_of, resolve_model
 from devops_agent.config import LoadedSettings
-from devops_agent.config.settings import GitHubSettings, PrometheusSettings
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.privacy import ner
 from devops_agent.privacy.guard import enabled_for
 from devops_agent.store import Store
 from devops_agent.tools.registry import ToolRegistry, default_registry
 from devops_agent.tools.sandbox import Sandbox
-
-DOCKER_SOCKET = "/var/run/docker.sock"
 
 Level = Literal["ok", "warn", "fail"]
 
@@ -105,41 +99,40 @@ def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None)
     return checks
 
 
-def check_integrations(loaded: LoadedSettings) -> list[Check]:
-    """Reach each configured integration (Jira, Jenkins, Kubernetes, GitHub, Docker, Confluence,
-    Prometheus).
+def check_integrations(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> list[Check]:
+    """Run the health check of each configured integration: every check in the registry, so a
+    plugin's (added with ``registry.add_check`` from its entry point) runs beside the built-in
+    ones (Jira, Jenkins, Kubernetes, GitHub, Docker, Prometheus).
 
-    Unconfigured ones are not checked: GitHub counts as configured with a token, a default repo or
-    an Enterprise URL; Docker with ``docker.base_url``, ``$DOCKER_HOST`` or a local socket;
-    Prometheus with a ``prometheus.url`` other than the default, and an unreachable one only warns
-    (its toolset is on by default and the rest of the agent works without it).
+    Unconfigured ones are not checked (each check's ``configured`` says: GitHub counts as
+    configured with a token, a default repo or an Enterprise URL; Docker with ``docker.base_url``,
+    ``$DOCKER_HOST`` or a local socket; Prometheus with a ``prometheus.url`` other than the
+    default). A failing optional check (Prometheus: on by default, the rest of the agent works
+    without it) only warns. A check that raises is reported, never propagated: the report is
+    always complete.
     """
+    settings = loaded.settings
     checks: list[Check] = []
-    s = loaded.settings
-    k8s = s.kubernetes.kubeconfig or s.kubernetes.context
-    gh = s.github
-    github = gh.token or gh.repo or gh.api_url != GitHubSettings().api_url
-    docker = s.docker.base_url or os.environ.get("DOCKER_HOST") or Path(DOCKER_SOCKET).exists()
-    prometheus = s.prometheus.url != PrometheusSettings().url and "prometheus" not in s.tools.disabled
-    for name, configured, module in (
-        ("jira", s.jira.url, "jira"),
-        ("jenkins", s.jenkins.url, "jenkins"),
-        ("kubernetes", k8s, "kubernetes"),
-        ("github", github, "github"),
-        ("docker", docker, "docker"),
-        ("prometheus", prometheus, "prometheus"),
-    ):
-        if not configured:
-            continue
+    for hc in (registry or default_registry()).checks.values():
         try:
-            mod = importlib.import_module(f"devops_agent.tools.{module}")
-            ok, message = mod.check(s)
+            if not hc.configured(settings):
+                continue
+            ok, message = hc.run(settings)
         except ImportError as exc:
+            hint = f"pip install 'devops-agent[{hc.extra}]'" if hc.extra else None
+            checks.append(Check(hc.name, "warn", f"client not installed: {exc}", hint))
+            continue
+        except Exception as exc:  # a broken plugin check must not take the report down
             checks.append(
-                Check(name, "warn", f"client not installed: {exc}", f"pip install 'devops-agent[{name}]'")
+                Check(
+                    hc.name,
+                    "fail",
+                    f"the check itself failed: {type(exc).__name__}: {exc}",
+                    "a bug in the check",
+                )
             )
             continue
-        checks.append(Check(name, "ok" if ok else "warn" if name == "prometheus" else "fail", message))
+        checks.append(Check(hc.name, "ok" if ok else "fail" if hc.required else "warn", message))
     return checks
 
 
@@ -200,13 +193,15 @@ def check_sandbox(loaded: LoadedSettings) -> Check:
     return Check("sandbox", level, f"inactive: {sandbox.available.detail}", sandbox.available.hint, facts)
 
 
-def run_checks(loaded: LoadedSettings) -> list[Check]:
+def run_checks(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> list[Check]:
+    """Every check, in the order the report shows them; plugins' come from ``registry``."""
+    registry = registry or default_registry()
     return [
         check_config(loaded),
         check_store(loaded),
         check_model(loaded),
         check_privacy(loaded),
         check_sandbox(loaded),
-        *check_toolsets(loaded),
-        *check_integrations(loaded),
+        *check_toolsets(loaded, registry),
+        *check_integrations(loaded, registry),
     ]

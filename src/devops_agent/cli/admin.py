@@ -14,12 +14,13 @@ from rich.markup import escape
 from rich.table import Column
 from rich.text import Text
 
+from devops_agent.agent.plugins import available_runbooks
 from devops_agent.cli.context import out, state
 from devops_agent.cli.render import describe_usage, folding_table, print_markdown
 from devops_agent.config import describe
 from devops_agent.errors import UserError
 from devops_agent.events import RunFinished, event_from_json
-from devops_agent.runbooks import get_runbook, load_runbooks
+from devops_agent.runbooks import get_runbook
 from devops_agent.textsafe import visible
 from devops_agent.tools.registry import build_catalog, default_registry
 
@@ -315,7 +316,7 @@ def tools_status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
 @runbooks_app.command("list")
 def runbooks_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     """Installed runbooks and the words that select them."""
-    books = load_runbooks(state(ctx).settings.runbooks.extra_dirs)
+    books = available_runbooks(state(ctx).settings)
     if json_out:
         _emit_json(
             [{"name": b.name, "title": b.title, "keywords": b.keywords, "steps": len(b.steps)} for b in books]
@@ -331,7 +332,7 @@ def runbooks_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
 @runbooks_app.command("show")
 def runbooks_show(ctx: typer.Context, name: str, json_out: JsonOpt = False) -> None:
     """A runbook's steps, analyzers and advice."""
-    book = get_runbook(name, extra_dirs=state(ctx).settings.runbooks.extra_dirs)
+    book = get_runbook(name, available_runbooks(state(ctx).settings))
     if json_out:
         _emit_json(book.model_dump(mode="json"))
         return

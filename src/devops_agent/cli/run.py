@@ -440,11 +440,11 @@ def investigate(
         inputs["since"] = since
     inputs.update(k8s)
     if runbook:
+        from devops_agent.agent.plugins import available_runbooks
         from devops_agent.agent.runners.runbooks import named_runbooks
-        from devops_agent.runbooks import load_runbooks
 
         # Before the session exists: a misspelt name is the caller's mistake, not a failed run.
-        named_runbooks(runbook, load_runbooks(app.settings.runbooks.extra_dirs))
+        named_runbooks(runbook, available_runbooks(app.settings))
         inputs["runbooks"] = runbook
     roots = [*(logs or []), *([repo] if repo else [])]
     prompt = question

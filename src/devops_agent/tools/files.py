@@ -23,7 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from devops_agent.config import Settings
 from devops_agent.errors import PathAccessError
@@ -304,7 +306,12 @@ def build(settings: Settings) -> ToolsetBuilder:
         return row
 
     @ts.tool(category="files", read_only=True)
-    def files_list(path: str, pattern: str = "*", recursive: bool = False, limit: int = 200) -> ToolResult:
+    def files_list(
+        path: str,
+        pattern: str = "*",
+        recursive: bool = False,
+        limit: Annotated[int, Field(ge=1, le=5000)] = 200,
+    ) -> ToolResult:
         """List the entries of a directory with type, size and modification time.
 
         Use it to see what is in a directory (e.g. which logs exist, which file changed last).
@@ -315,7 +322,6 @@ def build(settings: Settings) -> ToolsetBuilder:
             recursive: descend into subdirectories (symlinked directories are not followed).
             limit: most entries to return (1-5000); `truncated` says when there were more.
         """
-        limit = max(1, min(limit, 5000))
         p = locate(path)
         if isinstance(p, ToolResult):
             return p
@@ -373,7 +379,9 @@ def build(settings: Settings) -> ToolsetBuilder:
         return ToolResult.ok(data, source=str(p))
 
     @ts.tool(category="files", read_only=True, risk="sensitive")
-    def files_read(path: str, start_line: int = 1, max_lines: int = 200) -> ToolResult:
+    def files_read(
+        path: str, start_line: int = 1, max_lines: Annotated[int, Field(ge=1, le=5000)] = 200
+    ) -> ToolResult:
         """Read a range of lines from a text file (``.gz`` files are decompressed), with line numbers.
 
         Use it to look at a config file, script or part of a log; for the end of a large log use
@@ -385,7 +393,6 @@ def build(settings: Settings) -> ToolsetBuilder:
             max_lines: most lines to return (1-5000); `next_start_line` continues a long file.
         """
         start_line = max(1, start_line)
-        max_lines = max(1, min(max_lines, 5000))
         p = locate(path)
         if isinstance(p, ToolResult):
             return p
@@ -449,7 +456,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         return ToolResult.ok(data, source=str(p))
 
     @ts.tool(category="files", read_only=True, risk="sensitive")
-    def files_tail(path: str, lines: int = 100) -> ToolResult:
+    def files_tail(path: str, lines: Annotated[int, Field(ge=1, le=10_000)] = 100) -> ToolResult:
         """Return the last lines of a text file, like ``tail -n``; fast on multi-GB files.
 
         Use it to see the most recent entries of a log. ``.gz`` files are decompressed (they have
@@ -459,7 +466,6 @@ def build(settings: Settings) -> ToolsetBuilder:
             path: the file to read.
             lines: how many lines from the end to return (1-10000).
         """
-        n = max(1, min(lines, 10_000))
         p = locate(path)
         if isinstance(p, ToolResult):
             return p
@@ -472,9 +478,9 @@ def build(settings: Settings) -> ToolsetBuilder:
                 if _is_binary(fh):
                     return _binary(path)
                 if not gz:
-                    raw_lines, capped = _tail_plain(fh, size, n, max_bytes)
+                    raw_lines, capped = _tail_plain(fh, size, lines, max_bytes)
                 else:
-                    window: deque[bytes] = deque(maxlen=n)
+                    window: deque[bytes] = deque(maxlen=lines)
                     scanned = total = 0
                     for raw, full, _ in _iter_lines(fh, max_bytes, max_bytes * 1000 + 1):
                         window.append(raw)
@@ -524,8 +530,8 @@ def build(settings: Settings) -> ToolsetBuilder:
         path: str,
         regex: bool = True,
         ignore_case: bool = False,
-        max_matches: int = 200,
-        context: int = 0,
+        max_matches: Annotated[int, Field(ge=1, le=2000)] = 200,
+        context: Annotated[int, Field(ge=0, le=10)] = 0,
     ) -> ToolResult:
         """Search a file or a directory tree for lines matching a pattern, like ``grep -rn``.
 
@@ -540,8 +546,6 @@ def build(settings: Settings) -> ToolsetBuilder:
             max_matches: stop after this many matching lines (1-2000).
             context: lines of context to include before and after each match (0-10).
         """
-        max_matches = max(1, min(max_matches, 2000))
-        context = max(0, min(context, 10))
         rx = search_pattern(pattern, regex=regex, ignore_case=ignore_case)
         if isinstance(rx, ToolResult):
             return rx

@@ -13,7 +13,9 @@ import os
 import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from devops_agent.analysis.timeparse import parse_since
 from devops_agent.config import Settings
@@ -282,7 +284,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         since: str | None = None,
         until: str | None = None,
         path: str | None = None,
-        limit: int = 30,
+        limit: Annotated[int, Field(ge=1, le=500)] = 30,
     ) -> ToolResult:
         """List recent commits with author, date, subject and the files each changed (+/- lines).
 
@@ -295,7 +297,6 @@ def build(settings: Settings) -> ToolsetBuilder:
             path: only commits touching this file or directory (relative to the repository).
             limit: most commits to return (1-500), newest first.
         """
-        limit = max(1, min(limit, 500))
         args = [
             "log",
             "--no-color",
@@ -356,7 +357,10 @@ def build(settings: Settings) -> ToolsetBuilder:
 
     @ts.tool(category="git", read_only=True)
     def git_diff(
-        repo: str = ".", rev_range: str = "HEAD~1..HEAD", path: str | None = None, max_bytes: int = 100_000
+        repo: str = ".",
+        rev_range: str = "HEAD~1..HEAD",
+        path: str | None = None,
+        max_bytes: Annotated[int, Field(ge=1000, le=1_000_000)] = 100_000,
     ) -> ToolResult:
         """Show what changed between two revisions: per-file +/- counts and the patch text.
 
@@ -370,7 +374,6 @@ def build(settings: Settings) -> ToolsetBuilder:
             path: only changes to this file or directory (relative to the repository).
             max_bytes: cut the patch text after this many bytes (1000-1000000); `truncated` says so.
         """
-        max_bytes = max(1000, min(max_bytes, 1_000_000))
         tail = ["--", path] if path else ["--"]
         base = ["diff", "--no-color", "--no-ext-diff", "--no-textconv"]
         try:

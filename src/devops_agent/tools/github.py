@@ -22,23 +22,26 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable
-from contextlib import closing
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from itertools import islice
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
+
+from pydantic import Field
+from pydantic_ai import RunContext
 
 from devops_agent.analysis.timeparse import SINCE_FORMS, parse_since
 from devops_agent.config import Settings
+from devops_agent.config.settings import GitHubSettings
+from devops_agent.deps import ToolDeps
 from devops_agent.errors import UserError
-from devops_agent.tools.base import ToolResult, ToolsetBuilder
-from devops_agent.tools.http_status import bad_base_url, rate_limited, retry_after_seconds, server_error
-from devops_agent.tools.registry import ToolRegistry
+from devops_agent.tools.base import ToolResult
+from devops_agent.tools.http_status import ErrorTable, Rule, bad_base_url, rate_limited, retry_after_seconds
+from devops_agent.tools.integration import Integration, ToolFailure
 
 NAME = "github"
-EXTRA = "github"
 DESCRIPTION = "Read GitHub pull requests (by number or URL, merged in a window), commits and comparisons"
 
 BODY_MAX_CHARS = 4000
@@ -53,7 +56,6 @@ PATCH_MAX_CHARS = 3000
 PATCHES_MAX_CHARS = 30_000
 COMPARE_FILES_CAP = 300  # GitHub lists at most 300 files in a comparison
 PAGE = 100  # the REST API's largest page
-DEFAULT_API = "https://api.github.com"
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SCP_REMOTE = re.compile(r"^[\w.-]+@(?P<host>[^:/\s]+):(?P<path>[^\s]+)$")
@@ -75,77 +77,174 @@ _PERMISSION_HINT = (
     "requests and Metadata on the repository, a classic token the `repo` scope for private "
     "repositories; an organization with SAML SSO must have authorized the token"
 )
+ERRORS = ErrorTable(
+    "GitHub",
+    timeout_hint="retry later or raise github.timeout_s",
+    unreachable_hint="check github.api_url and the network path to it",
+    rules={
+        401: Rule("GitHub refused the credentials (401){said}", _AUTH_HINT),
+        403: Rule("GitHub refused the request (403){said}", _PERMISSION_HINT),
+        422: Rule("GitHub rejected the request (422){said}", "fix the arguments (a ref or SHA?)"),
+    },
+)
+ANONYMOUS_ERRORS = replace(
+    ERRORS,
+    rules={
+        **ERRORS.rules,
+        401: replace(ERRORS.rules[401], hint=_SET_TOKEN),
+        403: replace(ERRORS.rules[403], hint=_SET_TOKEN),
+    },
+)
+"""Without a token, an auth failure means exactly that: the hint says how to set one."""
 
 
-def _import_client() -> Any:
-    try:
-        import github
-    except ImportError as exc:
-        raise ImportError(
-            f"the github toolset needs the `PyGithub` package: pip install 'devops-agent[{EXTRA}]'"
-        ) from exc
-    return github
+class GitHub(Integration[GitHubSettings]):
+    """The GitHub (or GitHub Enterprise Server) API of ``settings.github``, through PyGithub."""
+
+    name = NAME
+    description = DESCRIPTION
+    extra = "github"
+    package = "PyGithub"
+    modules = ("github",)
+    probe_what = "endpoint"
+
+    def section(self, settings: Settings) -> GitHubSettings:
+        return settings.github
+
+    def configured(self, settings: Settings) -> bool:
+        """A token, a default repository or an Enterprise URL; anonymous github.com is the default."""
+        gh = settings.github
+        return bool(gh.token or gh.repo or gh.api_url != GitHubSettings().api_url)
+
+    def unusable(self, section: GitHubSettings) -> ToolResult | None:
+        return bad_base_url("github.api_url", api_url(section), "DEVOPS_AGENT_GITHUB__API_URL")
+
+    def connect(self, section: GitHubSettings, **options: Any) -> Any:
+        """A lazy ``github.Github``: no request until data is read, no retries, no throttle.
+
+        ``per_page`` (default: the API's largest page) is how many items each list request asks for.
+        """
+        github = self.client_module()
+        token = _token(section)
+        return github.Github(
+            base_url=api_url(section),
+            auth=github.Auth.Token(token) if token else None,
+            timeout=max(1, round(section.timeout_s)),
+            user_agent="devops-agent",
+            per_page=min(int(options.get("per_page", PAGE)), PAGE),
+            retry=None,  # GithubRetry would sleep through rate limits inside a tool call
+            seconds_between_requests=None,  # one tool call makes few, sequential requests
+            lazy=True,  # get_repo/get_pull cost no request of their own
+        )
+
+    def client_errors(self) -> tuple[type[Exception], ...]:
+        import requests
+
+        return (self.client_module().GithubException, requests.RequestException)
+
+    def map_error(
+        self, exc: Exception, what: str, section: GitHubSettings, client: Any = None, **context: Any
+    ) -> ToolResult:
+        """A PyGithub/``requests`` exception as a failed result with a hint."""
+        import requests
+
+        github = self.client_module()
+        token = _token(section)
+        table = ANONYMOUS_ERRORS if token is None else ERRORS
+        if isinstance(exc, github.GithubException):
+            status, headers = exc.status, dict(exc.headers or {})
+            message = exc.data.get("message") if isinstance(exc.data, dict) else None
+            detail = _scrub(str(message).strip().splitlines()[0][:300], token) if message else ""
+            suffix = f": {detail}" if detail else ""
+            exhausted = str(headers.get("x-ratelimit-remaining", "")) == "0"
+            if status == 429 or (
+                status == 403
+                and (
+                    exhausted
+                    or "retry-after" in headers
+                    or isinstance(exc, github.RateLimitExceededException)
+                )
+            ):
+                wait = _rate_wait(headers)
+                if status == 429:
+                    result = rate_limited("GitHub", wait, suffix)
+                else:  # GitHub says "rate limited" with a 403 as often as with a 429
+                    result = ToolResult.fail(
+                        f"GitHub rate limit hit (403){suffix}",
+                        f"retry after {wait:.0f}s" if wait is not None else "retry later",
+                        status=403,
+                        transient=True,
+                        retry_after_s=wait,
+                    )
+                if token is None:
+                    result.hint = f"{result.hint}; {_SET_TOKEN} (5,000 requests an hour with one)"
+                return result
+            if status == 404:
+                own = "" if detail.lower() in ("", "not found") else f": {detail}"
+                hint = (
+                    "check owner/name and the number or ref; GitHub also answers 404 for private repositories"
+                )
+                hint += f" the caller cannot see; {_SET_TOKEN}" if token is None else " the token cannot see"
+                return ToolResult.fail(f"no such {what} (404){own}", hint, status=404)
+            return table.result(status, what=what, detail=detail)
+        if isinstance(exc, requests.Timeout):
+            return table.timeout()
+        if isinstance(exc, requests.ConnectionError):
+            return table.unreachable()
+        raise exc
+
+    def probe(self, client: Any, section: GitHubSettings) -> str:
+        """``GET /user`` with a token, ``GET /rate_limit`` without."""
+        if _token(section):
+            login = client.get_user().login
+            remaining, limit = client.requester.rate_limiting  # from the headers; -1 if none
+            scopes = client.oauth_scopes  # classic tokens only
+            extra = f"{remaining}/{limit} requests left" if limit >= 0 else "no rate limit"
+            extra += f", scopes {', '.join(scopes)}" if scopes else ""
+            return f"{api_url(section)} as {login} ({extra})"
+        try:
+            core = client.get_rate_limit().resources.core
+        except self.client_module().GithubException as exc:
+            message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else ""
+            if exc.status == 404 and "rate limit" in message.lower():
+                # GitHub Enterprise Server with rate limiting disabled answers /rate_limit with 404.
+                return f"{api_url(section)} anonymously (rate limiting disabled on the server)"
+            raise
+        return (
+            f"{api_url(section)} anonymously ({core.remaining}/{core.limit} requests left; "
+            "set github.token for private repositories)"
+        )
 
 
-@dataclass(frozen=True)
-class _Conf:
-    api_url: str
-    token: str | None
-    repo: str | None
-    timeout_s: float
-
-    @property
-    def web_netloc(self) -> str:
-        """Where pull request pages live: github.com for api.github.com, else the API's host."""
-        netloc = urlsplit(self.api_url).netloc.lower()
-        return netloc.removeprefix("api.")
-
-    def serves(self, netloc: str) -> bool:
-        """Whether a URL on ``netloc`` (web page or API) belongs to the configured server."""
-        netloc = netloc.lower().removeprefix("www.")
-        return netloc in (self.web_netloc, urlsplit(self.api_url).netloc.lower())
-
-    def serves_host(self, host: str) -> bool:
-        """Like :meth:`serves` for a bare host name (an ssh remote's port differs from the web's)."""
-        host = host.lower().removeprefix("www.")
-        api = urlsplit(self.api_url).hostname or ""
-        return host in (urlsplit(f"//{self.web_netloc}").hostname, api, api.removeprefix("api."))
+GITHUB = GitHub()
+"""The integration: settings, client, errors, health check; its tools are declared below."""
 
 
-def _config(settings: Any) -> _Conf:
-    conf = getattr(settings, "github", None)
-    token = getattr(conf, "token", None)
-    getter = getattr(token, "get_secret_value", None)
-    secret = str(getter() if callable(getter) else token) if token is not None else None
-    return _Conf(
-        str(getattr(conf, "api_url", None) or DEFAULT_API).rstrip("/"),
-        secret or None,
-        getattr(conf, "repo", None) or None,
-        float(getattr(conf, "timeout_s", 20.0)),
-    )
+def api_url(section: GitHubSettings) -> str:
+    """``github.api_url`` without a trailing slash."""
+    return section.api_url.rstrip("/")
 
 
-class _Failure(Exception):
-    """Carries a ready :class:`ToolResult` out of nested helpers."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.error)
-        self.result = result
+def _token(section: GitHubSettings) -> str | None:
+    return section.token.get_secret_value() or None if section.token else None
 
 
-def _connect(conf: _Conf, per_page: int = 30) -> Any:
-    """A lazy ``github.Github``: no request until data is read, no retries, no throttle."""
-    github = _import_client()
-    return github.Github(
-        base_url=conf.api_url,
-        auth=github.Auth.Token(conf.token) if conf.token else None,
-        timeout=max(1, round(conf.timeout_s)),
-        user_agent="devops-agent",
-        per_page=max(1, min(per_page, PAGE)),
-        retry=None,  # GithubRetry would sleep through rate limits inside a tool call
-        seconds_between_requests=None,  # one tool call makes few, sequential requests
-        lazy=True,  # get_repo/get_pull cost no request of their own
-    )
+def web_netloc(section: GitHubSettings) -> str:
+    """Where pull request pages live: github.com for api.github.com, else the API's host."""
+    return urlsplit(api_url(section)).netloc.lower().removeprefix("api.")
+
+
+def serves(section: GitHubSettings, netloc: str) -> bool:
+    """Whether a URL on ``netloc`` (web page or API) belongs to the configured server."""
+    netloc = netloc.lower().removeprefix("www.")
+    return netloc in (web_netloc(section), urlsplit(api_url(section)).netloc.lower())
+
+
+def serves_host(section: GitHubSettings, host: str) -> bool:
+    """Like :func:`serves` for a bare host name (an ssh remote's port differs from the web's)."""
+    host = host.lower().removeprefix("www.")
+    api = urlsplit(api_url(section)).hostname or ""
+    return host in (urlsplit(f"//{web_netloc(section)}").hostname, api, api.removeprefix("api."))
 
 
 def parse_pr_ref(ref: str, repo: str | None = None) -> tuple[str | None, str | None, int] | None:
@@ -171,16 +270,16 @@ def parse_pr_ref(ref: str, repo: str | None = None) -> tuple[str | None, str | N
     return None
 
 
-def _repo_name(value: str | None, conf: _Conf) -> str:
+def _repo_name(value: str | None, section: GitHubSettings) -> str:
     """``owner/name`` from ``owner/name``, a repository URL (web page, API, clone) or an ssh remote.
 
     A web URL may go on below the repository (``/tree/main``, ``/pull/5``): owner and name are
     its first two path segments, or the two after ``repos`` in an API URL. A URL on another
     server than the configured one is refused, as for pull requests.
     """
-    given = name = (value or conf.repo or "").strip()
+    given = name = (value or section.repo or "").strip()
     if not name:
-        raise _Failure(ToolResult.fail("no GitHub repository named", _NO_REPO))
+        raise ToolFailure(ToolResult.fail("no GitHub repository named", _NO_REPO))
     host, path = None, None
     if "://" in name:
         parts = urlsplit(name)
@@ -191,17 +290,17 @@ def _repo_name(value: str | None, conf: _Conf) -> str:
         segs = [s for s in path.split("/") if s]
         api = 3 if segs[:3] == ["api", "v3", "repos"] else 1 if segs[:1] == ["repos"] else 0
         name = "/".join(segs[api : api + 2])
-    if host is not None and not conf.serves_host(host):
-        raise _Failure(
+    if host is not None and not serves_host(section, host):
+        raise ToolFailure(
             ToolResult.fail(
-                f"{given} is not on the configured GitHub ({conf.web_netloc})",
+                f"{given} is not on the configured GitHub ({web_netloc(section)})",
                 "only the server in github.api_url is queried; set it to that host's API "
                 "(https://HOST/api/v3 for GitHub Enterprise Server) or pass owner/name",
             )
         )
     name = name.removesuffix(".git")
     if not _REPO.match(name):
-        raise _Failure(ToolResult.fail(f"{given!r} is not an owner/name repository", _NO_REPO))
+        raise ToolFailure(ToolResult.fail(f"{given!r} is not an owner/name repository", _NO_REPO))
     return name
 
 
@@ -209,13 +308,13 @@ def _when(value: str, field: str) -> datetime:
     try:
         return parse_since(value)
     except UserError:
-        raise _Failure(
+        raise ToolFailure(
             ToolResult.fail(f"cannot understand {field}={value!r}", f"use {SINCE_FORMS}")
         ) from None
 
 
-def _scrub(text: str, conf: _Conf) -> str:
-    return text.replace(conf.token, "***") if conf.token else text
+def _scrub(text: str, token: str | None) -> str:
+    return text.replace(token, "***") if token else text
 
 
 def _rate_wait(headers: dict[str, Any]) -> float | None:
@@ -225,71 +324,6 @@ def _rate_wait(headers: dict[str, Any]) -> float | None:
     if wait is None and reset.isdigit():
         wait = max(0.0, float(reset) - time.time())
     return wait
-
-
-def map_error(exc: Exception, what: str, conf: _Conf) -> ToolResult:
-    """Turn a PyGithub/``requests`` exception into a failed :class:`ToolResult` with a hint."""
-    import requests
-
-    github = _import_client()
-    anonymous = conf.token is None
-    if isinstance(exc, github.GithubException):
-        status, headers = exc.status, dict(exc.headers or {})
-        message = exc.data.get("message") if isinstance(exc.data, dict) else None
-        detail = _scrub(str(message).strip().splitlines()[0][:300], conf) if message else ""
-        suffix = f": {detail}" if detail else ""
-        exhausted = str(headers.get("x-ratelimit-remaining", "")) == "0"
-        if status == 429 or (
-            status == 403
-            and (exhausted or "retry-after" in headers or isinstance(exc, github.RateLimitExceededException))
-        ):
-            wait = _rate_wait(headers)
-            if status == 429:
-                result = rate_limited("GitHub", wait, suffix)
-            else:
-                result = ToolResult.fail(
-                    f"GitHub rate limit hit (403){suffix}",
-                    f"retry after {wait:.0f}s" if wait is not None else "retry later",
-                    status=403,
-                    transient=True,
-                    retry_after_s=wait,
-                )
-            if anonymous:
-                result.hint = f"{result.hint}; {_SET_TOKEN} (5,000 requests an hour with one)"
-            return result
-        if status == 401:
-            return ToolResult.fail(
-                f"GitHub refused the credentials (401){suffix}",
-                _SET_TOKEN if anonymous else _AUTH_HINT,
-                status=401,
-            )
-        if status == 403:
-            return ToolResult.fail(
-                f"GitHub refused the request (403){suffix}",
-                _SET_TOKEN if anonymous else _PERMISSION_HINT,
-                status=403,
-            )
-        if status == 404:
-            own = "" if detail.lower() in ("", "not found") else f": {detail}"
-            hint = "check owner/name and the number or ref; GitHub also answers 404 for private repositories"
-            hint += f" the caller cannot see; {_SET_TOKEN}" if anonymous else " the token cannot see"
-            return ToolResult.fail(f"no such {what} (404){own}", hint, status=404)
-        if status is not None and status >= 500:
-            return server_error("GitHub", status, suffix)
-        if status == 422:
-            return ToolResult.fail(
-                f"GitHub rejected the request (422){suffix}", "fix the arguments (a ref or SHA?)", status=422
-            )
-        return ToolResult.fail(f"GitHub request failed ({status}){suffix}", status=status)
-    if isinstance(exc, requests.Timeout):
-        return ToolResult.fail(
-            "GitHub did not answer in time", "retry later or raise github.timeout_s", transient=True
-        )
-    if isinstance(exc, requests.ConnectionError):
-        return ToolResult.fail(
-            "cannot connect to GitHub", "check github.api_url and the network path to it", transient=True
-        )
-    raise exc
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -348,344 +382,289 @@ def _commit_summary(c: Any) -> dict[str, Any]:
     }
 
 
-def build(settings: Settings) -> ToolsetBuilder:
-    """The GitHub toolset; raises ImportError naming the extra when PyGithub is missing."""
-    _import_client()
-    ts = ToolsetBuilder(NAME, DESCRIPTION)
+@GITHUB.tool(category="git", read_only=True)
+def github_pr(ctx: RunContext[ToolDeps], ref: str, repo: str | None = None) -> ToolResult:
+    """Read one GitHub pull request: state, merge, people, branches, reviews, changed files, body.
 
-    def call(what: str, fn: Callable[[Any, _Conf], ToolResult], per_page: int = PAGE) -> ToolResult:
-        conf = _config(settings)
-        if (bad := bad_base_url("github.api_url", conf.api_url, "DEVOPS_AGENT_GITHUB__API_URL")) is not None:
-            return bad
-        import requests
+    Args:
+        ref: a PR number (123, #123), owner/name#123, or the PR's URL
+            (https://github.com/o/r/pull/123, or on a GitHub Enterprise host).
+        repo: owner/name when ref is a bare number; default: github.repo.
+    """
 
-        github = _import_client()
-        try:
-            with closing(_connect(conf, per_page)) as gh:
-                return fn(gh, conf)
-        except _Failure as failure:
-            return failure.result
-        except (github.GithubException, requests.RequestException) as exc:
-            return map_error(exc, what, conf)
-
-    @ts.tool(category="git", read_only=True)
-    def github_pr(ref: str, repo: str | None = None) -> ToolResult:
-        """Read one GitHub pull request: state, merge, people, branches, reviews, changed files, body.
-
-        Args:
-            ref: a PR number (123, #123), owner/name#123, or the PR's URL
-                (https://github.com/o/r/pull/123, or on a GitHub Enterprise host).
-            repo: owner/name when ref is a bare number; default: github.repo.
-        """
-
-        def run(gh: Any, conf: _Conf) -> ToolResult:
-            parsed = parse_pr_ref(ref, repo)
-            if parsed is None:
-                return ToolResult.fail(
-                    f"{ref!r} is not a pull request number or URL",
-                    "pass 123, owner/name#123 or https://github.com/owner/name/pull/123",
-                )
-            host, name, number = parsed
-            if host is not None and not conf.serves(host):
-                return ToolResult.fail(
-                    f"{ref} is not on the configured GitHub ({conf.web_netloc})",
-                    "only the server in github.api_url is queried; set it to that host's API "
-                    "(https://HOST/api/v3 for GitHub Enterprise Server)",
-                )
-            full = _repo_name(name, conf)
-            pr = gh.get_repo(full).get_pull(number)
-            title = pr.title  # the first read fetches the pull request
-            reviews = list(islice(pr.get_reviews(), MAX_REVIEWS))
-            files = _files(pr.get_files(), MAX_FILES)
-            body, body_cut = _cut(pr.body, BODY_MAX_CHARS)
-            data = {
-                "repo": full,
-                "number": pr.number,
-                "title": title,
-                "state": pr.state,
-                "draft": pr.draft,
-                "merged": pr.merged,
-                "merged_at": _iso(pr.merged_at),
-                "merged_by": _login(pr.merged_by),
-                "merge_commit_sha": pr.merge_commit_sha,
-                "author": _login(pr.user),
-                "base": {"ref": pr.base.ref, "sha": pr.base.sha},
-                "head": {"ref": pr.head.ref, "sha": pr.head.sha},
-                "created_at": _iso(pr.created_at),
-                "updated_at": _iso(pr.updated_at),
-                "closed_at": _iso(pr.closed_at),
-                "labels": [label.name for label in pr.labels],
-                "requested_reviewers": [u.login for u in pr.requested_reviewers],
-                "requested_teams": [t.slug for t in pr.requested_teams],
-                "review_summary": _reviews(reviews),
-                "commits": pr.commits,
-                "additions": pr.additions,
-                "deletions": pr.deletions,
-                "changed_files": pr.changed_files,
-                "files": files,
-                "files_truncated": pr.changed_files > len(files),
-                "body": body,
-                "body_truncated": body_cut,
-                "html_url": pr.html_url,
-            }
-            return ToolResult.ok(data, source=f"github pr {full}#{number}")
-
-        return call("pull request", run)
-
-    @ts.tool(category="git", read_only=True)
-    def github_prs_merged(
-        since: str,
-        until: str | None = None,
-        repo: str | None = None,
-        base: str | None = None,
-        limit: int = 50,
-    ) -> ToolResult:
-        """List the pull requests merged in a time window (what shipped before an incident?).
-
-        Args:
-            since: start of the window: 24h, 7d, '2 hours ago', an ISO date or date-time (no offset = local).
-            until: end of the window, same forms; default: now.
-            repo: owner/name; default: github.repo.
-            base: only PRs merged into this branch, e.g. main.
-            limit: most PRs to return (1-200).
-        """
-        limit = max(1, min(limit, MAX_MERGED))
-
-        def run(gh: Any, conf: _Conf) -> ToolResult:
-            start = _when(since, "since")
-            end = _when(until, "until") if until else None
-            if end is not None and end < start:
-                return ToolResult.fail("until is before since", "swap them or widen the window")
-            full = _repo_name(repo, conf)
-            filters = {"base": base} if base else {}
-            pulls = gh.get_repo(full).get_pulls(state="closed", sort="updated", direction="desc", **filters)
-            found: list[dict[str, Any]] = []
-            scanned, stopped = 0, "end_of_list"
-            for pr in pulls:
-                scanned += 1
-                # Merging updates a PR, so once PRs were last updated before `since`, none after
-                # them (sorted by update time) can have been merged in the window.
-                if pr.updated_at < start:
-                    stopped = "older_than_since"
-                    break
-                merged = pr.merged_at
-                if merged is not None and merged >= start and (end is None or merged <= end):
-                    found.append(
-                        {
-                            "number": pr.number,
-                            "title": pr.title,
-                            "author": _login(pr.user),
-                            "merged_at": _iso(merged),
-                            "merge_commit_sha": pr.merge_commit_sha,
-                            "base": pr.base.ref,
-                            "html_url": pr.html_url,
-                        }
-                    )
-                    if len(found) >= limit:
-                        stopped = "limit"
-                        break
-                if scanned >= MAX_SCAN:
-                    stopped = "scan_cap"
-                    break
-            window = {"repo": full, "since": start.isoformat(), "until": _iso(end), "base": base}
-            meta = {"source": f"github pulls {full}", "scanned": scanned}
-            if not found:
-                into = f" into {base}" if base else ""
-                return ToolResult.empty(
-                    f"no pull requests merged{into} in {full} since {window['since']}"
-                    + (f" until {window['until']}" if end else ""),
-                    **meta,
-                )
-            found.sort(key=lambda p: p["merged_at"], reverse=True)
-            data = {
-                **window,
-                "pull_requests": found,
-                "count": len(found),
-                "scanned": scanned,
-                "stopped": stopped,
-                # limit/scan_cap: older merges in the window may be missing
-                "truncated": stopped in ("limit", "scan_cap"),
-            }
-            return ToolResult.ok(data, **meta)
-
-        return call("repository", run)
-
-    @ts.tool(category="git", read_only=True)
-    def github_commits(
-        repo: str | None = None,
-        path: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        sha: str | None = None,
-        limit: int = 30,
-    ) -> ToolResult:
-        """List recent commits of a GitHub repository (no clone needed), newest first.
-
-        Args:
-            repo: owner/name; default: github.repo.
-            path: only commits touching this file or directory.
-            since: only commits after this: 24h, 7d, an ISO date or date-time.
-            until: only commits before this, same forms.
-            sha: branch, tag or commit SHA to start from; default: the default branch.
-            limit: most commits to return (1-100).
-        """
-        limit = max(1, min(limit, MAX_COMMITS))
-
-        def run(gh: Any, conf: _Conf) -> ToolResult:
-            params: dict[str, Any] = {}
-            if since:
-                params["since"] = _when(since, "since")
-            if until:
-                params["until"] = _when(until, "until")
-            if sha:
-                params["sha"] = sha
-            if path:
-                params["path"] = path
-            full = _repo_name(repo, conf)
-            listed = list(islice(gh.get_repo(full).get_commits(**params), limit + 1))
-            if not listed:
-                return ToolResult.empty(f"no commits in {full} match" + (f" (path {path})" if path else ""))
-            commits = [_commit_summary(c) for c in listed[:limit]]
-            data = {
-                "repo": full,
-                "commits": commits,
-                "count": len(commits),
-                "more_available": len(listed) > limit,
-            }
-            return ToolResult.ok(data, source=f"github commits {full}")
-
-        # One more than asked for, on the first page, to know whether there are more.
-        return call("repository, branch or path", run, per_page=limit + 1)
-
-    @ts.tool(category="git", read_only=True)
-    def github_compare(base: str, head: str, repo: str | None = None) -> ToolResult:
-        """Compare two refs (tags, branches, SHAs): commits between them and the files they change.
-
-        Use it for "what changed between the last good release and the bad one".
-
-        Args:
-            base: the older ref, e.g. v2.13.0.
-            head: the newer ref, e.g. v2.14.0.
-            repo: owner/name; default: github.repo.
-        """
-
-        def run(gh: Any, conf: _Conf) -> ToolResult:
-            full = _repo_name(repo, conf)
-            cmp = gh.get_repo(full).compare(base, head, comparison_commits_per_page=MAX_COMPARE_COMMITS)
-            status = cmp.status  # the first read fetches the comparison
-            all_files = cmp.files
-            # Completed with per_page=MAX_COMPARE_COMMITS: the first page is in hand, no request.
-            commits = [_commit_summary(c) for c in islice(cmp.commits, MAX_COMPARE_COMMITS)]
-            files = _files(all_files, MAX_FILES)
-            data = {
-                "repo": full,
-                "base": base,
-                "head": head,
-                "status": status,
-                "ahead_by": cmp.ahead_by,
-                "behind_by": cmp.behind_by,
-                "merge_base_sha": cmp.merge_base_commit.sha if cmp.merge_base_commit else None,
-                "total_commits": cmp.total_commits,
-                "commits": commits,  # oldest first, as GitHub lists them
-                "commits_truncated": cmp.total_commits > len(commits),
-                "files": files,
-                "files_listed": len(all_files),
-                "files_truncated": len(all_files) > len(files) or len(all_files) >= COMPARE_FILES_CAP,
-                "html_url": cmp.html_url,
-            }
-            return ToolResult.ok(data, source=f"github compare {full} {base}...{head}")
-
-        return call("repository or ref", run)
-
-    @ts.tool(category="git", read_only=True)
-    def github_commit(sha: str, repo: str | None = None) -> ToolResult:
-        """Read one commit: message, author, parents, stats and each file's patch (capped).
-
-        Args:
-            sha: a commit SHA (short is fine), branch or tag.
-            repo: owner/name; default: github.repo.
-        """
-
-        def run(gh: Any, conf: _Conf) -> ToolResult:
-            full = _repo_name(repo, conf)
-            c = gh.get_repo(full).get_commit(sha)
-            summary = _commit_summary(c)  # the first read fetches the commit
-            message, message_cut = _cut(c.commit.message, MESSAGE_MAX_CHARS)
-            files: list[dict[str, Any]] = []
-            budget, patches_cut = PATCHES_MAX_CHARS, False
-            for f in islice(c.files, MAX_FILES + 1):
-                if len(files) == MAX_FILES:
-                    patches_cut = True
-                    break
-                item = _files([f], 1)[0]
-                patch = f.patch or ""
-                if patch and budget > 0:
-                    item["patch"], cut = _cut(patch[:budget], PATCH_MAX_CHARS)
-                    item["patch_truncated"] = cut or len(patch) > budget
-                    budget -= len(item["patch"])
-                elif patch:
-                    item["patch_omitted"] = True  # the budget for all patches is spent
-                files.append(item)
-            data = {
-                **summary,
-                "repo": full,
-                "message": message,
-                "message_truncated": message_cut,
-                "committer": c.commit.committer.name if c.commit.committer else None,
-                "committed": _iso(c.commit.committer.date if c.commit.committer else None),
-                "parents": [p.sha for p in c.parents],
-                "stats": {
-                    "additions": c.stats.additions,
-                    "deletions": c.stats.deletions,
-                    "total": c.stats.total,
-                },
-                "files": files,
-                "files_truncated": patches_cut,
-            }
-            return ToolResult.ok(data, source=f"github commit {full}@{sha}")
-
-        return call("commit", run)
-
-    return ts
-
-
-def check(settings: Any) -> tuple[bool, str]:
-    """Health check for ``devops-agent doctor``: ``GET /user`` with a token, ``/rate_limit`` without."""
-    try:
-        github = _import_client()
-    except ImportError as exc:
-        return False, str(exc)
-    conf = _config(settings)
-    if (bad := bad_base_url("github.api_url", conf.api_url, "DEVOPS_AGENT_GITHUB__API_URL")) is not None:
-        return False, f"github: {bad.error} ({bad.hint})"
-    import requests
-
-    try:
-        with closing(_connect(conf)) as gh:
-            if conf.token:
-                login = gh.get_user().login
-                remaining, limit = gh.requester.rate_limiting  # from the headers; -1 if none
-                scopes = gh.oauth_scopes  # classic tokens only
-                extra = f"{remaining}/{limit} requests left" if limit >= 0 else "no rate limit"
-                extra += f", scopes {', '.join(scopes)}" if scopes else ""
-                return True, f"github: {conf.api_url} as {login} ({extra})"
-            core = gh.get_rate_limit().resources.core
-            return True, (
-                f"github: {conf.api_url} anonymously ({core.remaining}/{core.limit} requests left; "
-                "set github.token for private repositories)"
+    def run(gh: Any, section: GitHubSettings) -> ToolResult:
+        parsed = parse_pr_ref(ref, repo)
+        if parsed is None:
+            return ToolResult.fail(
+                f"{ref!r} is not a pull request number or URL",
+                "pass 123, owner/name#123 or https://github.com/owner/name/pull/123",
             )
-    except github.GithubException as exc:
-        message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else ""
-        if exc.status == 404 and "rate limit" in message.lower():
-            # GitHub Enterprise Server with rate limiting disabled answers /rate_limit with 404.
-            return True, f"github: {conf.api_url} anonymously (rate limiting disabled on the server)"
-        failed = map_error(exc, "endpoint", conf)
-        return False, f"github: {failed.error}" + (f" ({failed.hint})" if failed.hint else "")
-    except requests.RequestException as exc:
-        failed = map_error(exc, "endpoint", conf)
-        return False, f"github: {failed.error}" + (f" ({failed.hint})" if failed.hint else "")
+        host, name, number = parsed
+        if host is not None and not serves(section, host):
+            return ToolResult.fail(
+                f"{ref} is not on the configured GitHub ({web_netloc(section)})",
+                "only the server in github.api_url is queried; set it to that host's API "
+                "(https://HOST/api/v3 for GitHub Enterprise Server)",
+            )
+        full = _repo_name(name, section)
+        pr = gh.get_repo(full).get_pull(number)
+        title = pr.title  # the first read fetches the pull request
+        reviews = list(islice(pr.get_reviews(), MAX_REVIEWS))
+        files = _files(pr.get_files(), MAX_FILES)
+        body, body_cut = _cut(pr.body, BODY_MAX_CHARS)
+        data = {
+            "repo": full,
+            "number": pr.number,
+            "title": title,
+            "state": pr.state,
+            "draft": pr.draft,
+            "merged": pr.merged,
+            "merged_at": _iso(pr.merged_at),
+            "merged_by": _login(pr.merged_by),
+            "merge_commit_sha": pr.merge_commit_sha,
+            "author": _login(pr.user),
+            "base": {"ref": pr.base.ref, "sha": pr.base.sha},
+            "head": {"ref": pr.head.ref, "sha": pr.head.sha},
+            "created_at": _iso(pr.created_at),
+            "updated_at": _iso(pr.updated_at),
+            "closed_at": _iso(pr.closed_at),
+            "labels": [label.name for label in pr.labels],
+            "requested_reviewers": [u.login for u in pr.requested_reviewers],
+            "requested_teams": [t.slug for t in pr.requested_teams],
+            "review_summary": _reviews(reviews),
+            "commits": pr.commits,
+            "additions": pr.additions,
+            "deletions": pr.deletions,
+            "changed_files": pr.changed_files,
+            "files": files,
+            "files_truncated": pr.changed_files > len(files),
+            "body": body,
+            "body_truncated": body_cut,
+            "html_url": pr.html_url,
+        }
+        return ToolResult.ok(data, source=f"github pr {full}#{number}")
+
+    return GITHUB.call(ctx.deps.settings, "pull request", run)
 
 
-def register(registry: ToolRegistry) -> None:
-    """Entry point of the ``devops_agent.toolsets`` group."""
-    registry.add_toolset(NAME, build, DESCRIPTION, extra=EXTRA)
+@GITHUB.tool(category="git", read_only=True)
+def github_prs_merged(
+    ctx: RunContext[ToolDeps],
+    since: str,
+    until: str | None = None,
+    repo: str | None = None,
+    base: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_MERGED)] = 50,
+) -> ToolResult:
+    """List the pull requests merged in a time window (what shipped before an incident?).
+
+    Args:
+        since: start of the window: 24h, 7d, '2 hours ago', an ISO date or date-time (no offset = local).
+        until: end of the window, same forms; default: now.
+        repo: owner/name; default: github.repo.
+        base: only PRs merged into this branch, e.g. main.
+        limit: most PRs to return (1-200).
+    """
+
+    def run(gh: Any, section: GitHubSettings) -> ToolResult:
+        start = _when(since, "since")
+        end = _when(until, "until") if until else None
+        if end is not None and end < start:
+            return ToolResult.fail("until is before since", "swap them or widen the window")
+        full = _repo_name(repo, section)
+        filters = {"base": base} if base else {}
+        pulls = gh.get_repo(full).get_pulls(state="closed", sort="updated", direction="desc", **filters)
+        found: list[dict[str, Any]] = []
+        scanned, stopped = 0, "end_of_list"
+        for pr in pulls:
+            scanned += 1
+            # Merging updates a PR, so once PRs were last updated before `since`, none after
+            # them (sorted by update time) can have been merged in the window.
+            if pr.updated_at < start:
+                stopped = "older_than_since"
+                break
+            merged = pr.merged_at
+            if merged is not None and merged >= start and (end is None or merged <= end):
+                found.append(
+                    {
+                        "number": pr.number,
+                        "title": pr.title,
+                        "author": _login(pr.user),
+                        "merged_at": _iso(merged),
+                        "merge_commit_sha": pr.merge_commit_sha,
+                        "base": pr.base.ref,
+                        "html_url": pr.html_url,
+                    }
+                )
+                if len(found) >= limit:
+                    stopped = "limit"
+                    break
+            if scanned >= MAX_SCAN:
+                stopped = "scan_cap"
+                break
+        window = {"repo": full, "since": start.isoformat(), "until": _iso(end), "base": base}
+        meta = {"source": f"github pulls {full}", "scanned": scanned}
+        if not found:
+            into = f" into {base}" if base else ""
+            return ToolResult.empty(
+                f"no pull requests merged{into} in {full} since {window['since']}"
+                + (f" until {window['until']}" if end else ""),
+                **meta,
+            )
+        found.sort(key=lambda p: p["merged_at"], reverse=True)
+        data = {
+            **window,
+            "pull_requests": found,
+            "count": len(found),
+            "scanned": scanned,
+            "stopped": stopped,
+            # limit/scan_cap: older merges in the window may be missing
+            "truncated": stopped in ("limit", "scan_cap"),
+        }
+        return ToolResult.ok(data, **meta)
+
+    return GITHUB.call(ctx.deps.settings, "repository", run)
+
+
+@GITHUB.tool(category="git", read_only=True)
+def github_commits(
+    ctx: RunContext[ToolDeps],
+    repo: str | None = None,
+    path: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    sha: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_COMMITS)] = 30,
+) -> ToolResult:
+    """List recent commits of a GitHub repository (no clone needed), newest first.
+
+    Args:
+        repo: owner/name; default: github.repo.
+        path: only commits touching this file or directory.
+        since: only commits after this: 24h, 7d, an ISO date or date-time.
+        until: only commits before this, same forms.
+        sha: branch, tag or commit SHA to start from; default: the default branch.
+        limit: most commits to return (1-100).
+    """
+
+    def run(gh: Any, section: GitHubSettings) -> ToolResult:
+        params: dict[str, Any] = {}
+        if since:
+            params["since"] = _when(since, "since")
+        if until:
+            params["until"] = _when(until, "until")
+        if sha:
+            params["sha"] = sha
+        if path:
+            params["path"] = path
+        full = _repo_name(repo, section)
+        listed = list(islice(gh.get_repo(full).get_commits(**params), limit + 1))
+        if not listed:
+            return ToolResult.empty(f"no commits in {full} match" + (f" (path {path})" if path else ""))
+        commits = [_commit_summary(c) for c in listed[:limit]]
+        data = {
+            "repo": full,
+            "commits": commits,
+            "count": len(commits),
+            "more_available": len(listed) > limit,
+        }
+        return ToolResult.ok(data, source=f"github commits {full}")
+
+    # One more than asked for, on the first page, to know whether there are more.
+    return GITHUB.call(ctx.deps.settings, "repository, branch or path", run, options={"per_page": limit + 1})
+
+
+@GITHUB.tool(category="git", read_only=True)
+def github_compare(ctx: RunContext[ToolDeps], base: str, head: str, repo: str | None = None) -> ToolResult:
+    """Compare two refs (tags, branches, SHAs): commits between them and the files they change.
+
+    Use it for "what changed between the last good release and the bad one".
+
+    Args:
+        base: the older ref, e.g. v2.13.0.
+        head: the newer ref, e.g. v2.14.0.
+        repo: owner/name; default: github.repo.
+    """
+
+    def run(gh: Any, section: GitHubSettings) -> ToolResult:
+        full = _repo_name(repo, section)
+        cmp = gh.get_repo(full).compare(base, head, comparison_commits_per_page=MAX_COMPARE_COMMITS)
+        status = cmp.status  # the first read fetches the comparison
+        all_files = cmp.files
+        # Completed with per_page=MAX_COMPARE_COMMITS: the first page is in hand, no request.
+        commits = [_commit_summary(c) for c in islice(cmp.commits, MAX_COMPARE_COMMITS)]
+        files = _files(all_files, MAX_FILES)
+        data = {
+            "repo": full,
+            "base": base,
+            "head": head,
+            "status": status,
+            "ahead_by": cmp.ahead_by,
+            "behind_by": cmp.behind_by,
+            "merge_base_sha": cmp.merge_base_commit.sha if cmp.merge_base_commit else None,
+            "total_commits": cmp.total_commits,
+            "commits": commits,  # oldest first, as GitHub lists them
+            "commits_truncated": cmp.total_commits > len(commits),
+            "files": files,
+            "files_listed": len(all_files),
+            "files_truncated": len(all_files) > len(files) or len(all_files) >= COMPARE_FILES_CAP,
+            "html_url": cmp.html_url,
+        }
+        return ToolResult.ok(data, source=f"github compare {full} {base}...{head}")
+
+    return GITHUB.call(ctx.deps.settings, "repository or ref", run)
+
+
+@GITHUB.tool(category="git", read_only=True)
+def github_commit(ctx: RunContext[ToolDeps], sha: str, repo: str | None = None) -> ToolResult:
+    """Read one commit: message, author, parents, stats and each file's patch (capped).
+
+    Args:
+        sha: a commit SHA (short is fine), branch or tag.
+        repo: owner/name; default: github.repo.
+    """
+
+    def run(gh: Any, section: GitHubSettings) -> ToolResult:
+        full = _repo_name(repo, section)
+        c = gh.get_repo(full).get_commit(sha)
+        summary = _commit_summary(c)  # the first read fetches the commit
+        message, message_cut = _cut(c.commit.message, MESSAGE_MAX_CHARS)
+        files: list[dict[str, Any]] = []
+        budget, patches_cut = PATCHES_MAX_CHARS, False
+        for f in islice(c.files, MAX_FILES + 1):
+            if len(files) == MAX_FILES:
+                patches_cut = True
+                break
+            item = _files([f], 1)[0]
+            patch = f.patch or ""
+            if patch and budget > 0:
+                item["patch"], cut = _cut(patch[:budget], PATCH_MAX_CHARS)
+                item["patch_truncated"] = cut or len(patch) > budget
+                budget -= len(item["patch"])
+            elif patch:
+                item["patch_omitted"] = True  # the budget for all patches is spent
+            files.append(item)
+        data = {
+            **summary,
+            "repo": full,
+            "message": message,
+            "message_truncated": message_cut,
+            "committer": c.commit.committer.name if c.commit.committer else None,
+            "committed": _iso(c.commit.committer.date if c.commit.committer else None),
+            "parents": [p.sha for p in c.parents],
+            "stats": {
+                "additions": c.stats.additions,
+                "deletions": c.stats.deletions,
+                "total": c.stats.total,
+            },
+            "files": files,
+            "files_truncated": patches_cut,
+        }
+        return ToolResult.ok(data, source=f"github commit {full}@{sha}")
+
+    return GITHUB.call(ctx.deps.settings, "commit", run)
+
+
+build = GITHUB.build
+check = GITHUB.check
+register = GITHUB.register

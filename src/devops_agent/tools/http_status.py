@@ -1,12 +1,16 @@
 """HTTP failures of integration clients as tool results, the same way for every service.
 
 A 429 and a 5xx are transient (a retry later can help; the circuit breaker counts them); the
-``Retry-After`` header is read in either of its forms. Tools map their own 401/403/404 since the
-hints there are specific to each service.
+``Retry-After`` header is read in either of its forms; a timeout and an unreachable server are
+transient too. Each integration states its own words for the rest (401/403/404/...: the hints
+there are specific to each service) in an :class:`ErrorTable`; this module turns a status into a
+result. It must not import any client library: integrations read their exceptions themselves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
@@ -61,3 +65,62 @@ def server_error(service: str, status: int, suffix: str = "") -> ToolResult:
         status=status,
         transient=True,
     )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A service's words for one status: ``message`` and ``hint`` are format strings over
+    ``{service}``, ``{status}``, ``{what}`` (the object asked for) and ``{said}`` (``": "`` and the
+    server's explanation, or nothing)."""
+
+    message: str
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class ErrorTable:
+    """One service's failures as tool results, over the shared mapping above.
+
+    :meth:`result` uses the service's :class:`Rule` for a status when it has one, else 429 →
+    :func:`rate_limited`, 5xx → :func:`server_error`, anything else → ``fallback``. The transport
+    failures, :meth:`timeout` and :meth:`unreachable`, say which setting to look at.
+    """
+
+    service: str
+    """The service as messages name it: ``Jira``, ``Kubernetes API``, ``Docker daemon``."""
+    timeout_hint: str
+    unreachable_hint: str
+    rules: Mapping[int, Rule] = field(default_factory=dict)
+    fallback: Rule = Rule("{service} request failed ({status}){said}")
+
+    def result(
+        self, status: int | None, *, what: str = "", detail: str = "", retry_after: float | None = None
+    ) -> ToolResult:
+        """A failed result for HTTP ``status`` (``None``: the client gave none)."""
+        said = f": {detail}" if detail else ""
+        rule = self.rules.get(status) if status is not None else None
+        if rule is None and status == 429:
+            return rate_limited(self.service, retry_after, said)
+        if rule is None and status is not None and status >= 500:
+            return server_error(self.service, status, said)
+        rule = rule or self.fallback
+        words = {"service": self.service, "status": status, "what": what, "said": said}
+        hint = rule.hint.format(**words) if rule.hint else None
+        return ToolResult.fail(rule.message.format(**words), hint, status=status)
+
+    def timeout(self, subject: str | None = None) -> ToolResult:
+        """The server did not answer within the configured timeout: transient."""
+        return ToolResult.fail(
+            f"{subject or self.service} did not answer in time", self.timeout_hint, transient=True
+        )
+
+    def unreachable(
+        self, subject: str | None = None, reason: str = "", hint: str | None = None
+    ) -> ToolResult:
+        """No connection could be made (refused, no route, DNS): transient."""
+        because = f": {reason}" if reason else ""
+        return ToolResult.fail(
+            f"cannot connect to {subject or self.service}{because}",
+            hint or self.unreachable_hint,
+            transient=True,
+        )

@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
+from pydantic import Field
+from pydantic_ai import RunContext
+
 from devops_agent.config import Settings
-from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.config.settings import JenkinsSettings
+from devops_agent.deps import ToolDeps
+from devops_agent.tools.base import ToolResult
 from devops_agent.tools.ci_urls import BuildRef, parse_job_or_url
-from devops_agent.tools.http_status import bad_base_url, rate_limited, retry_after_seconds, server_error
+from devops_agent.tools.http_status import ErrorTable, Rule, bad_base_url, retry_after_seconds
+from devops_agent.tools.integration import Integration, ToolFailure
 from devops_agent.tools.logs import summarize_log
-from devops_agent.tools.registry import ToolRegistry
 
 NAME = "jenkins"
-EXTRA = "jenkins"
 DESCRIPTION = "Read Jenkins builds, console logs and test reports; trigger builds"
 
 MAX_FAILED_CASES = 50
@@ -52,90 +55,101 @@ _AUTH_HINT = (
     "the account may also lack permission on this job"
 )
 _STATUS_IN_MESSAGE = re.compile(r"\[(\d{3})\]")
-
-
-def _import_client() -> Any:
-    try:
-        import jenkins
-    except ImportError as exc:
-        raise ImportError(
-            f"the jenkins toolset needs the `python-jenkins` package: pip install 'devops-agent[{EXTRA}]'"
-        ) from exc
-    return jenkins
-
-
-class _Conf:
-    def __init__(self, url: str, user: str, token: str, timeout_s: float, console_max_bytes: int) -> None:
-        self.url = url.rstrip("/") + "/"
-        self.user, self.token = user, token
-        self.timeout_s, self.console_max_bytes = timeout_s, console_max_bytes
-
-
-def _config(settings: Any) -> _Conf | None:
-    conf = getattr(settings, "jenkins", None)
-    if conf is None:
-        return None
-    url, user, token = getattr(conf, "url", None), getattr(conf, "user", None), getattr(conf, "token", None)
-    if token is not None and hasattr(token, "get_secret_value"):
-        token = token.get_secret_value()
-    if not (url and user and token):
-        return None
-    return _Conf(
-        str(url),
-        str(user),
-        str(token),
-        float(getattr(conf, "timeout_s", 20.0)),
-        int(getattr(conf, "console_max_bytes", 2_000_000)),
-    )
-
-
-class _Failure(Exception):
-    """Carries a ready :class:`ToolResult` out of nested helpers."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.error)
-        self.result = result
-
-
-def map_error(exc: Exception, what: str) -> ToolResult:
-    """Turn a ``python-jenkins``/``requests`` exception into a failed :class:`ToolResult`."""
-    import requests
-
-    jenkins = _import_client()
-    status: int | None = None
-    retry_after: float | None = None
-    if isinstance(exc, jenkins.NotFoundException):
-        status = 404
-    elif isinstance(exc, jenkins.TimeoutException | requests.Timeout):
-        return ToolResult.fail(
-            "Jenkins did not answer in time", "retry later or raise jenkins.timeout_s", transient=True
-        )
-    elif isinstance(exc, requests.HTTPError) and exc.response is not None:
-        status = exc.response.status_code
-        retry_after = retry_after_seconds(exc.response.headers.get("Retry-After"))
-    elif isinstance(exc, requests.ConnectionError):
-        return ToolResult.fail(
-            "cannot connect to Jenkins", "check jenkins.url and the network path to it", transient=True
-        )
-    elif isinstance(exc, jenkins.JenkinsException):
-        # python-jenkins folds 401/403/500 into a message "... failed [401]: Unauthorized".
-        found = _STATUS_IN_MESSAGE.search(str(exc))
-        status = int(found.group(1)) if found else None
-    if status in (401, 403):
-        return ToolResult.fail(f"Jenkins refused the request ({status})", _AUTH_HINT, status=status)
-    if status == 404:
-        return ToolResult.fail(
-            f"no such {what} (404)",
+ERRORS = ErrorTable(
+    "Jenkins",
+    timeout_hint="retry later or raise jenkins.timeout_s",
+    unreachable_hint="check jenkins.url and the network path to it",
+    rules={
+        401: Rule("Jenkins refused the request (401)", _AUTH_HINT),
+        403: Rule("Jenkins refused the request (403)", _AUTH_HINT),
+        404: Rule(
+            "no such {what} (404)",
             "check the job name (folders separated by '/') and the build number; "
             "jenkins_last_build finds builds",
-            status=404,
+        ),
+    },
+    fallback=Rule("Jenkins request failed{said}"),
+)
+
+
+class Jenkins(Integration[JenkinsSettings]):
+    """The Jenkins server of ``settings.jenkins``, through ``python-jenkins``."""
+
+    name = NAME
+    description = DESCRIPTION
+    extra = "jenkins"
+    package = "python-jenkins"
+    modules = ("jenkins",)
+
+    def section(self, settings: Settings) -> JenkinsSettings:
+        return settings.jenkins
+
+    def configured(self, settings: Settings) -> bool:
+        return bool(settings.jenkins.url)
+
+    def unusable(self, section: JenkinsSettings) -> ToolResult | None:
+        if not (section.url and section.user and section.token and section.token.get_secret_value()):
+            return ToolResult.fail("Jenkins is not configured", _NOT_CONFIGURED)
+        return bad_base_url("jenkins.url", base_url(section), "DEVOPS_AGENT_JENKINS__URL")
+
+    def connect(self, section: JenkinsSettings, **options: Any) -> Any:
+        token = section.token.get_secret_value() if section.token else ""  # unusable() said it is set
+        return self.client_module().Jenkins(
+            base_url(section), username=section.user, password=token, timeout=section.timeout_s
         )
-    if status == 429:
-        return rate_limited("Jenkins", retry_after)
-    if status is not None and status >= 500:
-        return server_error("Jenkins", status)
-    first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-    return ToolResult.fail(f"Jenkins request failed: {first}", status=status)
+
+    def close(self, client: Any) -> None:
+        client._session.close()  # python-jenkins has no public close; its pool would leak sockets
+
+    def client_errors(self) -> tuple[type[Exception], ...]:
+        import requests
+
+        return (self.client_module().JenkinsException, requests.RequestException)
+
+    def map_error(
+        self, exc: Exception, what: str, section: JenkinsSettings, client: Any = None, **context: Any
+    ) -> ToolResult:
+        """A ``python-jenkins``/``requests`` exception as a failed result."""
+        import requests
+
+        jenkins = self.client_module()
+        status: int | None = None
+        retry_after: float | None = None
+        if isinstance(exc, jenkins.NotFoundException):
+            status = 404
+        elif isinstance(exc, jenkins.TimeoutException | requests.Timeout):
+            return ERRORS.timeout()
+        elif isinstance(exc, requests.HTTPError) and exc.response is not None:
+            status = exc.response.status_code
+            retry_after = retry_after_seconds(exc.response.headers.get("Retry-After"))
+        elif isinstance(exc, requests.ConnectionError):
+            return ERRORS.unreachable()
+        elif isinstance(exc, jenkins.JenkinsException):
+            # python-jenkins folds 401/403/500 into a message "... failed [401]: Unauthorized".
+            found = _STATUS_IN_MESSAGE.search(str(exc))
+            status = int(found.group(1)) if found else None
+        # The exception's text is the client's wording, not the server's: only a status the table
+        # has no words for is explained with it.
+        known = status is not None and (status in ERRORS.rules or status == 429 or status >= 500)
+        first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        return ERRORS.result(status, what=what, detail="" if known else first, retry_after=retry_after)
+
+    def probe(self, client: Any, section: JenkinsSettings) -> str:
+        """``GET /api/json`` with our credentials: the version and mode."""
+        import requests
+
+        url = base_url(section)
+        resp = client.jenkins_request(requests.Request("GET", url + "api/json"), add_crumb=False)
+        return f"{url} (version {resp.headers.get('X-Jenkins') or 'unknown'}, mode {resp.json().get('mode')})"
+
+
+JENKINS = Jenkins()
+"""The integration: settings, client, errors, health check; its tools are declared below."""
+
+
+def base_url(section: JenkinsSettings) -> str:
+    """``jenkins.url`` with one trailing slash, as job paths are appended to it."""
+    return (section.url or "").rstrip("/") + "/"
 
 
 def _iso(ms: Any) -> str | None:
@@ -197,291 +211,274 @@ def _stack_excerpt(trace: str | None) -> str | None:
     return text + ("\n…" if len(lines) > STACK_MAX_LINES or len(text) == STACK_MAX_CHARS else "")
 
 
-def build(settings: Settings) -> ToolsetBuilder:
-    """The Jenkins toolset; raises ImportError naming the extra when ``python-jenkins`` is missing."""
-    _import_client()
-    ts = ToolsetBuilder(NAME, DESCRIPTION)
-
-    @contextmanager
-    def client(conf: _Conf) -> Iterator[Any]:
-        jenkins = _import_client()
-        server = jenkins.Jenkins(conf.url, username=conf.user, password=conf.token, timeout=conf.timeout_s)
-        try:
-            yield server
-        finally:
-            server._session.close()  # python-jenkins has no public close; its pool would leak sockets
-
-    def target(conf: _Conf, url_or_job: str, number: int | str | None) -> BuildRef:
-        ref = parse_job_or_url(url_or_job)
-        if ref is None:
-            raise _Failure(
-                ToolResult.fail(
-                    f"{url_or_job!r} is not a Jenkins job name or URL",
-                    "pass a job name like 'team/api' or a build URL like https://ci/job/team/job/api/42/",
-                )
+def _target(section: JenkinsSettings, url_or_job: str, number: int | str | None) -> BuildRef:
+    """The build a tool's arguments name, on the configured server (anything else: ToolFailure)."""
+    ref = parse_job_or_url(url_or_job)
+    if ref is None:
+        raise ToolFailure(
+            ToolResult.fail(
+                f"{url_or_job!r} is not a Jenkins job name or URL",
+                "pass a job name like 'team/api' or a build URL like https://ci/job/team/job/api/42/",
             )
-        if ref.base_url and _origin(ref.base_url) != _origin(conf.url):
-            raise _Failure(
-                ToolResult.fail(
-                    f"{ref.base_url} is not the configured Jenkins ({conf.url})",
-                    "only the server in jenkins.url is queried (its token is not sent elsewhere)",
-                )
+        )
+    if ref.base_url and _origin(ref.base_url) != _origin(base_url(section)):
+        raise ToolFailure(
+            ToolResult.fail(
+                f"{ref.base_url} is not the configured Jenkins ({base_url(section)})",
+                "only the server in jenkins.url is queried (its token is not sent elsewhere)",
             )
-        build_no = number if number is not None else ref.build
-        return BuildRef(conf.url, ref.job, build_no)
+        )
+    build_no = number if number is not None else ref.build
+    return BuildRef(base_url(section), ref.job, build_no)
 
-    def get(server: Any, path: str, params: dict[str, Any] | None = None, stream: bool = False) -> Any:
-        import requests
 
-        req = requests.Request("GET", server.server + path, params=params or {})
-        return server.jenkins_request(req, add_crumb=False, stream=stream or None)
+def _get(server: Any, path: str, params: dict[str, Any] | None = None, stream: bool = False) -> Any:
+    import requests
 
-    def call(what: str, fn: Callable[[_Conf, Any], ToolResult]) -> ToolResult:
-        conf = _config(settings)
-        if conf is None:
-            return ToolResult.fail("Jenkins is not configured", _NOT_CONFIGURED)
-        if (bad := bad_base_url("jenkins.url", conf.url, "DEVOPS_AGENT_JENKINS__URL")) is not None:
-            return bad
-        import requests
+    req = requests.Request("GET", server.server + path, params=params or {})
+    return server.jenkins_request(req, add_crumb=False, stream=stream or None)
 
-        jenkins = _import_client()
-        try:
-            with client(conf) as server:
-                return fn(conf, server)
-        except _Failure as failure:
-            return failure.result
-        except (jenkins.JenkinsException, requests.RequestException) as exc:
-            return map_error(exc, what)
 
-    def build_info(server: Any, ref: BuildRef) -> dict[str, Any]:
-        info: dict[str, Any] = get(server, f"{ref.job_path}{ref.build or 'lastBuild'}/api/json").json()
-        return info
+def _build_info(server: Any, ref: BuildRef) -> dict[str, Any]:
+    info: dict[str, Any] = _get(server, f"{ref.job_path}{ref.build or 'lastBuild'}/api/json").json()
+    return info
 
-    def read_from(server: Any, path: str, offset: int, cap: int) -> dict[str, Any]:
-        """Up to ``cap`` bytes of the log from byte ``offset`` (progressive: ``next_start`` goes on)."""
-        with closing(get(server, path, {"start": offset}, stream=True)) as resp:
-            buf = bytearray()
-            for chunk in resp.iter_content(CHUNK):
-                buf += chunk
-                if len(buf) > cap:
-                    break
-            building = resp.headers.get("X-More-Data", "").lower() == "true"
-            end = _text_size(resp)
-        body = bytes(buf[:cap])
-        truncated = len(buf) > cap
-        # Offsets count the log file's bytes, and the plain text leaves out Jenkins' console
-        # notes (hyperlinks, Pipeline step markers: hundreds of bytes each): once the whole answer
-        # is read, X-Text-Size says where it ended. Cut short, the file offset of the cut is
-        # unknown; offset + len(body) is not past it, so the next call may repeat a little text
-        # but never skips any.
-        return {
-            "text": body.decode("utf-8", errors="replace"),
-            "start": offset,
-            "next_start": end if end is not None and not truncated else offset + len(body),
-            "truncated": truncated,
-            "building": building,
-        }
 
-    def read_tail(server: Any, path: str, tail_lines: int, window: int) -> dict[str, Any]:
-        """The last ``tail_lines`` lines, reading at most the last ``window`` bytes of the log.
-
-        Jenkins sends the log size (``X-Text-Size``) before the text, so a long log is closed
-        unread and asked for again from ``size - window``.
-        """
-        resp = get(server, path, {"start": 0}, stream=True)
-        size = _text_size(resp)
-        offset = 0
-        if size is not None and size > window:
-            resp.close()
-            offset = size - window
-            resp = get(server, path, {"start": offset}, stream=True)
-        lines: deque[bytes] = deque(maxlen=tail_lines)
-        partial, seen, read = b"", 0, 0
-        with closing(resp):
-            building = resp.headers.get("X-More-Data", "").lower() == "true"
-            for chunk in resp.iter_content(CHUNK):
-                read += len(chunk)
-                parts = (partial + chunk).split(b"\n")
-                partial = parts.pop()[-window:]  # a log without newlines must not grow unbounded
-                lines.extend(parts)
-                seen += len(parts)
-        if partial:
-            lines.append(partial)
-            seen += 1
-        if offset and seen > 1 and len(lines) == seen:
-            lines.popleft()  # the window starts inside a line (kept when it is all there is)
-            seen -= 1
+def _read_from(server: Any, path: str, offset: int, cap: int) -> dict[str, Any]:
+    """Up to ``cap`` bytes of the log from byte ``offset`` (progressive: ``next_start`` goes on)."""
+    with closing(_get(server, path, {"start": offset}, stream=True)) as resp:
+        buf = bytearray()
+        for chunk in resp.iter_content(CHUNK):
+            buf += chunk
+            if len(buf) > cap:
+                break
+        building = resp.headers.get("X-More-Data", "").lower() == "true"
         end = _text_size(resp)
-        total = size if size is not None else read
-        return {
-            "text": "\n".join(ln.decode("utf-8", errors="replace").rstrip("\r") for ln in lines),
-            "lines": len(lines),
-            "total_lines": None if offset else seen,
-            "total_bytes": total,
-            "truncated": bool(offset) or seen > len(lines),
-            "building": building,
-            "next_start": end if end is not None else offset + read,
+    body = bytes(buf[:cap])
+    truncated = len(buf) > cap
+    # Offsets count the log file's bytes, and the plain text leaves out Jenkins' console
+    # notes (hyperlinks, Pipeline step markers: hundreds of bytes each): once the whole answer
+    # is read, X-Text-Size says where it ended. Cut short, the file offset of the cut is
+    # unknown; offset + len(body) is not past it, so the next call may repeat a little text
+    # but never skips any.
+    return {
+        "text": body.decode("utf-8", errors="replace"),
+        "start": offset,
+        "next_start": end if end is not None and not truncated else offset + len(body),
+        "truncated": truncated,
+        "building": building,
+    }
+
+
+def _read_tail(server: Any, path: str, tail_lines: int, window: int) -> dict[str, Any]:
+    """The last ``tail_lines`` lines, reading at most the last ``window`` bytes of the log.
+
+    Jenkins sends the log size (``X-Text-Size``) before the text, so a long log is closed
+    unread and asked for again from ``size - window``.
+    """
+    resp = _get(server, path, {"start": 0}, stream=True)
+    size = _text_size(resp)
+    offset = 0
+    if size is not None and size > window:
+        resp.close()
+        offset = size - window
+        resp = _get(server, path, {"start": offset}, stream=True)
+    lines: deque[bytes] = deque(maxlen=tail_lines)
+    partial, seen, read = b"", 0, 0
+    with closing(resp):
+        building = resp.headers.get("X-More-Data", "").lower() == "true"
+        for chunk in resp.iter_content(CHUNK):
+            read += len(chunk)
+            parts = (partial + chunk).split(b"\n")
+            partial = parts.pop()[-window:]  # a log without newlines must not grow unbounded
+            lines.extend(parts)
+            seen += len(parts)
+    if partial:
+        lines.append(partial)
+        seen += 1
+    if offset and seen > 1 and len(lines) == seen:
+        lines.popleft()  # the window starts inside a line (kept when it is all there is)
+        seen -= 1
+    end = _text_size(resp)
+    total = size if size is not None else read
+    return {
+        "text": "\n".join(ln.decode("utf-8", errors="replace").rstrip("\r") for ln in lines),
+        "lines": len(lines),
+        "total_lines": None if offset else seen,
+        "total_bytes": total,
+        "truncated": bool(offset) or seen > len(lines),
+        "building": building,
+        "next_start": end if end is not None else offset + read,
+    }
+
+
+@JENKINS.tool(category="ci", read_only=True)
+def jenkins_build(ctx: RunContext[ToolDeps], url_or_job: str, number: int | None = None) -> ToolResult:
+    """Show one Jenkins build: result, duration, start time, causes, parameters, commits, URL.
+
+    Args:
+        url_or_job: a build or job URL (classic, folder or Blue Ocean) or a job name such as "team/api".
+        number: the build number; default: the number in the URL, else the last build.
+    """
+
+    def run(server: Any, section: JenkinsSettings) -> ToolResult:
+        info = _build_info(server, _target(section, url_or_job, number))
+        return ToolResult.ok(build_summary(info), source="jenkins build")
+
+    return JENKINS.call(ctx.deps.settings, "job or build", run)
+
+
+@JENKINS.tool(category="ci", read_only=True)
+def jenkins_console(
+    ctx: RunContext[ToolDeps],
+    url_or_job: str,
+    number: int | None = None,
+    tail_lines: Annotated[int, Field(ge=1, le=5000)] = 200,
+    full: bool = False,
+    start: Annotated[int, Field(ge=0)] = 0,
+    summarize: bool = True,
+) -> ToolResult:
+    """Read a build's console log: by default its last lines (where failures usually are).
+
+    With full=True it returns the log from byte offset `start`, capped at the configured size;
+    `next_start` continues from where it stopped (also for a build that is still running).
+
+    Args:
+        url_or_job: a build URL (classic, folder or Blue Ocean, /console pages too) or a job name.
+        number: the build number; default: the number in the URL, else the last build.
+        tail_lines: how many of the last lines to return when full is false (1-5000).
+        full: return the log from `start` instead of the tail (capped; `truncated` says so).
+        start: byte offset to read from when full is true: the previous call's next_start (an
+            offset in Jenkins' log file, which holds console notes the text leaves out).
+        summarize: a log of more than 400 lines comes back as error signatures, templates and
+            its last lines instead of `text` (the full log is kept for the user).
+    """
+
+    def run(server: Any, section: JenkinsSettings) -> ToolResult:
+        ref = _target(section, url_or_job, number)
+        path = f"{ref.job_path}{ref.build or 'lastBuild'}/logText/progressiveText"
+        if full:
+            data = _read_from(server, path, start, section.console_max_bytes)
+        else:
+            data = _read_tail(server, path, tail_lines, section.console_max_bytes)
+        if not data["text"] and not (full and start > 0):
+            return ToolResult.empty("the console log is empty (the build may not have started yet)")
+        summary = summarize_log(data["text"], ref.url) if summarize else None
+        if summary is None:
+            return ToolResult.ok({"url": ref.url, **data}, source="jenkins console")
+        text = data.pop("text")
+        return ToolResult.ok({"url": ref.url, **data, **summary}, source="jenkins console").with_raw(text)
+
+    return JENKINS.call(ctx.deps.settings, "job or build", run)
+
+
+@JENKINS.tool(category="ci", read_only=True)
+def jenkins_test_report(
+    ctx: RunContext[ToolDeps],
+    url_or_job: str,
+    number: int | None = None,
+    max_failures: Annotated[int, Field(ge=1, le=MAX_FAILED_CASES)] = 20,
+) -> ToolResult:
+    """Summarize a build's test report: counts, and each failed test with its error and stack trace start.
+
+    Args:
+        url_or_job: a build URL (classic, folder or Blue Ocean, /testReport pages too) or a job name.
+        number: the build number; default: the number in the URL, else the last build.
+        max_failures: most failed test cases to list (1-50).
+    """
+
+    def run(server: Any, section: JenkinsSettings) -> ToolResult:
+        jenkins = JENKINS.client_module()
+        ref = _target(section, url_or_job, number)
+        try:
+            report: dict[str, Any] = _get(
+                server, f"{ref.job_path}{ref.build or 'lastBuild'}/testReport/api/json"
+            ).json()
+        except jenkins.NotFoundException:
+            _build_info(server, ref)  # 404 here too means the build itself does not exist
+            return ToolResult.empty(f"{ref.url} has no test report (no tests were recorded)")
+        failed = []
+        for suite in report.get("suites") or []:
+            for case in suite.get("cases") or []:
+                if case.get("status") in ("FAILED", "REGRESSION"):
+                    failed.append(
+                        {
+                            "class": case.get("className"),
+                            "name": case.get("name"),
+                            "status": case.get("status"),
+                            "age": case.get("age"),
+                            "duration_s": case.get("duration"),
+                            "error": case.get("errorDetails"),
+                            "stack_trace": _stack_excerpt(case.get("errorStackTrace")),
+                        }
+                    )
+        data = {
+            "url": ref.url,
+            "failed": report.get("failCount", len(failed)),
+            "passed": report.get("passCount"),
+            "skipped": report.get("skipCount"),
+            "duration_s": report.get("duration"),
+            "failed_cases": failed[:max_failures],
+            "failed_cases_truncated": len(failed) > max_failures,
         }
+        return ToolResult.ok(data, source="jenkins testReport")
 
-    @ts.tool(category="ci", read_only=True)
-    def jenkins_build(url_or_job: str, number: int | None = None) -> ToolResult:
-        """Show one Jenkins build: result, duration, start time, causes, parameters, commits, URL.
+    return JENKINS.call(ctx.deps.settings, "job or build", run)
 
-        Args:
-            url_or_job: a build or job URL (classic, folder or Blue Ocean) or a job name such as "team/api".
-            number: the build number; default: the number in the URL, else the last build.
-        """
 
-        def run(conf: _Conf, server: Any) -> ToolResult:
-            info = build_info(server, target(conf, url_or_job, number))
-            return ToolResult.ok(build_summary(info), source="jenkins build")
+@JENKINS.tool(category="ci", read_only=True)
+def jenkins_last_build(
+    ctx: RunContext[ToolDeps], job: str, which: Literal["failed", "successful", "completed", "any"] = "failed"
+) -> ToolResult:
+    """Find a job's last failed, successful, completed or latest build and summarize it.
 
-        return call("job or build", run)
+    Use it to compare the last failure with the last success (what changed in between).
 
-    @ts.tool(category="ci", read_only=True)
-    def jenkins_console(
-        url_or_job: str,
-        number: int | None = None,
-        tail_lines: int = 200,
-        full: bool = False,
-        start: int = 0,
-        summarize: bool = True,
-    ) -> ToolResult:
-        """Read a build's console log: by default its last lines (where failures usually are).
+    Args:
+        job: a job name such as "team/api" or the job's URL.
+        which: "failed", "successful", "completed" or "any" (the latest build, maybe still running).
+    """
+    selector = _WHICH.get(which)
+    if selector is None:
+        return ToolResult.fail(f"unknown which={which!r}", "use failed, successful, completed or any")
 
-        With full=True it returns the log from byte offset `start`, capped at the configured size;
-        `next_start` continues from where it stopped (also for a build that is still running).
+    def run(server: Any, section: JenkinsSettings) -> ToolResult:
+        ref = _target(section, job, None)
+        info = _get(server, f"{ref.job_path}api/json", {"tree": f"fullName,{selector}[number,url]"}).json()
+        last = info.get(selector)
+        if not last:
+            return ToolResult.empty(f"{ref.job} has no {which} build")
+        summary = build_summary(_build_info(server, BuildRef(ref.base_url, ref.job, last["number"])))
+        return ToolResult.ok(summary, source=f"jenkins {selector}")
 
-        Args:
-            url_or_job: a build URL (classic, folder or Blue Ocean, /console pages too) or a job name.
-            number: the build number; default: the number in the URL, else the last build.
-            tail_lines: how many of the last lines to return when full is false (1-5000).
-            full: return the log from `start` instead of the tail (capped; `truncated` says so).
-            start: byte offset to read from when full is true: the previous call's next_start (an
-                offset in Jenkins' log file, which holds console notes the text leaves out).
-            summarize: a log of more than 400 lines comes back as error signatures, templates and
-                its last lines instead of `text` (the full log is kept for the user).
-        """
-        tail_lines = max(1, min(tail_lines, 5000))
+    return JENKINS.call(ctx.deps.settings, "job", run)
 
-        def run(conf: _Conf, server: Any) -> ToolResult:
-            ref = target(conf, url_or_job, number)
-            path = f"{ref.job_path}{ref.build or 'lastBuild'}/logText/progressiveText"
-            if full:
-                data = read_from(server, path, max(0, start), conf.console_max_bytes)
-            else:
-                data = read_tail(server, path, tail_lines, conf.console_max_bytes)
-            if not data["text"] and not (full and start > 0):
-                return ToolResult.empty("the console log is empty (the build may not have started yet)")
-            summary = summarize_log(data["text"], ref.url) if summarize else None
-            if summary is None:
-                return ToolResult.ok({"url": ref.url, **data}, source="jenkins console")
-            text = data.pop("text")
-            return ToolResult.ok({"url": ref.url, **data, **summary}, source="jenkins console").with_raw(text)
 
-        return call("job or build", run)
+@JENKINS.tool(category="ci", read_only=False, risk="sensitive")
+def jenkins_trigger_build(
+    ctx: RunContext[ToolDeps], job: str, parameters: dict[str, str] | None = None
+) -> ToolResult:
+    """Start a build of a Jenkins job (with parameters for a parameterized job); returns the queue item.
 
-    @ts.tool(category="ci", read_only=True)
-    def jenkins_test_report(url_or_job: str, number: int | None = None, max_failures: int = 20) -> ToolResult:
-        """Summarize a build's test report: counts, and each failed test with its error and stack trace start.
+    Args:
+        job: a job name such as "team/api" or the job's URL.
+        parameters: build parameters by name, e.g. {"BRANCH": "main"}; omit for a job without parameters.
+    """
 
-        Args:
-            url_or_job: a build URL (classic, folder or Blue Ocean, /testReport pages too) or a job name.
-            number: the build number; default: the number in the URL, else the last build.
-            max_failures: most failed test cases to list (1-50).
-        """
-        max_failures = max(1, min(max_failures, MAX_FAILED_CASES))
+    def run(server: Any, section: JenkinsSettings) -> ToolResult:
+        ref = _target(section, job, None)
+        queue_id = server.build_job(ref.job, dict(parameters) if parameters else None)
+        return ToolResult.ok(
+            {
+                "job": ref.job,
+                "queue_item": queue_id,
+                "queue_url": f"{base_url(section)}queue/item/{queue_id}/",
+                "parameters": parameters or {},
+            },
+            source="jenkins build trigger",
+        )
 
-        def run(conf: _Conf, server: Any) -> ToolResult:
-            jenkins = _import_client()
-            ref = target(conf, url_or_job, number)
-            try:
-                report: dict[str, Any] = get(
-                    server, f"{ref.job_path}{ref.build or 'lastBuild'}/testReport/api/json"
-                ).json()
-            except jenkins.NotFoundException:
-                build_info(server, ref)  # 404 here too means the build itself does not exist
-                return ToolResult.empty(f"{ref.url} has no test report (no tests were recorded)")
-            failed = []
-            for suite in report.get("suites") or []:
-                for case in suite.get("cases") or []:
-                    if case.get("status") in ("FAILED", "REGRESSION"):
-                        failed.append(
-                            {
-                                "class": case.get("className"),
-                                "name": case.get("name"),
-                                "status": case.get("status"),
-                                "age": case.get("age"),
-                                "duration_s": case.get("duration"),
-                                "error": case.get("errorDetails"),
-                                "stack_trace": _stack_excerpt(case.get("errorStackTrace")),
-                            }
-                        )
-            data = {
-                "url": ref.url,
-                "failed": report.get("failCount", len(failed)),
-                "passed": report.get("passCount"),
-                "skipped": report.get("skipCount"),
-                "duration_s": report.get("duration"),
-                "failed_cases": failed[:max_failures],
-                "failed_cases_truncated": len(failed) > max_failures,
-            }
-            return ToolResult.ok(data, source="jenkins testReport")
-
-        return call("job or build", run)
-
-    @ts.tool(category="ci", read_only=True)
-    def jenkins_last_build(
-        job: str, which: Literal["failed", "successful", "completed", "any"] = "failed"
-    ) -> ToolResult:
-        """Find a job's last failed, successful, completed or latest build and summarize it.
-
-        Use it to compare the last failure with the last success (what changed in between).
-
-        Args:
-            job: a job name such as "team/api" or the job's URL.
-            which: "failed", "successful", "completed" or "any" (the latest build, maybe still running).
-        """
-        selector = _WHICH.get(which)
-        if selector is None:
-            return ToolResult.fail(f"unknown which={which!r}", "use failed, successful, completed or any")
-
-        def run(conf: _Conf, server: Any) -> ToolResult:
-            ref = target(conf, job, None)
-            info = get(server, f"{ref.job_path}api/json", {"tree": f"fullName,{selector}[number,url]"}).json()
-            last = info.get(selector)
-            if not last:
-                return ToolResult.empty(f"{ref.job} has no {which} build")
-            summary = build_summary(build_info(server, BuildRef(ref.base_url, ref.job, last["number"])))
-            return ToolResult.ok(summary, source=f"jenkins {selector}")
-
-        return call("job", run)
-
-    @ts.tool(category="ci", read_only=False, risk="sensitive")
-    def jenkins_trigger_build(job: str, parameters: dict[str, str] | None = None) -> ToolResult:
-        """Start a build of a Jenkins job (with parameters for a parameterized job); returns the queue item.
-
-        Args:
-            job: a job name such as "team/api" or the job's URL.
-            parameters: build parameters by name, e.g. {"BRANCH": "main"}; omit for a job without parameters.
-        """
-
-        def run(conf: _Conf, server: Any) -> ToolResult:
-            ref = target(conf, job, None)
-            queue_id = server.build_job(ref.job, dict(parameters) if parameters else None)
-            return ToolResult.ok(
-                {
-                    "job": ref.job,
-                    "queue_item": queue_id,
-                    "queue_url": f"{conf.url}queue/item/{queue_id}/",
-                    "parameters": parameters or {},
-                },
-                source="jenkins build trigger",
-            )
-
-        return call("job", run)
-
-    return ts
+    return JENKINS.call(ctx.deps.settings, "job", run)
 
 
 def _text_size(resp: Any) -> int | None:
@@ -495,32 +492,6 @@ def _origin(url: str) -> tuple[str, str]:
     return parts.scheme.lower(), parts.netloc.lower()
 
 
-def check(settings: Any) -> tuple[bool, str]:
-    """Health check for ``devops-agent doctor``: can we read Jenkins' ``/api/json`` with our credentials?"""
-    try:
-        jenkins = _import_client()
-    except ImportError as exc:
-        return False, str(exc)
-    conf = _config(settings)
-    if conf is None:
-        return False, f"jenkins: not configured ({_NOT_CONFIGURED})"
-    if (bad := bad_base_url("jenkins.url", conf.url, "DEVOPS_AGENT_JENKINS__URL")) is not None:
-        return False, f"jenkins: {bad.error} ({bad.hint})"
-    import requests
-
-    server = jenkins.Jenkins(conf.url, username=conf.user, password=conf.token, timeout=conf.timeout_s)
-    try:
-        resp = server.jenkins_request(requests.Request("GET", conf.url + "api/json"), add_crumb=False)
-        version = resp.headers.get("X-Jenkins")
-        mode = resp.json().get("mode")
-    except (jenkins.JenkinsException, requests.RequestException) as exc:
-        failed = map_error(exc, "server")
-        return False, f"jenkins: {failed.error}" + (f" ({failed.hint})" if failed.hint else "")
-    finally:
-        server._session.close()
-    return True, f"jenkins: {conf.url} (version {version or 'unknown'}, mode {mode})"
-
-
-def register(registry: ToolRegistry) -> None:
-    """Entry point of the ``devops_agent.toolsets`` group."""
-    registry.add_toolset(NAME, build, DESCRIPTION, extra=EXTRA)
+build = JENKINS.build
+check = JENKINS.check
+register = JENKINS.register

@@ -3,10 +3,10 @@ with JQL, and add a comment, through the official-ish ``jira`` client (pycontrib
 
 Credentials come from ``settings.jira`` (``url``, ``user``, ``token`` as ``SecretStr``): with a
 user, HTTP Basic ``user:token`` (Jira Cloud API tokens); without one, ``Authorization: Bearer``
-(Data Center personal access tokens). Without url and token
-them the toolset still loads and every tool answers with a hint saying what to set. Client
-errors are mapped here, at the boundary: 401/403 → an auth hint, 404 → "no such issue", 429 →
-transient with ``retry_after_s``, 5xx and timeouts → transient. The client's own retry loop is
+(Data Center personal access tokens). Without url and token the toolset still loads and every
+tool answers with a hint saying what to set. Client errors are mapped here, at the boundary
+(:class:`Jira` reads them, :data:`ERRORS` words them): 401/403 → an auth hint, 404 → "no such
+issue", 429 → transient with ``retry_after_s``, 5xx and timeouts → transient. The client's own retry loop is
 switched off (``max_retries=0``) so the breaker and the model decide about retries. This module
 must not change anything in Jira except through ``jira_add_comment`` (read_only=False, so it
 goes through approval), and must never put the token in a result or an error message.
@@ -15,20 +15,21 @@ goes through approval), and must never put the token in a result or an error mes
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from contextlib import closing
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qs, urlsplit
 
+from pydantic import Field
+from pydantic_ai import RunContext
+
 from devops_agent.config import Settings
-from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.config.settings import JiraSettings
+from devops_agent.deps import ToolDeps
+from devops_agent.tools.base import ToolResult
 from devops_agent.tools.ci_urls import find_build_links
-from devops_agent.tools.http_status import bad_base_url, rate_limited, retry_after_seconds, server_error
-from devops_agent.tools.registry import ToolRegistry
+from devops_agent.tools.http_status import ErrorTable, Rule, bad_base_url, retry_after_seconds
+from devops_agent.tools.integration import Integration
 
 NAME = "jira"
-EXTRA = "jira"
 DESCRIPTION = "Read Jira issues (comments, links, CI builds they mention), search with JQL, comment"
 
 DESCRIPTION_MAX_CHARS = 4000
@@ -59,6 +60,20 @@ _AUTH_HINT = (
     "token) and jira.token (a Cloud API token, "
     "https://id.atlassian.com/manage-profile/security/api-tokens); the account may also lack "
     "permission for this project"
+)
+ERRORS = ErrorTable(
+    "Jira",
+    timeout_hint="retry later or raise jira.timeout_s",
+    unreachable_hint="check jira.url and the network path to it",
+    rules={
+        400: Rule("Jira rejected the request (400){said}", "fix the arguments (JQL syntax?)"),
+        401: Rule("Jira refused the request (401){said}", _AUTH_HINT),
+        403: Rule("Jira refused the request (403){said}", _AUTH_HINT),
+        404: Rule(
+            "no such {what} (404){said}",
+            "check the key or URL; the issue may also be hidden from this account",
+        ),
+    },
 )
 
 
@@ -102,67 +117,82 @@ def markdown_to_wiki(markdown: str) -> str:
     return text
 
 
-def _import_client() -> Any:
-    try:
-        import jira
-    except ImportError as exc:
-        raise ImportError(
-            f"the jira toolset needs the `jira` package: pip install 'devops-agent[{EXTRA}]'"
-        ) from exc
-    return jira
+class Jira(Integration[JiraSettings]):
+    """The Jira server of ``settings.jira``, through the ``jira`` client."""
+
+    name = NAME
+    description = DESCRIPTION
+    extra = "jira"
+    package = "jira"
+    modules = ("jira",)
+    probe_what = "user"
+
+    def section(self, settings: Settings) -> JiraSettings:
+        return settings.jira
+
+    def configured(self, settings: Settings) -> bool:
+        return bool(settings.jira.url)
+
+    def unusable(self, section: JiraSettings) -> ToolResult | None:
+        if not (section.url and section.token and section.token.get_secret_value()):
+            return ToolResult.fail("Jira is not configured", _NOT_CONFIGURED)
+        return bad_base_url("jira.url", section.url, "DEVOPS_AGENT_JIRA__URL")
+
+    def connect(self, section: JiraSettings, **options: Any) -> Any:
+        """A ``jira.JIRA`` client without its start-up requests, update check or retry loop."""
+        token = section.token.get_secret_value() if section.token else ""  # unusable() said it is set
+        client = self.client_module().JIRA(
+            server=(section.url or "").rstrip("/"),
+            basic_auth=(section.user, token) if section.user else None,
+            token_auth=None if section.user else token,
+            get_server_info=False,  # saves a request per call; `deployment` says what serverInfo would
+            max_retries=0,
+            timeout=section.timeout_s,
+            options={"check_update": False},
+        )
+        if is_cloud(section):
+            client.deploymentType = "Cloud"  # what serverInfo reports; selects the Cloud search API
+        return client
+
+    def client_errors(self) -> tuple[type[Exception], ...]:
+        import requests
+
+        return (self.client_module().JIRAError, requests.RequestException)
+
+    def map_error(
+        self, exc: Exception, what: str, section: JiraSettings, client: Any = None, **context: Any
+    ) -> ToolResult:
+        """A ``jira``/``requests`` exception as a failed result with a hint."""
+        import requests
+
+        if isinstance(exc, self.client_module().JIRAError):
+            response = exc.response
+            retry_after = (
+                retry_after_seconds(response.headers.get("Retry-After")) if response is not None else None
+            )
+            detail = (exc.text or "").strip().splitlines()[0][:300] if exc.text else ""
+            return ERRORS.result(exc.status_code, what=what, detail=detail, retry_after=retry_after)
+        if isinstance(exc, requests.Timeout):
+            return ERRORS.timeout()
+        if isinstance(exc, requests.ConnectionError):
+            return ERRORS.unreachable()
+        raise exc
+
+    def probe(self, client: Any, section: JiraSettings) -> str:
+        """``GET /rest/api/2/myself``: who we are logged in as."""
+        me = client.myself()
+        return f"{section.url} as {me.get('displayName') or me.get('emailAddress') or section.user}"
 
 
-def _secret(value: Any) -> str | None:
-    if value is None:
-        return None
-    getter = getattr(value, "get_secret_value", None)
-    return str(getter() if callable(getter) else value) or None
+JIRA = Jira()
+"""The integration: settings, client, errors, health check; its tools are declared below."""
 
 
-@dataclass(frozen=True)
-class _Conf:
-    url: str
-    user: str | None
-    token: str
-    timeout_s: float
-    cloud: bool
-
-
-def _config(settings: Any) -> _Conf | None:
-    """The connection settings from ``settings.jira``; ``None`` when url or token is missing."""
-    conf = getattr(settings, "jira", None)
-    if conf is None:
-        return None
-    url, user, token = (
-        getattr(conf, "url", None),
-        getattr(conf, "user", None),
-        _secret(getattr(conf, "token", None)),
-    )
-    if not (url and token):
-        return None
-    url = str(url).rstrip("/")
-    deployment = getattr(conf, "deployment", "auto")
-    cloud = deployment == "cloud" or (
-        deployment == "auto" and (urlsplit(url).hostname or "").endswith(CLOUD_SUFFIXES)
-    )
-    return _Conf(url, str(user) if user else None, token, float(getattr(conf, "timeout_s", 20.0)), cloud)
-
-
-def _connect(conf: _Conf) -> Any:
-    """A ``jira.JIRA`` client without its start-up requests, update check or retry loop."""
-    jira = _import_client()
-    client = jira.JIRA(
-        server=conf.url,
-        basic_auth=(conf.user, conf.token) if conf.user else None,
-        token_auth=None if conf.user else conf.token,
-        get_server_info=False,  # saves a request per call; `deployment` says what serverInfo would
-        max_retries=0,
-        timeout=conf.timeout_s,
-        options={"check_update": False},
-    )
-    if conf.cloud:
-        client.deploymentType = "Cloud"  # what serverInfo reports; selects the Cloud search API
-    return client
+def is_cloud(section: JiraSettings) -> bool:
+    """Jira Cloud (``deployment``, or under ``auto`` an ``*.atlassian.net`` host), else Server/DC."""
+    if section.deployment != "auto":
+        return section.deployment == "cloud"
+    return (urlsplit(section.url or "").hostname or "").endswith(CLOUD_SUFFIXES)
 
 
 def parse_issue_key(key_or_url: str) -> str | None:
@@ -202,45 +232,6 @@ def _other_site(key_or_url: str, server_url: str) -> ToolResult | None:
         "only the site in jira.url is queried; pass the bare key (e.g. OPS-123) if this site is "
         "the same Jira under another name, else point jira.url at that site",
     )
-
-
-def map_error(exc: Exception, what: str) -> ToolResult:
-    """Turn a ``jira``/``requests`` exception into a failed :class:`ToolResult` with a hint."""
-    import requests
-
-    jira = _import_client()
-    if isinstance(exc, jira.JIRAError):
-        status = exc.status_code
-        response = exc.response
-        detail = (exc.text or "").strip().splitlines()[0][:300] if exc.text else ""
-        suffix = f": {detail}" if detail else ""
-        if status in (401, 403):
-            return ToolResult.fail(f"Jira refused the request ({status}){suffix}", _AUTH_HINT, status=status)
-        if status == 404:
-            return ToolResult.fail(
-                f"no such {what} (404){suffix}",
-                "check the key or URL; the issue may also be hidden from this account",
-                status=404,
-            )
-        if status == 429:
-            headers = response.headers if response is not None else {}
-            return rate_limited("Jira", retry_after_seconds(headers.get("Retry-After")))
-        if status is not None and status >= 500:
-            return server_error("Jira", status, suffix)
-        if status == 400:
-            return ToolResult.fail(
-                f"Jira rejected the request (400){suffix}", "fix the arguments (JQL syntax?)"
-            )
-        return ToolResult.fail(f"Jira request failed ({status}){suffix}")
-    if isinstance(exc, requests.Timeout):
-        return ToolResult.fail(
-            "Jira did not answer in time", "retry later or raise jira.timeout_s", transient=True
-        )
-    if isinstance(exc, requests.ConnectionError):
-        return ToolResult.fail(
-            "cannot connect to Jira", "check jira.url and the network path to it", transient=True
-        )
-    raise exc
 
 
 def _name(user: Any) -> str | None:
@@ -303,214 +294,174 @@ def _issue_links(fields: dict[str, Any]) -> list[dict[str, Any]]:
     return links
 
 
-def build(settings: Settings) -> ToolsetBuilder:
-    """The Jira toolset; raises ImportError naming the extra when the ``jira`` package is missing."""
-    _import_client()
-    ts = ToolsetBuilder(NAME, DESCRIPTION)
+@JIRA.tool(category="tickets", read_only=True)
+def jira_issue(
+    ctx: RunContext[ToolDeps], key_or_url: str, max_comments: Annotated[int, Field(ge=0, le=50)] = 5
+) -> ToolResult:
+    """Read one Jira issue: status, people, priority, labels, description, latest comments, links.
 
-    def call(what: str, fn: Callable[[Any], ToolResult]) -> ToolResult:
-        conf = _config(settings)
-        if conf is None:
-            return ToolResult.fail("Jira is not configured", _NOT_CONFIGURED)
-        if (bad := bad_base_url("jira.url", conf.url, "DEVOPS_AGENT_JIRA__URL")) is not None:
-            return bad
-        import requests
+    Also lists the Jenkins build links found in the description, comments and remote links,
+    so they can be opened with jenkins_build / jenkins_console.
 
-        jira = _import_client()
+    Args:
+        key_or_url: an issue key such as OPS-123, or its browse URL (https://x.atlassian.net/browse/OPS-123).
+        max_comments: how many of the most recent comments to include (0-50).
+    """
+    key = parse_issue_key(key_or_url)
+    if key is None:
+        return ToolResult.fail(
+            f"{key_or_url!r} is not a Jira issue key or URL", "pass a key like OPS-123 or a /browse/ URL"
+        )
+
+    def run(c: Any, _section: JiraSettings) -> ToolResult:
+        if (elsewhere := _other_site(key_or_url, c.server_url)) is not None:
+            return elsewhere
+        raw: dict[str, Any] = c.issue(key, fields=ISSUE_FIELDS).raw
+        remote: list[dict[str, Any]] = []
+        remote_error = None
         try:
-            with closing(_connect(conf)) as c:
-                return fn(c)
-        except (jira.JIRAError, requests.RequestException) as exc:
-            return map_error(exc, what)
-
-    @ts.tool(category="tickets", read_only=True)
-    def jira_issue(key_or_url: str, max_comments: int = 5) -> ToolResult:
-        """Read one Jira issue: status, people, priority, labels, description, latest comments, links.
-
-        Also lists the Jenkins build links found in the description, comments and remote links,
-        so they can be opened with jenkins_build / jenkins_console.
-
-        Args:
-            key_or_url: an issue key such as OPS-123, or its browse URL (https://x.atlassian.net/browse/OPS-123).
-            max_comments: how many of the most recent comments to include (0-50).
-        """
-        key = parse_issue_key(key_or_url)
-        if key is None:
-            return ToolResult.fail(
-                f"{key_or_url!r} is not a Jira issue key or URL", "pass a key like OPS-123 or a /browse/ URL"
-            )
-        max_comments = max(0, min(max_comments, 50))
-
-        def run(c: Any) -> ToolResult:
-            if (elsewhere := _other_site(key_or_url, c.server_url)) is not None:
-                return elsewhere
-            raw: dict[str, Any] = c.issue(key, fields=ISSUE_FIELDS).raw
-            remote: list[dict[str, Any]] = []
-            remote_error = None
-            try:
-                remote = [r.raw for r in c.remote_links(key)]
-            except _import_client().JIRAError as exc:  # the issue itself is readable: report, go on
-                remote_error = f"remote links unavailable ({exc.status_code})"
-            f = raw.get("fields") or {}
-            description, desc_cut = _cut(_text(f.get("description")), DESCRIPTION_MAX_CHARS)
-            block = f.get("comment") or {}
-            all_comments = block.get("comments") or []
-            comments = []
-            for cm in all_comments[-max_comments:] if max_comments else []:
-                body, cut = _cut(_text(cm.get("body")), COMMENT_MAX_CHARS)
-                comments.append(
-                    {
-                        "author": _name(cm.get("author")),
-                        "created": cm.get("created"),
-                        "body": body,
-                        "truncated": cut,
-                    }
-                )
-            remote_links = [
+            remote = [r.raw for r in c.remote_links(key)]
+        except JIRA.client_module().JIRAError as exc:  # the issue itself is readable: report, go on
+            remote_error = f"remote links unavailable ({exc.status_code})"
+        f = raw.get("fields") or {}
+        description, desc_cut = _cut(_text(f.get("description")), DESCRIPTION_MAX_CHARS)
+        block = f.get("comment") or {}
+        all_comments = block.get("comments") or []
+        comments = []
+        for cm in all_comments[-max_comments:] if max_comments else []:
+            body, cut = _cut(_text(cm.get("body")), COMMENT_MAX_CHARS)
+            comments.append(
                 {
-                    "title": (r.get("object") or {}).get("title"),
-                    "url": (r.get("object") or {}).get("url"),
-                    "relationship": r.get("relationship"),
+                    "author": _name(cm.get("author")),
+                    "created": cm.get("created"),
+                    "body": body,
+                    "truncated": cut,
                 }
-                for r in remote
-            ]
-            corpus = "\n".join(
-                [_text(f.get("description"))]
-                + [_text(cm.get("body")) for cm in all_comments]
-                + [str(r["url"]) for r in remote_links if r["url"]]
             )
-            data = {
-                **_summary(raw),
-                "url": f"{c.server_url.rstrip('/')}/browse/{raw.get('key', key)}",
-                "reporter": _name(f.get("reporter")),
-                "resolution": (f.get("resolution") or {}).get("name"),
-                "components": [x.get("name") for x in f.get("components") or []],
-                "fix_versions": [x.get("name") for x in f.get("fixVersions") or []],
-                "description": description,
-                "description_truncated": desc_cut,
-                "comments": comments,
-                "comment_total": block.get("total", len(all_comments)),
-                "issue_links": _issue_links(f),
-                "remote_links": remote_links,
-                "jenkins_builds": [ref.url for ref in find_build_links(corpus)],
+        remote_links = [
+            {
+                "title": (r.get("object") or {}).get("title"),
+                "url": (r.get("object") or {}).get("url"),
+                "relationship": r.get("relationship"),
             }
-            if remote_error:
-                data["remote_links_error"] = remote_error
-            return ToolResult.ok(data, source=f"jira issue {key}")
+            for r in remote
+        ]
+        corpus = "\n".join(
+            [_text(f.get("description"))]
+            + [_text(cm.get("body")) for cm in all_comments]
+            + [str(r["url"]) for r in remote_links if r["url"]]
+        )
+        data = {
+            **_summary(raw),
+            "url": f"{c.server_url.rstrip('/')}/browse/{raw.get('key', key)}",
+            "reporter": _name(f.get("reporter")),
+            "resolution": (f.get("resolution") or {}).get("name"),
+            "components": [x.get("name") for x in f.get("components") or []],
+            "fix_versions": [x.get("name") for x in f.get("fixVersions") or []],
+            "description": description,
+            "description_truncated": desc_cut,
+            "comments": comments,
+            "comment_total": block.get("total", len(all_comments)),
+            "issue_links": _issue_links(f),
+            "remote_links": remote_links,
+            "jenkins_builds": [ref.url for ref in find_build_links(corpus)],
+        }
+        if remote_error:
+            data["remote_links_error"] = remote_error
+        return ToolResult.ok(data, source=f"jira issue {key}")
 
-        return call("issue", run)
-
-    @ts.tool(category="tickets", read_only=True)
-    def jira_search(jql: str, limit: int = 20) -> ToolResult:
-        """Search Jira issues with JQL; returns key, summary, status, type, priority, assignee, dates.
-
-        Use it to find related or duplicate incidents, e.g.
-        jql='project = OPS AND text ~ "payment timeout" AND created >= -7d ORDER BY created DESC'.
-
-        Args:
-            jql: a JQL query.
-            limit: most issues to return (1-200); results are fetched page by page.
-        """
-        limit = max(1, min(limit, SEARCH_MAX))
-
-        def run(c: Any) -> ToolResult:
-            issues: list[dict[str, Any]] = []
-            total: int | None = None
-            more, pages, start, token = True, 0, 0, None
-            while more and len(issues) < limit:
-                want = limit - len(issues)
-                if c.deploymentType == "Cloud":
-                    # Jira Cloud retired /search; /search/jql pages with a token and gives no total.
-                    page = c.enhanced_search_issues(
-                        jql,
-                        nextPageToken=token,
-                        maxResults=want,
-                        fields=list(SEARCH_FIELDS),
-                        json_result=True,
-                    )
-                    batch = page.get("issues") or []
-                    token = page.get("nextPageToken")
-                    more = bool(batch) and bool(token) and not page.get("isLast", False)
-                else:
-                    page = c.search_issues(
-                        jql, startAt=start, maxResults=want, fields=list(SEARCH_FIELDS), json_result=True
-                    )
-                    batch = page.get("issues") or []
-                    total = int(page.get("total", len(batch)))
-                    start += len(batch)
-                    more = bool(batch) and start < total
-                pages += 1
-                issues.extend(_summary(raw) for raw in batch)
-            if not issues:
-                return ToolResult.empty(f"no issues match: {jql}")
-            kept = issues[:limit]
-            data = {
-                "issues": kept,
-                "count": len(kept),
-                "total": total,
-                "more_available": more or len(issues) > limit,
-            }
-            return ToolResult.ok(data, source="jira search", pages=pages)
-
-        return call("search result", run)
-
-    @ts.tool(category="tickets", read_only=False, risk="sensitive")
-    def jira_add_comment(key: str, body: str) -> ToolResult:
-        """Add a comment to a Jira issue (visible to everyone who can see the issue).
-
-        Args:
-            key: the issue key such as OPS-123, or its browse URL.
-            body: the comment text (Jira wiki markup).
-        """
-        issue_key = parse_issue_key(key)
-        if issue_key is None:
-            return ToolResult.fail(f"{key!r} is not a Jira issue key or URL", "pass a key like OPS-123")
-        if not body.strip():
-            return ToolResult.fail("the comment body is empty", "write the comment text in `body`")
-
-        def run(c: Any) -> ToolResult:
-            if (elsewhere := _other_site(key, c.server_url)) is not None:
-                return elsewhere
-            comment = c.add_comment(issue_key, body).raw
-            browse = f"{c.server_url.rstrip('/')}/browse/{issue_key}"
-            return ToolResult.ok(
-                {
-                    "key": issue_key,
-                    "comment_id": comment.get("id"),
-                    "author": _name(comment.get("author")),
-                    "created": comment.get("created"),
-                    "url": f"{browse}?focusedCommentId={comment.get('id')}",
-                },
-                source=f"jira comment {issue_key}",
-            )
-
-        return call("issue", run)
-
-    return ts
+    return JIRA.call(ctx.deps.settings, "issue", run)
 
 
-def check(settings: Any) -> tuple[bool, str]:
-    """Health check for ``devops-agent doctor``: can we log in to Jira (GET /rest/api/2/myself)?"""
-    try:
-        jira = _import_client()
-    except ImportError as exc:
-        return False, str(exc)
-    conf = _config(settings)
-    if conf is None:
-        return False, f"jira: not configured ({_NOT_CONFIGURED})"
-    if (bad := bad_base_url("jira.url", conf.url, "DEVOPS_AGENT_JIRA__URL")) is not None:
-        return False, f"jira: {bad.error} ({bad.hint})"
-    import requests
+@JIRA.tool(category="tickets", read_only=True)
+def jira_search(
+    ctx: RunContext[ToolDeps], jql: str, limit: Annotated[int, Field(ge=1, le=SEARCH_MAX)] = 20
+) -> ToolResult:
+    """Search Jira issues with JQL; returns key, summary, status, type, priority, assignee, dates.
 
-    try:
-        with closing(_connect(conf)) as c:
-            me = c.myself()
-    except (jira.JIRAError, requests.RequestException) as exc:
-        failed = map_error(exc, "user")
-        return False, f"jira: {failed.error}" + (f" ({failed.hint})" if failed.hint else "")
-    return True, f"jira: {conf.url} as {me.get('displayName') or me.get('emailAddress') or conf.user}"
+    Use it to find related or duplicate incidents, e.g.
+    jql='project = OPS AND text ~ "payment timeout" AND created >= -7d ORDER BY created DESC'.
+
+    Args:
+        jql: a JQL query.
+        limit: most issues to return (1-200); results are fetched page by page.
+    """
+
+    def run(c: Any, _section: JiraSettings) -> ToolResult:
+        issues: list[dict[str, Any]] = []
+        total: int | None = None
+        more, pages, start, token = True, 0, 0, None
+        while more and len(issues) < limit:
+            want = limit - len(issues)
+            if c.deploymentType == "Cloud":
+                # Jira Cloud retired /search; /search/jql pages with a token and gives no total.
+                page = c.enhanced_search_issues(
+                    jql,
+                    nextPageToken=token,
+                    maxResults=want,
+                    fields=list(SEARCH_FIELDS),
+                    json_result=True,
+                )
+                batch = page.get("issues") or []
+                token = page.get("nextPageToken")
+                more = bool(batch) and bool(token) and not page.get("isLast", False)
+            else:
+                page = c.search_issues(
+                    jql, startAt=start, maxResults=want, fields=list(SEARCH_FIELDS), json_result=True
+                )
+                batch = page.get("issues") or []
+                total = int(page.get("total", len(batch)))
+                start += len(batch)
+                more = bool(batch) and start < total
+            pages += 1
+            issues.extend(_summary(raw) for raw in batch)
+        if not issues:
+            return ToolResult.empty(f"no issues match: {jql}")
+        kept = issues[:limit]
+        data = {
+            "issues": kept,
+            "count": len(kept),
+            "total": total,
+            "more_available": more or len(issues) > limit,
+        }
+        return ToolResult.ok(data, source="jira search", pages=pages)
+
+    return JIRA.call(ctx.deps.settings, "search result", run)
 
 
-def register(registry: ToolRegistry) -> None:
-    """Entry point of the ``devops_agent.toolsets`` group."""
-    registry.add_toolset(NAME, build, DESCRIPTION, extra=EXTRA)
+@JIRA.tool(category="tickets", read_only=False, risk="sensitive")
+def jira_add_comment(ctx: RunContext[ToolDeps], key: str, body: str) -> ToolResult:
+    """Add a comment to a Jira issue (visible to everyone who can see the issue).
+
+    Args:
+        key: the issue key such as OPS-123, or its browse URL.
+        body: the comment text (Jira wiki markup).
+    """
+    issue_key = parse_issue_key(key)
+    if issue_key is None:
+        return ToolResult.fail(f"{key!r} is not a Jira issue key or URL", "pass a key like OPS-123")
+    if not body.strip():
+        return ToolResult.fail("the comment body is empty", "write the comment text in `body`")
+
+    def run(c: Any, _section: JiraSettings) -> ToolResult:
+        if (elsewhere := _other_site(key, c.server_url)) is not None:
+            return elsewhere
+        comment = c.add_comment(issue_key, body).raw
+        browse = f"{c.server_url.rstrip('/')}/browse/{issue_key}"
+        return ToolResult.ok(
+            {
+                "key": issue_key,
+                "comment_id": comment.get("id"),
+                "author": _name(comment.get("author")),
+                "created": comment.get("created"),
+                "url": f"{browse}?focusedCommentId={comment.get('id')}",
+            },
+            source=f"jira comment {issue_key}",
+        )
+
+    return JIRA.call(ctx.deps.settings, "issue", run)
+
+
+build = JIRA.build
+check = JIRA.check
+register = JIRA.register

@@ -30,6 +30,7 @@ from devops_agent.analysis.anomaly import DetectorConfig, detect
 from devops_agent.analysis.slo import DEFAULT_RULES, evaluate_burn_rates, format_window, windows_needed
 from devops_agent.analysis.timeparse import SINCE_FORMS, parse_since
 from devops_agent.config import Settings
+from devops_agent.config.settings import PrometheusSettings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
@@ -1076,6 +1077,13 @@ def check(settings: Settings | Any, timeout_s: float = DOCTOR_TIMEOUT_S) -> tupl
     return True, f"{config.url} (Prometheus {version or 'version unknown'})"
 
 
+def configured(settings: Settings) -> bool:
+    """Whether doctor checks the server: a ``prometheus.url`` other than the default, toolset on."""
+    return settings.prometheus.url != PrometheusSettings().url and NAME not in settings.tools.disabled
+
+
 def register(registry: ToolRegistry) -> None:
-    """Entry point of the ``devops_agent.toolsets`` group."""
+    """Entry point of the ``devops_agent.toolsets`` group: the toolset and its health check, which
+    only warns when it fails (the toolset is on by default; the agent works without it)."""
     registry.add_toolset(NAME, build, DESCRIPTION)
+    registry.add_check(NAME, check, configured=configured, required=False)

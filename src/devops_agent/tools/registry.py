@@ -1,12 +1,18 @@
-"""Toolset discovery: built-in and third-party toolsets register through one entry-point hook.
+"""Plugin discovery: built-in and third-party extensions register through one entry-point hook.
 
 A package exposes ``devops_agent.toolsets`` entry points whose target is
-``register(registry: ToolRegistry) -> None``; the function calls :meth:`ToolRegistry.add_toolset`
-with a factory that builds the toolset from the effective :class:`Settings`. Built-in toolsets
-use exactly the same hook (see ``pyproject.toml``), so a plugin is a first-class citizen.
+``register(registry: ToolRegistry) -> None``; the function adds what the package brings:
 
-A toolset whose optional dependency is missing is reported as unavailable with the extra to
-install, instead of failing the whole registry.
+- :meth:`ToolRegistry.add_toolset` — a factory that builds a toolset from the effective
+  :class:`Settings`;
+- :meth:`ToolRegistry.add_check` — a health check ``devops-agent doctor`` runs;
+- :meth:`ToolRegistry.add_analyzer` — a runbook analyzer, by the name runbooks ``use``;
+- :meth:`ToolRegistry.add_runbook_dir` — a folder of runbook YAML.
+
+Built-in toolsets use exactly the same hook (see ``pyproject.toml``), so a plugin is a
+first-class citizen. A toolset whose optional dependency is missing is reported as unavailable
+with the extra to install, instead of failing the whole registry. This module only collects:
+it must not import the runbook engine or the agent (they read the registry).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -25,6 +33,8 @@ from devops_agent.tools.base import ToolEntry, ToolsetBuilder
 ENTRY_POINT_GROUP = "devops_agent.toolsets"
 
 ToolsetFactory = Callable[[Settings], ToolsetBuilder]
+HealthProbe = Callable[[Settings], tuple[bool, str]]
+"""A health check: ``(ok, what it found)``; it reports failures in the message, it does not raise."""
 
 log = structlog.get_logger(__name__)
 
@@ -43,12 +53,32 @@ class Unavailable:
     reason: str
 
 
+def _always(_settings: Settings) -> bool:
+    return True
+
+
+@dataclass
+class HealthCheck:
+    """A check ``doctor`` runs when ``configured(settings)`` says the user set the thing up."""
+
+    name: str
+    run: HealthProbe
+    configured: Callable[[Settings], bool] = _always
+    required: bool = True
+    """Whether a failure fails ``doctor``; ``False``: it only warns (an optional service)."""
+    extra: str | None = None
+
+
 @dataclass
 class ToolRegistry:
     """Known toolsets by name; :meth:`build` turns them into tools for one set of settings."""
 
     toolsets: dict[str, ToolsetInfo] = field(default_factory=dict)
     unavailable: list[Unavailable] = field(default_factory=list)
+    checks: dict[str, HealthCheck] = field(default_factory=dict)
+    analyzers: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    """Runbook analyzers by name; the runbook engine's contract (``runbooks.analyzers.base``)."""
+    runbook_dirs: list[Path] = field(default_factory=list)
 
     def add_toolset(
         self, name: str, factory: ToolsetFactory, description: str = "", extra: str | None = None
@@ -57,6 +87,31 @@ class ToolRegistry:
         if name in self.toolsets:
             raise ValueError(f"toolset {name!r} is registered twice")
         self.toolsets[name] = ToolsetInfo(name, factory, description, extra)
+
+    def add_check(
+        self,
+        name: str,
+        run: HealthProbe,
+        *,
+        configured: Callable[[Settings], bool] = _always,
+        required: bool = True,
+        extra: str | None = None,
+    ) -> None:
+        """Register a health check; ``configured`` says when it applies, ``extra`` what to install
+        when ``run`` raises ``ImportError``."""
+        if name in self.checks:
+            raise ValueError(f"check {name!r} is registered twice")
+        self.checks[name] = HealthCheck(name, run, configured, required, extra)
+
+    def add_analyzer(self, name: str, analyzer: Callable[..., Any]) -> None:
+        """Register a runbook analyzer under the name runbooks ``use`` (see docs/plugins.md)."""
+        if name in self.analyzers:
+            raise ValueError(f"analyzer {name!r} is registered twice")
+        self.analyzers[name] = analyzer
+
+    def add_runbook_dir(self, path: Path | str) -> None:
+        """Register a folder of runbook YAML; the user's ``runbooks.extra_dirs`` override it."""
+        self.runbook_dirs.append(Path(path))
 
     def load_entry_points(self) -> ToolRegistry:
         """Call every ``devops_agent.toolsets`` entry point's register function."""
@@ -109,9 +164,11 @@ def default_registry() -> ToolRegistry:
 
 @dataclass
 class ToolCatalog:
-    """Every tool of the built toolsets, by tool name."""
+    """Every tool of the built toolsets, by tool name; ``registry`` is what they were built from
+    (with the plugins' analyzers and runbook folders)."""
 
     toolsets: dict[str, ToolsetBuilder]
+    registry: ToolRegistry = field(default_factory=ToolRegistry)
 
     @property
     def entries(self) -> dict[str, ToolEntry]:
@@ -130,4 +187,6 @@ class ToolCatalog:
 
 
 def build_catalog(settings: Settings, registry: ToolRegistry | None = None) -> ToolCatalog:
-    return ToolCatalog((registry or default_registry()).build(settings))
+    """The tools of every enabled toolset of ``registry`` (default: the installed ones)."""
+    registry = registry or default_registry()
+    return ToolCatalog(registry.build(settings), registry)

@@ -20,9 +20,10 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import psutil
+from pydantic import Field
 
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
@@ -362,7 +363,9 @@ def build(settings: Settings) -> ToolsetBuilder:
         return ToolResult.ok(data, source="psutil")
 
     @ts.tool(category="system", read_only=True)
-    def system_top_processes(by: Literal["cpu", "memory"] = "cpu", limit: int = 10) -> ToolResult:
+    def system_top_processes(
+        by: Literal["cpu", "memory"] = "cpu", limit: Annotated[int, Field(ge=1, le=200)] = 10
+    ) -> ToolResult:
         """List the processes using the most CPU or memory right now.
 
         CPU is measured over ~0.3 s; 100 means one full core. Use it to find what is loading the
@@ -372,7 +375,6 @@ def build(settings: Settings) -> ToolsetBuilder:
             by: sort by "cpu" (percent over the sample) or "memory" (resident set size).
             limit: how many processes to return (1-200).
         """
-        limit = max(1, min(limit, 200))
         procs = _fresh_processes()
         for p in procs:
             with contextlib.suppress(psutil.Error):
@@ -466,7 +468,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         return ToolResult.ok(data, source="psutil")
 
     @ts.tool(category="system", read_only=True)
-    def system_listening_ports(limit: int = 100) -> ToolResult:
+    def system_listening_ports(limit: Annotated[int, Field(ge=1, le=1000)] = 100) -> ToolResult:
         """List sockets listening for connections (TCP LISTEN, bound UDP) with the owning process.
 
         Use it to check whether a service is up and on which address, or what holds a port.
@@ -475,7 +477,6 @@ def build(settings: Settings) -> ToolsetBuilder:
         Args:
             limit: how many sockets to return (1-1000), ordered by port.
         """
-        limit = max(1, min(limit, 1000))
         note = None
         # (family, type, laddr, raddr, status, pid), whichever way we could read them
         conns: list[tuple[Any, ...]] = []

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from devops_agent.agent.plugins import available_runbooks
 from devops_agent.agent.report import render_markdown
 from devops_agent.agent.runners.base import RunOutcome, RunScope
 from devops_agent.agent.runners.offline import keep_exchange, offline_caller
 from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import RunStarted
-from devops_agent.runbooks import Runbook, load_runbooks, run_runbooks, select_runbooks
+from devops_agent.runbooks import Runbook, run_runbooks, select_runbooks
 from devops_agent.runbooks.question_inputs import inputs_from_question
 from devops_agent.runbooks.triage import NAME as TRIAGE
 
@@ -48,7 +49,7 @@ class RunbookRunner:
     async def run(self, scope: RunScope) -> RunOutcome:
         assert scope.prompt is not None, "runbooks answer a question; they never pause"
         inputs = dict(scope.inputs)
-        available = load_runbooks(scope.settings.runbooks.extra_dirs)
+        available = available_runbooks(scope.settings, scope.toolbox.catalog.registry)
         names = inputs.pop("runbooks", None)
         chosen = (
             named_runbooks(names, available) if names else select_runbooks(scope.prompt, inputs, available)
