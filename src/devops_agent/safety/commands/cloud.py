@@ -32,6 +32,7 @@ _READ_PREFIXES = (
     "info",
     "whoami",
     "account-show",
+    "exists",
 )
 _DESTROY_PREFIXES = (
     "delete",
