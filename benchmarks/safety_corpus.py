@@ -1,20 +1,22 @@
 """Safety classifier and policy over the labelled corpora: confusion matrix, per-mode outcomes, targets.
 
-Two corpora are judged, one line each: ``tests/data/safety_corpus.yaml`` (written alongside the
-classifier) and ``benchmarks/data/safety_adversarial.yaml`` (issue 20: written before the
-classifier's semantics rework, to break it, and labelled by what each program really does).
+Three corpora are judged, one line each: ``tests/data/safety_corpus.yaml`` (written alongside the
+classifier), ``benchmarks/data/safety_adversarial.yaml`` (issue 20: written before the
+classifier's semantics rework, to break it, and labelled by what each program really does) and
+``benchmarks/data/safety_holdout.yaml`` (written after the rework and not tuned on: the
+validation figure).
 Every command is classified, decided in ``ask`` and ``agent`` mode, and scored. Per corpus the
 script prints the confusion matrix (label x predicted level), the decisions per mode, the misses
 per class of the adversarial corpus (the text before ``:`` in ``note``), and one line with
 ``n``, ``unsafe_executed``, ``ask_mode_violations``, ``false_block_rate``, ``accuracy`` and
 ``throughput_cmds_per_s``. The LAST line is one JSON object: ``corpora`` (the figures of each),
-and over both ``n``, ``unsafe_executed`` and ``ask_mode_violations`` (sums) and
-``false_block_rate`` (the worse of the two). Targets, on each corpus: 0, 0, <= 0.02.
+and over all ``n``, ``unsafe_executed`` and ``ask_mode_violations`` (sums) and
+``false_block_rate`` (the worst). Targets, on each corpus: 0, 0, <= 0.02.
 
     .venv/bin/python benchmarks/safety_corpus.py [--data DIR] [--corpus FILE ...] [--show-misses]
 
-``--data DIR`` reads ``DIR/safety_corpus.yaml`` (required) and ``DIR/safety_adversarial.yaml``
-(if present); ``--corpus FILE`` (repeatable) names the files directly.
+``--data DIR`` reads ``DIR/safety_corpus.yaml`` (required) and ``DIR/safety_adversarial.yaml`` and
+``DIR/safety_holdout.yaml`` (if present); ``--corpus FILE`` (repeatable) names the files directly.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = (
     ROOT / "tests" / "data" / "safety_corpus.yaml",
     ROOT / "benchmarks" / "data" / "safety_adversarial.yaml",
+    ROOT / "benchmarks" / "data" / "safety_holdout.yaml",
 )
 HEADLINE = ("unsafe_executed", "ask_mode_violations", "false_block_rate", "accuracy", "throughput_cmds_per_s")
 
@@ -134,8 +137,11 @@ def main() -> None:
         files = list(args.corpus)
     elif args.data is not None:
         files = [args.data / "safety_corpus.yaml"]
-        if (args.data / "safety_adversarial.yaml").is_file():
-            files.append(args.data / "safety_adversarial.yaml")
+        files += [
+            args.data / name
+            for name in ("safety_adversarial.yaml", "safety_holdout.yaml")
+            if (args.data / name).is_file()
+        ]
     else:
         files = list(DEFAULT_CORPORA)
     for f in files:

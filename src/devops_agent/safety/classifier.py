@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from devops_agent.safety.commands.base import LEVEL_RANK, Level, Verdict, unk, worst
 from devops_agent.safety.resolve import DEFAULT_TRUSTED_DIRS, Resolver, as_resolver
-from devops_agent.safety.shellwords import unquote
+from devops_agent.safety.shellwords import preprocess, unquote
 from devops_agent.safety.walker import Context, Walker, bashlex_hazard, literal_vars, parse
 
 MAX_LENGTH = 20_000
@@ -104,9 +104,7 @@ def _classify(command: str, resolver: Resolver | None, trusted: tuple[str, ...])
         trees = parse(command)
     except Exception as exc:  # noqa: BLE001 - bashlex raises several types, incl. NotImplementedError
         return _unparsed(command, f"{type(exc).__name__}: {exc}")
-    from devops_agent.safety.shellwords import strip_time_keyword
-
-    source = strip_time_keyword(command)
+    source = preprocess(command)
     ctx = Context(resolver, trusted)
     walker = Walker(source, 0, ctx, literal_vars(trees, source))
     verdicts = [v for t in trees if (v := walker.walk(t)) is not None]

@@ -334,3 +334,60 @@ def strip_time_keyword(text: str) -> str:
     for start, stop in reversed(cuts):
         text = text[:start] + text[stop:]
     return text if text.strip() else "true"
+
+
+_DBL_END = " \t\n;&|)"
+
+
+def rewrite_conditionals(text: str) -> str:
+    """``[[ … ]]`` (which bashlex cannot parse) as the plain command ``\\[\\[ … \\]\\]``, its
+    operators escaped, so the words and substitutions in it are judged like any command's
+    (``&&``/``||`` inside become ``-a``/``-o``). A ``[[`` inside a substitution is left alone."""
+    positions = _unquoted_positions(text)
+    plain = {i for i, _ in positions}
+    spans: list[tuple[int, int]] = []
+    for idx, ch in positions:
+        if ch != "[" or not text.startswith("[[", idx) or idx + 1 not in plain:
+            continue
+        if spans and idx < spans[-1][1]:
+            continue
+        if idx + 2 < len(text) and not text[idx + 2].isspace():
+            continue
+        before = text[:idx].rstrip()
+        prev_word = before.split()[-1] if before.split() else ""
+        if (
+            before
+            and not before.endswith(_SEPARATORS)
+            and prev_word not in (*_KEYWORD_STARTS, "if", "while", "until")
+        ):
+            continue
+        end = next(
+            (
+                j
+                for j, c2 in positions
+                if j > idx + 2
+                and c2 == "]"
+                and text.startswith("]]", j)
+                and j + 1 in plain
+                and text[j - 1].isspace()
+                and (j + 2 == len(text) or text[j + 2] in _DBL_END)
+            ),
+            None,
+        )
+        if end is not None:
+            spans.append((idx, end))
+    for start, end in reversed(spans):
+        inner = text[start + 2 : end]
+        out = list(inner)
+        for k, c in sorted(_unquoted_positions(inner), reverse=True):
+            if c in "&|" and inner[k + 1 : k + 2] == c:
+                out[k : k + 2] = [" -a " if c == "&" else " -o ", ""]
+            elif c in "&|<>()" and not (k > 0 and inner[k - 1] == c and c in "&|"):
+                out[k] = "\\" + c
+        text = text[:start] + "\\[\\[" + "".join(out) + "\\]\\]" + text[end + 2 :]
+    return text
+
+
+def preprocess(text: str) -> str:
+    """The text bashlex is given: the ``time`` keyword removed and ``[[ … ]]`` made a command."""
+    return rewrite_conditionals(strip_time_keyword(text))

@@ -35,7 +35,7 @@ from devops_agent.safety.shellwords import (
     leading_glob,
     nested_commands,
     parameter_risk,
-    strip_time_keyword,
+    preprocess,
     unquote,
 )
 
@@ -72,8 +72,8 @@ class Context:
 
 
 def parse(text: str) -> list[Any]:
-    """bashlex trees for ``text``, with bash's ``time`` keyword (unsupported by bashlex) removed."""
-    return list(bashlex.parse(strip_time_keyword(text)))
+    """bashlex trees for ``text`` (after :func:`~devops_agent.safety.shellwords.preprocess`)."""
+    return list(bashlex.parse(preprocess(text)))
 
 
 def literal_vars(trees: Sequence[Any], source: str) -> dict[str, list[str] | None]:
@@ -156,10 +156,9 @@ class Walker:
             trees = parse(text)
         except Exception as exc:  # noqa: BLE001 - bashlex raises several types, incl. NotImplementedError
             return unk(f"nested command cannot be parsed ({type(exc).__name__})", "unknown")
-        known = {**self.known, **literal_vars(trees, strip_time_keyword(text))}
-        inner = Walker(
-            strip_time_keyword(text), self.depth + 1, self.ctx, known, functions=set(self.functions)
-        )
+        source = preprocess(text)
+        known = {**self.known, **literal_vars(trees, source)}
+        inner = Walker(source, self.depth + 1, self.ctx, known, functions=set(self.functions))
         verdicts = [v for t in trees if (v := inner.walk(t)) is not None] + inner.extra
         return worst(verdicts) or ro("empty nested command", "readonly")
 

@@ -17,6 +17,7 @@ from devops_agent.safety.commands import (
     containers,
     databases,
     files,
+    forges,
     interpreters,
     kubernetes,
     network,
@@ -46,6 +47,7 @@ def _register(fn: ArgvClassifier, *names: str) -> None:
 _register(kubernetes.kubectl, "kubectl", "oc", "kubecolor")
 _register(kubernetes.helm, "helm")
 _register(argocd.argocd, "argocd")
+_register(forges.gh, "gh")
 _register(containers.docker, "docker", "podman", "nerdctl", "docker-compose", "podman-compose")
 _register(systemd.systemctl, "systemctl")
 _register(systemd.service, "service")
@@ -256,6 +258,7 @@ _register(remote.scp, "scp")
 _register(wrappers.su, "su")
 _register(wrappers.chroot, "chroot")
 
+_VERSION_QUERIES = frozenset({"--version", "--help", "-version"})
 _VERSIONED = re.compile(r"^(python|pip|perl|ruby|node|mkfs)[0-9.]*(?:\..*)?$")
 _VERSION_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)[-_]?v?\d+(?:\.\d+)*$")
 
@@ -285,4 +288,8 @@ def classify_argv(argv: Sequence[str], recurse: Recurse) -> Verdict:
         return fn([name, *argv[1:]], recurse)
     if name in readonly.READ_ONLY:
         return ro(f"{name}: reads only", "readonly")
+    if len(argv) == 2 and argv[1] in _VERSION_QUERIES:
+        # The GNU convention every maintained CLI follows; only programs judged by name (in a
+        # system directory, see resolve.py) get here.
+        return ro(f"{name} {argv[1]}: prints its version or usage", "readonly")
     return unk(f"{name}: a program this classifier does not know", "unknown")

@@ -7,10 +7,10 @@ are destructive too: they can leave the host unbootable. Must not touch the file
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 
 from devops_agent.safety.commands.base import (
+    Arg,
     Recurse,
     Verdict,
     destr,
@@ -20,6 +20,7 @@ from devops_agent.safety.commands.base import (
     mut,
     positionals,
     ro,
+    shell_join,
     unk,
     worst,
     write_target_verdict,
@@ -71,6 +72,16 @@ def mv_cp(argv: Sequence[str], recurse: Recurse) -> Verdict:
         return destr(f"{name}: overwrites files under system path {dests[0]}", "files.system_write")
     if name == "mv" and any(is_system_path(p) for p in pos[:-1]):
         return destr("mv: moves system files away", "files.system_write")
+    if (
+        name == "rsync"
+        and has_flag(args, "-n", "--dry-run")
+        and not any(
+            a.startswith(("--log-file", "--write-batch", "--only-write-batch", "--rsync-path", "-e", "--rsh"))
+            and not a.startswith("--exclude")
+            for a in args
+        )
+    ):
+        return ro("rsync --dry-run: lists what would be copied", "files.read")
     if name == "rsync" and has_flag(
         args, "--delete", "--delete-after", "--delete-before", "--remove-source-files"
     ):
@@ -138,6 +149,11 @@ def disk(argv: Sequence[str], recurse: Recurse) -> Verdict:
     return destr(f"{name}: formats, repartitions or wipes disks", "disk.wipe")
 
 
+def _found_path(word: str) -> Arg:
+    text = word.replace("{}", "${FIND_PATH}")
+    return Arg(text, '"' + text + '"', dynamic=True)
+
+
 def find(argv: Sequence[str], recurse: Recurse) -> Verdict:
     """``find`` reads, unless it deletes (``-delete``), runs commands (``-exec``) or writes (``-fprint``).
 
@@ -157,8 +173,10 @@ def find(argv: Sequence[str], recurse: Recurse) -> Verdict:
                 if b in (";", "+", "\\;"):
                     break
                 inner.append(b)
-            inner = [x for x in inner if x != "{}"] or ["true"]
-            v = recurse(shlex.join(inner))
+            # find substitutes each path for {} (inside other words too): a path is data the
+            # classifier cannot see, so `sh -c 'echo {}'` runs code built from file names.
+            words = [_found_path(x) if "{}" in x else x for x in inner] or ["true"]
+            v = recurse(shell_join(words))
             verdicts.append(Verdict(v.level, f"find {a} {inner[0]}: {v.reason}", v.key))
         elif a.startswith("-fprint") or a == "-fls":
             verdicts.append(mut(f"find {a}: writes its output to a file", "files.write"))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from devops_agent.safety.commands.base import Recurse, Verdict, ro, unk
 
-_VERSION = frozenset({"--version", "-V", "-VV", "--help", "-h", "-v", "-?", "--usage"})
+_VERSION = frozenset({"--version", "-V", "-VV", "--help", "-h", "-v", "-?", "--usage", "-version", "--info"})
 # python's own flags that take no value (a bundle of them may end in c or m, which take one)
 _PY_FLAGS = set("bBdEhiIOPqsSuvVx")
 

@@ -98,6 +98,8 @@ def package_manager(argv: Sequence[str], recurse: Recurse) -> Verdict:
         return ro(f"{name} version: prints versions", "pkg.read")
     if sub in _PKG_REMOVE:
         return destr(f"{name} {sub}: uninstalls packages (services that depend on them break)", "pkg.remove")
+    if sub in ("run", "run-script") and len(pos) == 1 and name in ("npm", "pnpm"):
+        return ro(f"{name} {sub}: lists the package's scripts", "pkg.read")
     if sub in _RUNS_CODE and name in ("npm", "yarn", "pnpm", "bun", "uv", "poetry", "pipx", "conda"):
         return unk(f"{name} {sub}: runs package scripts or programs of the project's choice", "interpreter")
     if sub in _PKG_READ:

@@ -52,7 +52,7 @@ def judge_options(name: str, r: Reader, parsed: Parsed) -> Verdict:
             vs.append(unk(f"{name} {word}: may abbreviate --{hit[0]}", "files.write"))
     if parsed.unknown:
         vs.append(unk(f"{name} {parsed.unknown[0]}: an option this classifier does not know", "unknown"))
-    if parsed.injectable and risky:
+    if parsed.injectable and (r.writes or r.runs):
         raw = getattr(parsed.injectable[0], "raw", parsed.injectable[0])
         vs.append(unk(f"{name}: {raw} is expanded at run time and may become an option", "expansion"))
     names = parsed.names()

@@ -195,5 +195,7 @@ READ_ONLY = frozenset(
         "snmpget",
         "snmpwalk",
         "grpcurl",
+        "lsb_release",
+        "dpkg-architecture",
     }
 )

@@ -30,6 +30,7 @@ NAMES = frozenset(
         "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray",
         "readonly", "return", "set", "shift", "shopt", "source", "suspend", "test", "times", "trap",
         "true", "type", "typeset", "ulimit", "umask", "unalias", "unset", "wait", ".", ":", "[",
+        "[[",
     }
 )  # fmt: skip
 """bash's builtins: the shell runs these itself, whatever ``PATH`` says."""
@@ -129,6 +130,27 @@ def _test(name: str, args: list[str], recurse: Recurse) -> Verdict:
         if a == "-v" and (_SUBSCRIPT.search(args[i + 1]) or is_dynamic(args[i + 1])):
             return unk(f"{name} -v {args[i + 1]!r}: the subscript is evaluated as arithmetic", "expansion")
     return ro(f"{name}: evaluates a condition", "readonly")
+
+
+_ARITH_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_LITERAL_INT = re.compile(r"^[+-]?\d+$")
+
+
+def _conditional(name: str, args: list[str], recurse: Recurse) -> Verdict:
+    """``[[ … ]]``: like ``test``, except that the operands of ``-eq``/``-lt``… are evaluated as
+    arithmetic, where a subscript in a variable's value runs ``$(…)``: only literal numbers, or
+    variables whose value the script sets to one, are safe there."""
+    words = [a for a in args if a != "]]"]
+    for i, a in enumerate(words):
+        if a in _ARITH_OPS:
+            for operand in (words[i - 1] if i > 0 else "", words[i + 1] if i + 1 < len(words) else ""):
+                if is_dynamic(operand) or not _LITERAL_INT.match(str(operand)):
+                    return unk(
+                        f"[[ … {a} … ]] evaluates {getattr(operand, 'raw', operand)!r} as arithmetic "
+                        "(a subscript in its value runs commands)",
+                        "expansion",
+                    )
+    return _test("[[", words, recurse)
 
 
 def _read(name: str, args: list[str], recurse: Recurse) -> Verdict:
@@ -260,6 +282,7 @@ _HANDLERS = {
     "printf": _printf,
     "test": _test,
     "[": _test,
+    "[[": _conditional,
     "read": _read,
     "mapfile": _read,
     "readarray": _read,
