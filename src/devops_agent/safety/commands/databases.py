@@ -326,6 +326,7 @@ def redis_cli(argv: Sequence[str], recurse: Recurse) -> Verdict:
         if a in ("--rdb", "--functions-rdb") and i + 1 < len(args):
             if not is_harmless_sink(args[i + 1]):
                 vs.append(write_target_verdict(args[i + 1], f"redis-cli {a}", "files.write"))
+            modes.append(a)
             i += 2
             continue
         if a == "--eval":
