@@ -95,6 +95,13 @@ HOLES = [
     ("terraform plan -out=tfplan", "mutating"),
     ("terraform test", "mutating"),
     ("find . -exec sh -c 'echo {}' \\;", "unknown"),
+    ("aws s3api get-object --bucket b --key k out.txt", "mutating"),
+    ("ionice -c3 -p 1", "mutating"),
+    ("taskset -p 0x1 1", "mutating"),
+    ("vault kv put secret/x a=b", "mutating"),
+    ("vault kv delete secret/x", "destructive"),
+    ("kubectx prod", "mutating"),
+    ("sqlite3 app.db 'PRAGMA user_version = 5'", "mutating"),
     ("fd -e log -x rm", "destructive"),
 ]
 
@@ -133,6 +140,14 @@ FALSE_BLOCKS = [
     "ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null web1 uptime",
     "gradle --version",
     "cargo --version",
+    "cargo tree",
+    "openssl rand -base64 32",
+    "vault kv get secret/app",
+    "kubectx",
+    "crictl ps -a",
+    "sqlite3 db.sqlite 'PRAGMA table_info(users)'",
+    "git show $(git rev-parse HEAD)",
+    'git log --author="$(git config user.name)" --oneline',
 ]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from devops_agent.safety.commands import (
     argocd,
+    clis,
     cloud,
     containers,
     databases,
@@ -48,6 +49,7 @@ _register(kubernetes.kubectl, "kubectl", "oc", "kubecolor")
 _register(kubernetes.helm, "helm")
 _register(argocd.argocd, "argocd")
 _register(forges.gh, "gh")
+_register(clis.cli, *clis.TOOLS)
 _register(containers.docker, "docker", "podman", "nerdctl", "docker-compose", "podman-compose")
 _register(systemd.systemctl, "systemctl")
 _register(systemd.service, "service")

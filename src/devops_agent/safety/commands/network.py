@@ -273,7 +273,7 @@ _OPENSSL_READ = frozenset(
         "pkcs12", "asn1parse", "sha256", "sha1", "sha512", "md5", "enc", "base64", "list", "speed",
         "ocsp", "s_time", "help", "errstr", "prime", "storeutl", "crl2pkcs7", "pkcs7", "pkcs8",
         "passwd", "pkeyparam", "pkeyutl", "cms", "smime", "ts", "kdf", "mac", "info", "sess_id",
-        "nseq", "spkac", "rsautl", "dsa", "ecparam", "dhparam",
+        "nseq", "spkac", "rsautl", "dsa", "ecparam", "dhparam", "rand",
     }
 )  # fmt: skip
 
@@ -316,10 +316,7 @@ def openssl(argv: Sequence[str], recurse: Recurse) -> Verdict:
         vs.append(mut(f"openssl {sub} -CAcreateserial: writes a serial number file", "net.openssl_write"))
     if vs:
         return worst(vs) or vs[0]
-    if (
-        sub in ("genrsa", "genpkey", "gendsa", "ca", "rand", "srp", "rehash", "c_rehash")
-        and "-text" not in names
-    ):
+    if sub in ("genrsa", "genpkey", "gendsa", "ca", "srp", "rehash", "c_rehash") and "-text" not in names:
         return mut(f"openssl {sub}: generates keys, signs or changes files", "net.openssl_write")
     if sub in ("ecparam", "dhparam") and "-genkey" in names:
         return mut(f"openssl {sub} -genkey: generates keys", "net.openssl_write")

@@ -121,18 +121,11 @@ def _dpkg_rpm(name: str, args: list[str]) -> Verdict:
     return mut(f"{name}: installs or changes packages", "pkg.install")
 
 
+# tree and metadata resolve dependencies (and may refresh Cargo.lock) but run no crate code.
 _CARGO_READ = {
-    "version",
-    "search",
-    "help",
-    "locate-project",
-    "pkgid",
-    "read-manifest",
-    "verify-project",
-    "info",
-    "report",
-    "owner",
-}
+    "version", "search", "help", "locate-project", "pkgid", "read-manifest", "verify-project", "info",
+    "report", "tree", "metadata",
+}  # fmt: skip
 _CARGO_CODE = {
     "check",
     "build",
@@ -174,8 +167,6 @@ def cargo(argv: Sequence[str], recurse: Recurse) -> Verdict:
             "interpreter",
         )
     if sub in (
-        "tree",
-        "metadata",
         "fetch",
         "update",
         "generate-lockfile",

@@ -182,6 +182,13 @@ def _statement(stmt: str) -> Verdict:
         inner = stmt.split(None, 2)[2] if len(words) > 2 else ""
         inner = re.sub(r"^\s*(?:\([^)]*\)\s*)?(?:verbose\s+)?", "", inner, flags=re.I)
         return _statement(inner) if inner.strip() else ro("EXPLAIN ANALYZE", "sql.read")
+    if head == "pragma":
+        changing = re.match(
+            r"pragma\s+(?:\w+\.)?(optimize|wal_checkpoint|incremental_vacuum|shrink_memory)", stmt, re.I
+        )
+        if "=" in stmt or changing:
+            return mut("SQL PRAGMA … = / optimize / checkpoint: changes the database", "sql.mutate")
+        return ro("SQL PRAGMA: reads a setting or the schema", "sql.read")
     if head == "copy" and "program" in words:
         return unk("SQL COPY … PROGRAM: runs a command on the database server", "sql")
     if head in _RUNS_CODE:

@@ -204,7 +204,7 @@ def _option_risks(sub: str, rest: Sequence[str]) -> list[Verdict]:
     for a in rest:
         if a == "--":
             break
-        if is_dynamic(a) and a.startswith("-"):
+        if is_dynamic(a) and a.startswith("-") and "=" not in a:
             out.append(unk(f"git {sub}: an option built at run time ({getattr(a, 'raw', a)})", "git"))
             continue
         if sub in _DIFF_LIKE or sub == "cat-file":

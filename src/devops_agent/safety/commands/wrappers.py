@@ -19,6 +19,7 @@ from devops_agent.safety.commands.base import (
     Verdict,
     is_dynamic,
     is_harmless_sink,
+    mut,
     ro,
     shell_join,
     unk,
@@ -193,6 +194,8 @@ def plain(argv: Sequence[str], recurse: Recurse) -> Verdict:
     rest = _after_options(args, valued)
     if name == "flock" and "-c" in args:
         return unk("flock -c: runs a command string", "wrapper")
+    if name in ("ionice", "taskset", "chrt") and set(args) & _RESCHEDULE:
+        return mut(f"{name} -p: changes the scheduling of a running process", "kill.signal")
     if name in ("taskset", "chrt", "flock") and rest:
         rest = rest[1:]
     if name == "taskset" and rest and rest[0][:1].isdigit():
@@ -201,6 +204,8 @@ def plain(argv: Sequence[str], recurse: Recurse) -> Verdict:
         return ro(f"{name} alone changes nothing", "readonly") if name != "exec" else ro("exec", "readonly")
     return _wrapped(name, rest, recurse)
 
+
+_RESCHEDULE = frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid", "-a", "--all-tasks"})
 
 XARGS = Spec(
     short="+0E:I:L:P:a:d:e::i::l::n:oprs:tx",
