@@ -1,8 +1,10 @@
 """Domain knowledge per tool family, and the table that routes a program name to its family.
 
-:func:`classify_argv` is the only entry point the classifier uses. Program names are reduced to
-their basename (``/bin/rm`` → ``rm``) before lookup; names not in the table are ``unknown``.
-Nothing here parses shell syntax or runs anything.
+:func:`classify_argv` is the only entry point the classifier uses. It is given the program's
+name once the walker has checked where the program lives (:mod:`devops_agent.safety.resolve`);
+version suffixes are folded (``kubectl-1.28``, ``helm3``, ``python3.11``). Names not in the
+table or in :data:`~devops_agent.safety.commands.readonly.READ_ONLY` are ``unknown``, except
+``NAME --version``/``--help``. Nothing here parses shell syntax or runs anything.
 """
 
 from __future__ import annotations
