@@ -107,6 +107,28 @@ class SafetySettings(Section):
         description="directories whose programs the command classifier judges by name; a program "
         "found elsewhere through PATH, or named by a path outside them, is rated unknown",
     )
+    sandbox: Literal["auto", "bwrap", "off"] = Field(
+        "auto",
+        description="run commands auto-allowed as read-only in a read-only sandbox (bubblewrap, Linux): "
+        "auto = when bwrap works here (warns when it does not), bwrap = required (read-only commands "
+        "fail without it), off = never (warns)",
+    )
+    sandbox_hide: list[Path] = Field(
+        default_factory=list,
+        description="more files or directories confined commands cannot see (absolute or ~/…); the data "
+        "dir, config files, SSH private keys and password hashes always are hidden",
+    )
+
+    @field_validator("sandbox_hide")
+    @classmethod
+    def _absolute_hide(cls, value: list[Path]) -> list[Path]:
+        paths = [p.expanduser() for p in value]
+        relative = [str(p) for p in paths if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"{', '.join(relative)}: give absolute paths (or ~/…)")
+        if any(p == Path(p.anchor) for p in paths):
+            raise ValueError("hiding / would hide every program; name the directories to hide")
+        return paths
 
 
 NerEntity = Literal["PERSON", "ORG", "LOCATION"]
@@ -208,6 +230,11 @@ class JiraSettings(Section):
     deployment: Literal["auto", "cloud", "server"] = Field(
         "auto", description="auto: *.atlassian.net is Cloud"
     )
+    projects: list[str] = Field(
+        default_factory=list,
+        description='project keys, e.g. ["OPS", "PAY"]: then only their issue keys are taken for tickets, '
+        "in any case (by default a key must be in capitals: OPS-123, not db-7)",
+    )
 
 
 class JenkinsSettings(Section):
@@ -264,7 +291,13 @@ class ModelSettings(Section):
     )
     api_key: SecretStr | None = None
     profile: Literal["auto", "openai", "vllm", "llamacpp", "ollama"] = "auto"
-    request_timeout_s: float = Field(120.0, gt=0)
+    request_timeout_s: float = Field(
+        120.0, gt=0, description="longest wait for a model's answer to start, retries included"
+    )
+    connect_timeout_s: float = Field(10.0, gt=0, description="longest wait to connect to the endpoint")
+    max_retries: int = Field(
+        1, ge=0, le=5, description="retries of a failed model request (429, 5xx, dropped connection)"
+    )
     max_tool_steps: int = Field(20, ge=1)
 
 
@@ -298,6 +331,13 @@ class Settings(BaseSettings):
     docker: DockerSettings = Field(default_factory=DockerSettings)
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
 
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _empty_data_dir_is_unset(cls, value: Any) -> Any:
+        # An empty DEVOPS_AGENT_DATA_DIR (`export DEVOPS_AGENT_DATA_DIR=` in a script) would be
+        # Path(""), the current directory: the store would follow whoever runs the command.
+        return user_data_dir() if isinstance(value, str) and not value.strip() else value
+
     def resolved_database_url(self) -> str:
         if self.database_url is not None:
             return self.database_url.get_secret_value()
@@ -330,6 +370,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix the syntax or remove the file") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+            hint="a TOML file must be UTF-8: re-save it as UTF-8, e.g. `iconv -f latin1 -t utf-8`",
+        ) from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from exc
 

@@ -620,6 +620,7 @@ _AUDIT_FIELDS = (
     "exit_status",
     "detail",
     "created_at",
+    "sandbox",
 )
 
 

@@ -13,7 +13,9 @@ from typing import Any
 from devops_agent.agent.report import Finding
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
+    Item,
     as_records,
+    checked,
     first_result,
     list_field,
     number,
@@ -105,15 +107,19 @@ def _file_paths(commit: dict[str, Any]) -> list[str]:
 
 
 @register_analyzer("recent_changes")
-def recent_changes(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
-    """Commits in the window as evidence; medium when any touches config-like files, else low."""
+def recent_changes(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
+    """Commits in the window as evidence; medium when any touches config-like files, else low.
+
+    A history read with no commit in the window is an answer (nothing changed), unlike a log
+    with no line in it."""
     max_lines = int(params.get("max_commits", 20))
     window = f" since {inputs['since']}" if inputs.get("since") else ""
     repo = f" in {inputs['repo']}" if inputs.get("repo") else ""
-    findings: list[Finding] = []
+    findings: list[Item] = []
     for result in results_for(evidence, "git_log"):
         data = structured(result) if result.status == "success" else None
         commits = as_records(data, "commits")
+        findings.append(checked(result, len(commits), "commits", empty_is_answer=True))
         if not commits:
             findings.append(
                 Finding(severity="info", title=f"No changes{repo}{window}", source=source_of(result))
