@@ -96,7 +96,7 @@ def test_approvals_pause_is_kept_when_approve_resumes_the_run(tmp_path: Path) ->
         paused = cli("ask", "clean up", "--mode", "agent", "--approvals", "pause", env=env, cwd=tmp_path)
         assert paused.returncode == 0, paused.stderr
         sid = json.loads(cli("sessions", "list", "--json").stdout)[0]["id"]
-        again = cli("approve", sid[:12], "--yes", env=env, cwd=tmp_path)
+        again = cli("approve", sid[:12], "--yes", "--confirm", "CONFIRM", env=env, cwd=tmp_path)
         assert again.returncode == 0, again.stderr
         assert not first.exists()
         assert second.exists(), "the second call was neither denied nor run: it waits"
@@ -105,7 +105,7 @@ def test_approvals_pause_is_kept_when_approve_resumes_the_run(tmp_path: Path) ->
         assert state["status"] == "paused"
         (pending,) = state["context_state"]["pending_approvals"].values()
         assert pending["command"] == f"rm -rf {second}"
-        done = cli("approve", sid[:12], "--yes", env=env, cwd=tmp_path)
+        done = cli("approve", sid[:12], "--yes", "--confirm", "CONFIRM", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert not second.exists()
     assert "Both removed." in done.stdout
