@@ -73,6 +73,37 @@ def test_a_zero_start_time_is_refused_with_a_message_not_a_traceback(tmp_path: P
     assert "startsAt" in proc.stderr
 
 
+def test_a_start_time_in_the_future_is_refused_not_investigated(tmp_path: Path) -> None:
+    """A startsAt in 2030 leaves no onset to look around (every window before it is empty): it
+    is refused with the field and the clocks named, while a few minutes of skew are taken."""
+    now = datetime(2026, 11, 25, 19, 0, tzinfo=UTC)
+    skewed = _payload(_alert("HighLatency", now + timedelta(minutes=3), "y > 2"))
+    assert parse_webhook(skewed, now=now)[0].starts_at == now + timedelta(minutes=3)
+    future = _payload(
+        _alert("HighLatency", now - timedelta(minutes=5), "y > 2"),
+        _alert("DiskFull", "2030-01-01T00:00:00Z", "x < 1"),
+    )
+    with pytest.raises(
+        UserError, match=r"alerts\.1\.startsAt 2030-01-01T00:00:00Z \(DiskFull\) is in the future"
+    ):
+        parse_webhook(future, now=now)
+
+    (tmp_path / "future.json").write_text(json.dumps(future))
+    proc = subprocess.run(
+        [sys.executable, "-m", "devops_agent", "investigate", "--alert", str(tmp_path / "future.json")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "is in the future" in proc.stderr
+    assert "clock" in proc.stderr  # the hint
+    assert "No problems found" not in proc.stdout
+
+
 def test_alerts_left_out_of_a_truncated_payload_are_mentioned() -> None:
     now = datetime(2026, 11, 25, 19, 0, tzinfo=UTC)
     (alert,) = parse_webhook(

@@ -50,6 +50,9 @@ _WHERE_LABELS = ("cluster", "namespace", "service", "job", "deployment", "pod", 
 _ZERO_TIME_YEAR = 1  # Alertmanager sends 0001-01-01T00:00:00Z for "not ended"
 MAX_LISTED = 10
 """How many alerts of a payload :func:`describe_payload` names one by one."""
+CLOCK_SKEW = timedelta(minutes=5)
+"""How far in the future a ``startsAt`` may lie and still be taken as clock skew between
+Alertmanager and this machine; later is a wrong clock or a made-up payload."""
 
 
 class WebhookAlert(BaseModel):
@@ -328,8 +331,8 @@ def parse_webhook(
         now: the end of a firing alert's duration, which sizes ``history_since`` (default: now).
 
     Raises:
-        UserError: the payload is not a valid version 4 notification; the message names the
-            offending fields.
+        UserError: the payload is not a valid version 4 notification, or an alert starts more
+            than :data:`CLOCK_SKEW` after ``now``; the message names the offending fields.
     """
     if not isinstance(payload, Mapping):
         raise UserError(
@@ -346,10 +349,20 @@ def parse_webhook(
         ) from None
     ref = now or datetime.now(UTC)
     requests = []
-    for alert in parsed.alerts:
+    for index, alert in enumerate(parsed.alerts):
         labels = {**parsed.common_labels, **alert.labels}
         annotations = {**parsed.common_annotations, **alert.annotations}
         starts_at = alert.starts_at if alert.starts_at.tzinfo else alert.starts_at.replace(tzinfo=UTC)
+        if starts_at > ref + CLOCK_SKEW:
+            # A start in the future leaves no onset to look around: the windows before it would
+            # hold nothing yet, and an empty window must not read as "nothing wrong".
+            raise UserError(
+                f"invalid Alertmanager webhook payload: alerts.{index}.startsAt "
+                f"{_iso(starts_at)} ({labels.get('alertname', '?')}) is in the future "
+                f"(now {_iso(ref.replace(microsecond=0))})",
+                hint="check the clock of the Alertmanager that sent it and of this machine, or fix "
+                "startsAt in the file",
+            )
         ends_at = alert.ends_at
         if ends_at is not None and (ends_at.year <= _ZERO_TIME_YEAR or alert.status == "firing"):
             # Firing alerts carry the zero time or a provisional expiry, not an end.
