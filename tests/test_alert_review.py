@@ -8,6 +8,7 @@ Real files, real git repositories, the real CLI; a real Prometheus where the met
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -200,9 +201,15 @@ def test_when_nothing_lines_up_the_finding_says_so_and_names_a_source_it_could_n
     assert "no commit landed in the 2:00:00 before" in finding["detail"]
     assert "retrying upstream call" not in "\n".join(finding["evidence"])
 
-    not_a_repo = tmp_path / "not-a-repo"
-    not_a_repo.mkdir()
-    finding = level_shift_finding(not_a_repo)
+    # a checkout whose objects are gone: git is there but `git log` fails (a directory that is
+    # not a repository at all is refused up front, exit 2)
+    broken = tmp_path / "broken-repo"
+    broken.mkdir()
+    _git(broken, "init", "-q")
+    _commit(broken, "a.yaml", "lost", onset - timedelta(days=1))
+    for objects in (broken / ".git" / "objects").glob("??"):
+        shutil.rmtree(objects)
+    finding = level_shift_finding(broken)
     assert "the commits could not be read" in finding["detail"]
     assert "no commit landed" not in finding["detail"]
 

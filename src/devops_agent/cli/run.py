@@ -260,6 +260,18 @@ def _log_paths(ctx: typer.Context, values: list[Path] | None) -> list[Path] | No
     return paths
 
 
+def _repo_path(value: Path | None) -> Path | None:
+    """``--repo`` must be a git checkout: a plain directory would only give an empty change list."""
+    from devops_agent.tools.git import is_work_tree
+
+    if value is not None and not is_work_tree(value):
+        raise UserError(
+            f"--repo {value}: not a git repository (nor inside one)",
+            hint="give the directory of a git checkout, where `git status` works, or leave --repo out",
+        )
+    return value
+
+
 def investigate(
     ctx: typer.Context,
     question: Annotated[
@@ -282,7 +294,8 @@ def investigate(
             exists=True,
             file_okay=False,
             resolve_path=True,
-            help="git repository to check for recent changes",
+            callback=_repo_path,
+            help="git repository (a checkout) to check for recent changes",
         ),
     ] = None,
     since: Annotated[

@@ -186,11 +186,11 @@ def _line_up(
         examples = list_field(g, "examples")
         if examples:
             out.evidence.append(f"  e.g. {shorten(examples[0], 200)}")
+    # imported here: the change analyzer imports this module (is_new)
+    from devops_agent.runbooks.analyzers.changes import Onset, commit_line
+
     for c in out.changes[:5]:
-        out.evidence.append(
-            f"change {c.get('short_sha') or str(c.get('sha', ''))[:7]} "
-            f"{c.get('date') or c.get('committed')} {c.get('author')}: {shorten(c.get('subject'), 90)}"
-        )
+        out.evidence.append(f"change {commit_line(c, Onset(start, 'the onset'))}")
     if out.related:
         out.next_steps.append(
             "Read the correlated log lines around the start; they are where the failure shows first."
