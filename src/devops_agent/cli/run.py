@@ -20,7 +20,7 @@ from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
-from devops_agent.errors import PathAccessError, UserError
+from devops_agent.errors import ConfigError, PathAccessError, RuntimeFailure, UserError
 from devops_agent.events import RunEvent, RunFinished
 from devops_agent.policies.modes import MODES, Mode
 
@@ -421,9 +421,25 @@ def triage(
     approvals: ApprovalsOpt = "ask",
     json_out: JsonOpt = False,
 ) -> None:
-    """Triage a Jira incident: linked Jenkins builds, error signatures, failing tests, owners."""
+    """Triage a Jira incident: linked Jenkins builds, error signatures, failing tests, owners.
+
+    Text without a Jira key or issue URL, and Jira not configured, are errors (exit 2) before
+    anything runs; a ticket that could not be read prints the report with the reason and exits 1:
+    an empty "Failing builds" section is then not an all-clear.
+    """
+    from devops_agent.runbooks.triage import find_ticket_ref
+    from devops_agent.tools.jira import configured
+
     app = state(ctx)
     on_approval = _check_approvals(approvals)
+    key = find_ticket_ref(ticket)
+    if key is None:
+        raise UserError(
+            f"no Jira issue key or URL in {ticket!r}",
+            hint="give a key such as OPS-123 or the issue's /browse/ URL",
+        )
+    if (missing := configured(app.settings)) is not None:
+        raise ConfigError(f"Jira is not configured, so {key} cannot be read", hint=missing)
     if post and (json_out or on_approval != "ask" or not interactive()):
         raise typer.BadParameter(
             "posting needs a person to approve it at a terminal prompt: run without --json and "
@@ -442,8 +458,19 @@ def triage(
     )
     if final.status not in ("completed", "paused"):
         raise typer.Exit(1)
+    unread = _ticket_gap(final.report)
+    if unread is not None:
+        raise RuntimeFailure(f"could not read {key}: {unread.get('reason')}", hint=unread.get("hint"))
     if post and final.status == "completed" and final.output:
         _post_report(app, final, ticket)
+
+
+def _ticket_gap(report: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The gap saying the triage could not read its ticket, when the (offline) report has one."""
+    for gap in (report or {}).get("gaps") or []:
+        if isinstance(gap, dict) and gap.get("step") == "triage/ticket":
+            return gap
+    return None
 
 
 def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
