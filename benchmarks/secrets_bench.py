@@ -1,6 +1,7 @@
-"""Secret-detection benchmark: our scrubber against detect-secrets on the same inputs, in one run.
+"""Secret-detection benchmark: our scrubber against detect-secrets and CredSweeper, same inputs, one run.
 
-Usage: ``python benchmarks/secrets_bench.py [--data DIR] [--misses] [--lines] [--no-peer]``
+Usage: ``python benchmarks/secrets_bench.py [--data DIR] [--misses [--show-heldback]] [--lines]
+[--no-peer]``
 
 Inputs (``DIR/secrets``, or ``DIR`` itself when it is that folder; see its SOURCE.md):
 
@@ -16,23 +17,29 @@ Inputs (``DIR/secrets``, or ``DIR`` itself when it is that folder; see its SOURC
   and hosts as "informative", so entity lines count as finds; it is count-based, so an extra line
   in a file with misses hides a miss rather than showing as a false positive (``--lines`` shows
   which lines were flagged).
+* ordinary text with (nearly) no secrets, for false hits per 1,000 lines: ``DIR/loghub2k`` logs,
+  ``DIR/holmesgpt_evals`` tool outputs and the running Python's standard library (see
+  ``secrets_subsets.py``).
 
-The raw figures (``rule_recall``, ``rule_neg_flagged``) use the upstream labels unchanged. Upstream
-labels are per rule ("this rule must not fire"), so two secondary figures are reported as well:
+Figures (issue 30: every tuned figure has a validation figure beside it):
 
-* ``rules_cross_rule``: negatives that are (or contain) a positive example of another rule are left
-  out (a Slack bot token is a negative of the user-token rule); positives are unchanged.
-* ``rules_reviewed``: labels re-decided by hand for the question a scrubber answers ("does this text
-  hold something to remove?"), one reason per string in ``benchmarks/secrets_label_review.csv``.
+* upstream labels unchanged (``rule_recall``, ``rule_neg_flagged``); without negatives that are
+  another rule's positive (``cross_rule``); labels re-decided by hand for a scrubber's question,
+  one reason per string in ``benchmarks/secrets_label_review.csv`` (``reviewed``), and the same
+  with placeholder-like negatives apart (``reviewed_plain``);
+* each of them on the **tuned** and the **held-back** half (split by upstream rule); ``--misses``
+  prints the tuned half's errors only;
+* ``other_provider_recall``: positives whose provider our rules do not name (by rule-name words);
+* ``structural_only``: recall with every provider rule switched off (``provider_rules=False``);
+* per source: the gitleaks examples are circular for the rules generated from gitleaks;
+* ``ordinary``: lines flagged per 1,000 of ordinary text;
+* throughput (CPU time, best of ``--runs``) on the leaky repo plus the rule examples, and on the
+  ordinary text.
 
-``--heldout FILE`` (repeatable) scores extra JSONL files of positives (``{"id", "text"}`` per line, e.g. a
-sample of Kingfisher rule examples, which SOURCE.md keeps out of the DEV data) as recall only, for us
-and the peer.
-
-detect-secrets 1.5.0 (if installed) runs on the same strings / files with its default plugins;
-without it (or with ``--no-peer``) ``peer`` is null and ``peer_note`` says why. Throughput is
-measured on the leaky repo plus the rule examples concatenated: wall clock and CPU time, best of
-``--runs``. Prints one line per figure (ours, then the peer's) and, last, one JSON object.
+``--heldout FILE`` (repeatable) scores extra JSONL files of positives (``{"id", "text"}`` per line)
+as recall only, for us and the peers. The peers (``secrets_peers.py``) run on the same strings and
+files when installed; one that is not is listed with the extra that installs it. Prints one line per
+figure (ours, then each peer's) and, last, one JSON object.
 """
 
 from __future__ import annotations
@@ -43,7 +50,6 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,6 +57,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_data import DEFAULT, data_dir  # noqa: E402
 from devops_agent.privacy import Anonymizer, find_secrets  # noqa: E402
+from devops_agent.privacy.gitleaks_rules import source as gitleaks_source  # noqa: E402
+from secrets_peers import peers  # noqa: E402
+from secrets_subsets import (  # noqa: E402
+    flagged_lines,
+    half,
+    named_vocabulary,
+    ordinary_corpus,
+    placeholder_like,
+    provider_named,
+)
 
 
 class LineFinder(Protocol):
@@ -90,24 +106,6 @@ def ours_secret_lines(text: str, path: str = "") -> set[int]:
 
 _GUARD = Anonymizer(b"bench-key", "bench")
 _GUARD_ALL_HOSTS = Anonymizer(b"bench-key", "bench", keep_public_hosts=False)
-
-
-def _detect_secrets_finder() -> LineFinder | None:
-    try:
-        from detect_secrets.core.scan import scan_line
-        from detect_secrets.settings import default_settings
-    except ImportError:
-        return None
-
-    def finder(text: str, path: str = "") -> set[int]:  # noqa: ARG001 - its plugins read lines, not file names
-        lines: set[int] = set()
-        with default_settings():
-            for i, line in enumerate(text.splitlines()):
-                if any(True for _ in scan_line(line)):
-                    lines.add(i)
-        return lines
-
-    return finder
 
 
 def load_expected(repo: Path) -> dict[str, int]:
@@ -231,29 +229,121 @@ def throughput(corpus: str, fn: Callable[[str], object], runs: int = 3) -> tuple
     return round(mb / wall, 3), round(mb / max(cpu, 1e-9), 3)
 
 
-def _print_figures(report: dict[str, Any]) -> None:
-    """One line per figure: ours, then the peer's after the bar when it ran."""
-    peer = report["peer"]
+def row_figures(rows: list[Row], detect: Callable[[Row], bool], ctx: dict[str, Any]) -> dict[str, Any]:
+    """Every rule-example figure of one detector: upstream labels, without cross-rule negatives,
+    reviewed labels, per half, per source, and recall on providers our rules do not name."""
+    reviewed = ctx["reviewed"]
+    out: dict[str, Any] = {
+        "upstream": score_rules(rows, detect),
+        "cross_rule": score_rules([r for r in rows if r["id"] not in ctx["cross"]], detect),
+        "reviewed": score_rules(reviewed, detect),
+    }
+    # Negatives with a placeholder-like value apart: flagging one costs little (see secrets_subsets).
+    plain = [r for r in reviewed if r["label"] == "positive" or not placeholder_like(r)]
+    out["reviewed_plain"] = score_rules(plain, detect)
+    out["placeholder_negatives"] = score_rules(
+        [r for r in reviewed if r["label"] == "negative" and placeholder_like(r)], detect
+    )
+    for name in ("tuned", "heldback"):
+        out[name] = {
+            "upstream": score_rules([r for r in rows if half(r) == name], detect),
+            "reviewed": score_rules([r for r in reviewed if half(r) == name], detect),
+            "reviewed_plain": score_rules([r for r in plain if half(r) == name], detect),
+        }
+    out["by_source"] = {
+        src: score_rules([r for r in reviewed if r.get("source") == src], detect)
+        for src in sorted({r.get("source", "") for r in rows})
+    }
+    other = [r for r in reviewed if r["label"] == "positive" and not provider_named(r, ctx["vocab"])]
+    out["other_providers"] = {
+        "all": score_rules(other, detect),
+        "tuned": score_rules([r for r in other if half(r) == "tuned"], detect),
+        "heldback": score_rules([r for r in other if half(r) == "heldback"], detect),
+    }
+    return out
 
-    def line(label: str, *path: str, fmt: str = "") -> None:
-        def get(figures: dict[str, Any]) -> Any:
-            for key in path:
-                figures = figures[key]
-            return figures
 
-        text = f"{label}: {get(report):{fmt}}"
-        print(text if peer is None else f"{text}  | detect-secrets {get(peer):{fmt}}")
+def _recall_line(figures: dict[str, Any]) -> str:
+    return f"{figures['recall']:.3f} ({figures['positives_found']}/{figures['positives']})"
 
-    line(f"leaky repo: found of {report['leaky_expected']}", "leaky_found")
-    line("leaky repo: false positives", "leaky_fp")
-    line("rule examples: recall on positives", "rule_recall", fmt=".3f")
-    line("rule examples: negatives flagged", "rule_neg_flagged", fmt=".3f")
-    line("hand-reviewed labels: recall", "rules_reviewed", "recall", fmt=".3f")
-    line("hand-reviewed labels: negatives flagged", "rules_reviewed", "neg_flagged", fmt=".3f")
-    line("throughput, scrubber (MB/s by CPU)", "mb_per_s_cpu", fmt=".2f")
+
+def _neg_line(figures: dict[str, Any]) -> str:
+    return f"{figures['neg_flagged']:.3f} ({figures['negatives_flagged']}/{figures['negatives']})"
+
+
+def print_figures(report: dict[str, Any]) -> None:
+    """One line per figure: ours, then each peer that ran, after a bar."""
+    ran = {k: p for k, p in report["peers"].items() if p.get("figures")}
+
+    def line(label: str, get: Callable[[dict[str, Any]], str], ours_only: bool = False) -> None:
+        text = f"{label}: {get(report)}"
+        if not ours_only:
+            text += "".join(f"  | {p['name'].split(' (')[0]} {get(p['figures'])}" for p in ran.values())
+        print(text)
+
+    line(f"leaky repo: found of {report['leaky_expected']}", lambda f: str(f["leaky_found"]))
+    line("leaky repo: false positives", lambda f: str(f["leaky_fp"]))
+    for key, label in (("upstream", "upstream labels"), ("reviewed", "reviewed labels")):
+        line(f"rule examples, {label}: recall", lambda f, k=key: _recall_line(f["rules"][k]))
+        line(f"rule examples, {label}: negatives flagged", lambda f, k=key: _neg_line(f["rules"][k]))
+    line(
+        "rule examples, reviewed labels: negatives flagged, placeholder-like values apart",
+        lambda f: _neg_line(f["rules"]["reviewed_plain"]),
+    )
+    line(
+        "rule examples: placeholder-like negatives flagged",
+        lambda f: _neg_line(f["rules"]["placeholder_negatives"]),
+    )
+    for h in ("tuned", "heldback"):
+        line(f"{h} half, reviewed labels: recall", lambda f, h=h: _recall_line(f["rules"][h]["reviewed"]))
+        line(
+            f"{h} half, reviewed labels: negatives flagged",
+            lambda f, h=h: _neg_line(f["rules"][h]["reviewed"]),
+        )
+        line(
+            f"{h} half, reviewed labels: negatives flagged, placeholder-like apart",
+            lambda f, h=h: _neg_line(f["rules"][h]["reviewed_plain"]),
+        )
+    for h in ("all", "tuned", "heldback"):
+        line(
+            f"other providers (not named by our rules), {h}: recall",
+            lambda f, h=h: _recall_line(f["rules"]["other_providers"][h]),
+        )
+    for h in ("all", "tuned", "heldback"):
+        line(
+            f"structural rules only (no provider rule), {h}: recall",
+            lambda f, h=h: _recall_line(f["structural_only"][h]),
+            ours_only=True,
+        )
+    for src in report["rules"]["by_source"]:
+        note = " (circular for the generated gitleaks rules)" if src == "gitleaks" else ""
+        line(f"{src} examples{note}: recall", lambda f, s=src: _recall_line(f["rules"]["by_source"][s]))
+        line(f"{src} examples: negatives flagged", lambda f, s=src: _neg_line(f["rules"]["by_source"][s]))
+    line(
+        f"ordinary text ({report['ordinary']['lines']} lines): lines flagged per 1,000",
+        lambda f: f"{f['ordinary']['per_1000']:.2f}",
+    )
+    line("throughput on leaky repo + rule examples (MB/s by CPU)", lambda f: f"{f['mb_per_s_cpu']:.2f}")
+    line("throughput on ordinary text (MB/s by CPU)", lambda f: f"{f['ordinary_mb_per_s_cpu']:.2f}")
     print(f"throughput, whole guard (MB/s by CPU): {report['guard_mb_per_s_cpu']:.2f}")
-    if peer is None:
-        print(f"peer: none ({report['peer_note']})")
+    g = report["generated_rules"]
+    print(
+        f"generated gitleaks rules: {g['kept']} of {g['upstream_rules']} kept, {g['regex_translated']} "
+        f"translated from RE2, {g['key_prefix_dropped']} key-name prefixes dropped, {g['skipped']} skipped "
+        f"(gitleaks {g['commit'][:12]})"
+    )
+    for p in report["peers"].values():
+        if not p.get("figures"):
+            print(f"peer {p['name']}: not run ({p['note']})")
+
+
+def _ordinary_throughput(corpus: list[tuple[str, str]], fn: Callable[[str], object]) -> float:
+    """MB/s by CPU time of ``fn`` over every text of ``corpus`` (one pass)."""
+    c0 = time.process_time()
+    for _, text in corpus:
+        fn(text)
+    mb = sum(len(t.encode()) for _, t in corpus) / 1e6
+    return round(mb / max(time.process_time() - c0, 1e-9), 3)
 
 
 def main() -> None:
@@ -264,12 +354,17 @@ def main() -> None:
         default=DEFAULT,
         help="benchmark data folder, or its secrets (default: %(default)s)",
     )
-    ap.add_argument("--misses", action="store_true", help="print rule examples we get wrong, and why")
+    ap.add_argument(
+        "--misses", action="store_true", help="print the tuned half's rule examples we get wrong, and why"
+    )
+    ap.add_argument(
+        "--show-heldback", action="store_true", help="with --misses: the held-back half's too (spends it)"
+    )
     ap.add_argument(
         "--lines", action="store_true", help="print flagged lines of leaky-repo files we get wrong"
     )
     ap.add_argument("--verbose", action="store_true", help="both --misses and --lines")
-    ap.add_argument("--no-peer", action="store_true", help="skip detect-secrets (faster while iterating)")
+    ap.add_argument("--no-peer", action="store_true", help="skip the peers (faster while iterating)")
     ap.add_argument("--runs", type=int, default=5, help="throughput: best of this many runs")
     ap.add_argument(
         "--heldout", type=Path, action="append", default=[], help="JSONL of held-out positives (recall only)"
@@ -284,80 +379,105 @@ def main() -> None:
     rows = [
         json.loads(line) for line in (base / "rule_examples.jsonl").read_text().splitlines() if line.strip()
     ]
+    for r in rows:  # older or hand-made files: the rule's name stands for its id and source
+        r.setdefault("rule_id", r.get("rule_name", ""))
+        r.setdefault("source", "")
     repo = base / "leaky-repo"
+    review = load_review()
+    ctx = {
+        "cross": cross_rule_negatives(rows),
+        "reviewed": relabel(rows, review),
+        "vocab": named_vocabulary(),
+    }
+    ordinary = ordinary_corpus(base.parent)
 
     leaky = score_leaky(repo, ours_lines, args.lines or args.verbose)
-    leaky_secrets_only = score_leaky(repo, ours_secret_lines)
-    leaky_all_hosts = score_leaky(repo, ours_all_hosts_lines)
     hits = {r["id"]: _ours_detect(r) for r in rows}
+    structural_hits = {r["id"]: bool(find_secrets(r["text"], provider_rules=False)) for r in rows}
 
     def ours(r: Row) -> bool:
         return hits[r["id"]]
 
-    rules = score_rules(rows, ours)
-    rules_secret_rules = score_rules([r for r in rows if not _is_identifier_rule(r)], ours)
-    rules_identifier = score_rules([r for r in rows if _is_identifier_rule(r)], ours)
-    cross = cross_rule_negatives(rows)
-    without_cross = [r for r in rows if r["id"] not in cross]
-    review = load_review()
-    reviewed = relabel(rows, review)
+    def structural(r: Row) -> bool:
+        return structural_hits[r["id"]]
+
     if args.misses or args.verbose:
-        _show_disagreements(rows, ours, review)
+        shown = rows if args.show_heldback else [r for r in rows if half(r) == "tuned"]
+        _show_disagreements(shown, ours, review)
     files = [p for p in repo.rglob("*") if p.is_file() and ".leaky-meta" not in p.parts]
     corpus = (
         "\n".join(p.read_text(errors="replace") for p in files) + "\n" + "\n".join(r["text"] for r in rows)
     )
+    secret_rows = [r for r in ctx["reviewed"] if not _is_identifier_rule(r) and r["label"] == "positive"]
     mb_per_s, mb_per_s_cpu = throughput(corpus, find_secrets, args.runs)
     guard_mb_per_s, guard_mb_per_s_cpu = throughput(corpus, _GUARD.anonymize, args.runs)
     report: dict[str, Any] = {
         "leaky_found": leaky["found"], "leaky_expected": leaky["expected"], "leaky_fp": leaky["fp"],
-        "leaky_files_covered": leaky["files_covered"], "leaky_secrets_only": leaky_secrets_only,
-        "leaky_public_hosts_masked": leaky_all_hosts,
-        "rule_recall": rules["recall"], "rule_neg_flagged": rules["neg_flagged"], "rules": rules,
-        "rules_secret_rules": rules_secret_rules, "rules_identifier_rules": rules_identifier,
-        "rules_cross_rule": {**score_rules(without_cross, ours), "negatives_left_out": len(cross)},
-        "rules_reviewed": {**score_rules(reviewed, ours), "review_rows": len(review)},
+        "leaky_files_covered": leaky["files_covered"],
+        "leaky_secrets_only": score_leaky(repo, ours_secret_lines),
+        "leaky_public_hosts_masked": score_leaky(repo, ours_all_hosts_lines),
+        "rules": row_figures(rows, ours, ctx),
+        "rules_secret_rules": score_rules([r for r in rows if not _is_identifier_rule(r)], ours),
+        "rules_identifier_rules": score_rules([r for r in rows if _is_identifier_rule(r)], ours),
+        "structural_only": {
+            "all": score_rules(secret_rows, structural),
+            "tuned": score_rules([r for r in secret_rows if half(r) == "tuned"], structural),
+            "heldback": score_rules([r for r in secret_rows if half(r) == "heldback"], structural),
+        },
+        "ordinary": flagged_lines(ordinary, ours_secret_lines),
+        "ordinary_mb_per_s_cpu": _ordinary_throughput(ordinary, find_secrets),
         "mb_per_s": mb_per_s, "mb_per_s_cpu": mb_per_s_cpu,
         "guard_mb_per_s": guard_mb_per_s, "guard_mb_per_s_cpu": guard_mb_per_s_cpu,
-        "corpus_bytes": len(corpus.encode()),
+        "corpus_bytes": len(corpus.encode()), "generated_rules": gitleaks_source(),
     }  # fmt: skip
+    rules = report["rules"]
+    report["rule_recall"] = rules["upstream"]["recall"]
+    report["rule_neg_flagged"] = rules["upstream"]["neg_flagged"]
+    report["reviewed_recall"] = rules["reviewed"]["recall"]
+    report["reviewed_neg_flagged"] = rules["reviewed"]["neg_flagged"]
+    report["heldback_recall"] = rules["heldback"]["reviewed"]["recall"]
+    report["heldback_neg_flagged"] = rules["heldback"]["reviewed"]["neg_flagged"]
+    report["other_provider_recall"] = rules["other_providers"]["all"]["recall"]
+    report["other_provider_names"] = sorted(
+        {
+            r["rule_name"]
+            for r in ctx["reviewed"]
+            if r["label"] == "positive" and not provider_named(r, ctx["vocab"])
+        }
+    )
 
     heldout = {p.name: [json.loads(x) for x in p.read_text().splitlines() if x.strip()] for p in args.heldout}
     report["heldout"] = {
         name: heldout_recall(hrows, lambda t: bool(find_secrets(t))) for name, hrows in heldout.items()
     }
 
-    peer = None if args.no_peer else _detect_secrets_finder()
-    if peer is not None:
-        p_leaky = score_leaky(repo, peer)
-        p_hits = {r["id"]: bool(peer(r["text"])) for r in rows}
+    report["peers"] = {}
+    for key, (name, finder, hint) in ({} if args.no_peer else peers()).items():
+        if finder is None:
+            report["peers"][key] = {"name": name, "figures": None, "note": f"not installed ({hint})"}
+            continue
+        p_leaky = score_leaky(repo, finder)
+        p_hits = {r["id"]: bool(finder(r["text"])) for r in rows}
 
-        def theirs(r: Row) -> bool:
+        def theirs(r: Row, p_hits: dict[str, bool] = p_hits) -> bool:
             return p_hits[r["id"]]
 
-        p_rules = score_rules(rows, theirs)
-        p_mb, p_mb_cpu = throughput(corpus, peer, runs=1)
-        report["peer"] = {
-            "name": f"detect-secrets {version('detect-secrets')} (default plugins)",
-            "leaky_found": p_leaky["found"], "leaky_fp": p_leaky["fp"],
-            "leaky_files_covered": p_leaky["files_covered"],
-            "rule_recall": p_rules["recall"], "rule_neg_flagged": p_rules["neg_flagged"], "rules": p_rules,
-            "rules_cross_rule": score_rules(without_cross, theirs),
-            "rules_reviewed": score_rules(reviewed, theirs),
-            "mb_per_s": p_mb, "mb_per_s_cpu": p_mb_cpu,
+        p_mb, p_mb_cpu = throughput(corpus, finder, runs=1)
+        report["peers"][key] = {
+            "name": name, "note": "",
+            "figures": {
+                "leaky_found": p_leaky["found"], "leaky_fp": p_leaky["fp"],
+                "leaky_files_covered": p_leaky["files_covered"],
+                "rules": row_figures(rows, theirs, ctx),
+                "ordinary": flagged_lines(ordinary, finder),
+                "ordinary_mb_per_s_cpu": _ordinary_throughput(ordinary, finder),
+                "mb_per_s": p_mb, "mb_per_s_cpu": p_mb_cpu,
+                "heldout": {n: heldout_recall(h, lambda t, f=finder: bool(f(t))) for n, h in heldout.items()},
+            },
         }  # fmt: skip
-        report["peer"]["heldout"] = {
-            name: heldout_recall(hrows, lambda t: bool(peer(t))) for name, hrows in heldout.items()
-        }
-        report["speed_ratio_vs_peer"] = round(mb_per_s_cpu / max(p_mb_cpu, 1e-9), 1)
-    else:
-        report["peer"] = None
-        report["peer_note"] = (
-            "--no-peer: detect-secrets not run"
-            if args.no_peer
-            else "detect-secrets not importable: peer figures are null (pip install -e '.[bench]')"
-        )
-    _print_figures(report)
+    if args.no_peer:
+        report["peers"]["none"] = {"name": "peers", "figures": None, "note": "--no-peer"}
+    print_figures(report)
     print(json.dumps(report, sort_keys=True))
 
 

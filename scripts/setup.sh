@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set up .venv with the package installed (editable). Idempotent; re-installs only when
 # pyproject.toml changed. Usage: scripts/setup.sh [--dev]   (--dev adds test and lint tools)
+# Also provides bubblewrap for the read-only command sandbox (scripts/sandbox.sh; installs it as
+# root on Debian); without it the agent still works, with a warning, and setup does not fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,4 +33,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing devops-agent${extras} into .venv (first time takes a minute or two)" >&2
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras}"
   echo "$want" > "$stamp"
+fi
+
+if ! bash scripts/sandbox.sh >/dev/null; then
+  echo "setup: warning: the read-only sandbox for shell commands is inactive (reason above); the agent" \
+    "works, but commands rated read-only will run unconfined. \`devops-agent doctor\` reports it." >&2
 fi

@@ -2,6 +2,8 @@
 # Lint, type-check and run the whole test suite with coverage, the same way CI does.
 # Needs scripts/setup.sh --dev first. PostgreSQL tests use DEVOPS_AGENT_TEST_POSTGRES_URL, or a
 # server that scripts/postgres.sh starts; with DEVOPS_AGENT_REQUIRE_POSTGRES=1 they may not skip.
+# Sandbox tests need bubblewrap (scripts/sandbox.sh installs it); with DEVOPS_AGENT_REQUIRE_SANDBOX=1
+# they may not skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -15,6 +17,14 @@ if [ -z "${DEVOPS_AGENT_TEST_POSTGRES_URL:-}" ]; then
   else
     echo "test: no PostgreSQL; PostgreSQL tests will be skipped" >&2
   fi
+fi
+
+if ! bash scripts/sandbox.sh >/dev/null; then
+  if [ "${DEVOPS_AGENT_REQUIRE_SANDBOX:-0}" = "1" ]; then
+    echo "test: the sandbox is required (DEVOPS_AGENT_REQUIRE_SANDBOX=1) but scripts/sandbox.sh failed" >&2
+    exit 1
+  fi
+  echo "test: no working bubblewrap; sandbox tests will be skipped" >&2
 fi
 
 echo "== ruff" >&2

@@ -11,7 +11,7 @@ import pytest
 
 from devops_agent.telemetry import configure_logging
 
-pytest_plugins = ["fixtures_db", "fixtures_prometheus"]
+pytest_plugins = ["fixtures_db", "fixtures_prometheus", "fixtures_sandbox"]
 
 # Subprocesses (CLI tests) inherit this: resolve_model then blocks real model requests too.
 os.environ["DEVOPS_AGENT_ALLOW_MODEL_REQUESTS"] = "0"
@@ -23,6 +23,7 @@ _KEEP = {
     "DEVOPS_AGENT_TEST_POSTGRES_URL",
     "DEVOPS_AGENT_REQUIRE_POSTGRES",
     "DEVOPS_AGENT_REQUIRE_PROMETHEUS",
+    "DEVOPS_AGENT_REQUIRE_SANDBOX",
 }
 
 

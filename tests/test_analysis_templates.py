@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -70,6 +71,26 @@ def test_messages_equal_up_to_digits_share_a_shape_and_mask_alike() -> None:
     assert Masker().masked("session 1 via ssh2") == ("session <*> via ssh2", False)
 
 
+def test_the_shape_fast_path_tells_apart_words_whose_digit_survives_masking() -> None:
+    """``ssh2`` and ``ssh1`` share a digit shape; the fast path must check those words."""
+    miner = TemplateMiner()
+    masked = 0
+    real = miner._mask.masked_words
+
+    def counting(message: str) -> tuple[str, tuple[int, ...] | None]:
+        nonlocal masked
+        masked += 1
+        return real(message)
+
+    miner._mask.masked_words = counting  # type: ignore[method-assign]
+    a = miner.add("Accepted password for root from 10.0.0.1 port 22 ssh2")
+    b = miner.add("Accepted password for root from 10.0.0.9 port 80 ssh2")
+    c = miner.add("Accepted password for root from 10.0.0.7 port 81 ssh1")
+    assert a.template_id == b.template_id != c.template_id
+    assert c.template == "Accepted password for root from <*> port <*> ssh1"
+    assert masked == 2  # the second ssh2 line came by the fast path
+
+
 def test_templates_found_for_sshd_lines() -> None:
     miner = TemplateMiner()
     matches = [miner.add(line) for line in SSHD]
@@ -98,6 +119,91 @@ def test_few_distinct_words_stay_separate_events() -> None:
             miner.add(f"[instance: {i:08x}-fe1a-409b-b8cc-1e88b294cd1d] VM {state} (Lifecycle Event)")
     assert sorted(t.template for t in miner.templates()) == [
         f"[instance: <*> VM {state} (Lifecycle Event)" for state in ("Paused", "Resumed", "Started")
+    ]
+
+
+def test_words_filling_slots_of_two_events_are_values_before_the_count_is_reached() -> None:
+    """Three user names are too few to call the slot variable in one event, but the same names in
+    the slots of two different events name things, not events."""
+    miner = TemplateMiner()
+    for user in ("alice", "bob", "carol"):
+        miner.add(f"session opened for user {user} by (uid=0)")
+        miner.add(f"session closed for user {user}")
+    assert sorted(t.template for t in miner.templates()) == [
+        "session closed for user <*>",
+        "session opened for user <*> by (uid=<*>)",
+    ]
+
+
+def test_event_words_shared_only_within_one_event_stay_apart() -> None:
+    """``VM Started`` and ``VM Paused`` are templates of one shape: their slot is not two events'."""
+    miner = TemplateMiner()
+    for i in range(5):
+        for state in ("Started", "Paused", "Resumed", "Stopped"):
+            miner.add(f"[instance: {i:08x}-fe1a-409b-b8cc-1e88b294cd1d] VM {state} (Lifecycle Event)")
+    assert len(miner) == 4
+
+
+def test_a_template_learnt_with_a_masked_value_absorbs_those_learnt_before_it() -> None:
+    miner = TemplateMiner()
+    first = miner.add("Invalid user support from 10.0.0.1")
+    miner.add("Invalid user support from 10.0.0.2")
+    general = miner.add("Invalid user admin42 from 10.0.0.3")  # "admin42" is masked: the slot is variable
+    assert general.template == "Invalid user <*> from <*>"
+    assert [t.template for t in miner.templates()] == ["Invalid user <*> from <*>"]
+    assert miner.resolve(first.template_id) == general.template_id
+    assert miner.add("Invalid user support from 10.0.0.4").template_id == general.template_id
+    # a template of no constant word absorbs nothing: one-word messages stay apart
+    for word in ("sendSyncFailedBroadcast", "initEnvironment", "12345"):
+        miner.add(word)
+    assert {"sendSyncFailedBroadcast", "initEnvironment", "<*>"} <= {t.template for t in miner.templates()}
+
+
+def test_shared_slots_are_learnt_again_after_a_restart(tmp_path: Path) -> None:
+    first = TemplateMiner()
+    for user in ("alice", "bob"):
+        first.add(f"session opened for user {user} by (uid=0)")
+    first.save(tmp_path / "t.json")
+    second = TemplateMiner.load(tmp_path / "t.json")
+    for user in ("alice", "bob"):
+        second.add(f"session closed for user {user}")
+    assert "session opened for user <*> by (uid=<*>)" in {t.template for t in second.templates()}
+
+
+SHARED_THREE_WAYS = """
+import json
+from devops_agent.analysis.templates import TemplateMiner
+m = TemplateMiner()
+for line in (
+    "alpha event for anna", "alpha event for bert",  # slot X: anna, bert
+    "beta thing with bert done", "beta thing with carl done",  # slot Y: bert, carl
+    "gamma anna here now", "gamma carl here now",  # slot P: anna, carl (one word shared with each)
+    "gamma bert here now",  # P: anna, bert, carl -- now two words shared with X and two with Y
+):
+    m.add(line)
+print(json.dumps(sorted(t.template for t in m.templates())))
+"""
+
+
+def test_shared_slot_evidence_reaches_every_slot_whatever_the_hash_seed() -> None:
+    """Sets of words iterate in hash order, which changes between processes: when a slot shares
+    words with two others at once, both become variables, in every process."""
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", SHARED_THREE_WAYS],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("0", "1", "2", "3", "4", "5")
+    }
+    assert len(outputs) == 1
+    assert json.loads(outputs.pop()) == [
+        "alpha event for <*>",
+        "beta thing with <*> done",
+        "gamma <*> here now",
     ]
 
 
@@ -238,6 +344,7 @@ def test_benchmark_script_on_a_tiny_dataset(tmp_path: Path) -> None:
         ("Invalid user bb from 1.2.3.5", "E1", "Invalid user <*> from <*>"),
         ("Invalid user ccc from 1.2.3.6", "E1", "Invalid user <*> from <*>"),
         ("Invalid user dddd from 1.2.3.7", "E1", "Invalid user <*> from <*>"),
+        ("Invalid user eeeee from 1.2.3.8", "E1", "Invalid user <*> from <*>"),
     ]
     _write_system(tmp_path, lines)
     out = subprocess.run(
@@ -265,12 +372,12 @@ def test_benchmark_script_on_a_tiny_dataset(tmp_path: Path) -> None:
 def test_learning_resumes_after_a_restart(tmp_path: Path) -> None:
     """Values seen before a restart still count towards making a position variable."""
     first = TemplateMiner()
-    for user in ("root", "admin", "guest"):
+    for user in ("root", "admin", "guest", "backup"):
         first.add(f"session opened for user {user} by (uid=0)")
-    assert len(first) == 3
+    assert len(first) == 4
     first.save(tmp_path / "t.json")
     second = TemplateMiner.load(tmp_path / "t.json")
     match = second.add("session opened for user oracle by (uid=0)")
     assert match.template == "session opened for user <*> by (uid=<*>)"
     assert len(second) == 1
-    assert second.templates()[0].count == 4
+    assert second.templates()[0].count == 5

@@ -199,7 +199,8 @@ def test_secrets_without_the_peer_reports_null_with_a_note_and_a_line_per_figure
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], no_peer: bool
 ) -> None:
     bench = load("secrets_bench")
-    monkeypatch.setattr(bench, "_detect_secrets_finder", lambda: None)  # as when it is not installed
+    # as when no peer is installed
+    monkeypatch.setattr(bench, "peers", lambda: {"detect_secrets": ("detect-secrets", None, "pip install x")})
     _main(
         bench,
         monkeypatch,
@@ -211,12 +212,14 @@ def test_secrets_without_the_peer_reports_null_with_a_note_and_a_line_per_figure
     )
     out = capsys.readouterr().out.splitlines()
     report = json.loads(out[-1])
-    assert report["peer"] is None
-    assert ("--no-peer" in report["peer_note"]) is no_peer
-    assert ("not importable" in report["peer_note"]) is not no_peer
+    assert all(p["figures"] is None for p in report["peers"].values())
+    notes = " ".join(p["note"] for p in report["peers"].values())
+    assert ("--no-peer" in notes) is no_peer
+    assert ("not installed" in notes) is not no_peer
     assert "leaky repo: found of 1: 1" in out
     assert "leaky repo: false positives: 0" in out
-    assert any(line.startswith("rule examples: recall on positives: ") for line in out)
+    assert any(line.startswith("rule examples, upstream labels: recall: ") for line in out)
+    assert any(line.startswith("structural rules only (no provider rule), heldback: recall") for line in out)
 
 
 def test_secrets_takes_the_data_set_folder_itself(

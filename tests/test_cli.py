@@ -80,7 +80,10 @@ def test_unknown_runbook_is_refused_before_a_session_exists() -> None:
     for extra in ([], ["--json"]):
         proc = cli("investigate", "x", "--runbook", "host-health", "--runbook", "nope", *extra)
         assert_one_line_error(proc, 2, "unknown runbook 'nope'", "host-health", "runbooks list")
-        assert proc.stdout == ""
+        if extra:  # a script reading stdout gets the error as JSON, and nothing else
+            assert json.loads(proc.stdout)["error"] == "NotFoundError"
+        else:
+            assert proc.stdout == ""
     mixed = cli("investigate", "x", "--runbook", "triage", "--runbook", "host-health")
     assert_one_line_error(mixed, 2, "alone")
     assert json.loads(cli("sessions", "list", "--json").stdout) == []
@@ -262,8 +265,15 @@ def test_paused_run_is_approved_later_with_the_approve_command(tmp_path: Path) -
     refused = cli("--model", model, "approve", session["id"][:10])
     assert refused.returncode == 2, "a destructive call needs --yes without a terminal"
     assert "CONFIRM" in refused.stderr
-    approved = cli("--model", model, "approve", session["id"][:10], "--yes", "--approver", "bob")
+    # --yes alone shows the impact but does not run a destructive call: it takes the word too.
+    unconfirmed = cli("approve", session["id"][:10], "--yes")
+    assert_one_line_error(unconfirmed, 2, "--yes --confirm CONFIRM")
+    assert "no trash can" in unconfirmed.stderr  # the impact analysis (safety.impact) was shown
+    assert victim.exists()
+    # From another shell, without --model: the paused session knows its model.
+    approved = cli("approve", session["id"][:10], "--yes", "--confirm", "CONFIRM", "--approver", "bob")
     assert approved.returncode == 0, approved.stderr
+    assert "Traceback" not in approved.stderr
     assert not victim.exists()
     audit = json.loads(cli("audit", "--session", session["id"][:10], "--json").stdout)
     assert [(a["outcome"], a["actor"]) for a in audit] == [("executed", "bob"), ("pending", "policy")]

@@ -125,7 +125,7 @@ def test_a_store_from_before_the_migration_keeps_its_findings_and_stops_reusing_
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     with engine.begin() as conn:
         config.attributes["connection"] = conn
-        command.upgrade(config, "0005")
+        command.upgrade(config, "0006")  # the revision before the findings table got AUTOINCREMENT
         for n in (1, 2, 3):
             conn.execute(
                 text(

@@ -1,4 +1,5 @@
-"""Provider token formats of ``privacy/secret_rules.py``: each is found whole, lookalikes are not.
+"""Provider tokens (generated gitleaks rules and token shapes) and the format rules of
+``privacy/secret_rules.py``: each is found whole, lookalikes are not.
 
 Token bodies are generated from a hash at test time (right alphabet and length, valid for no
 service), so this file holds no literal that a push-protection scanner would take for a token.
@@ -12,7 +13,7 @@ import string
 import pytest
 
 from devops_agent.privacy import find_secrets, scrub
-from devops_agent.privacy.secret_rules import TOKEN_RULES
+from devops_agent.privacy.secret_rules import FORMAT_KINDS, TOKEN_RULES
 
 AN = string.ascii_letters + string.digits
 LOWAN = string.ascii_lowercase + string.digits
@@ -75,9 +76,11 @@ NEW_TOKENS: list[tuple[str, str]] = [
     ("kind", "token"), NEW_TOKENS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(NEW_TOKENS)]
 )
 def test_provider_token_is_found_whole_in_a_config_line(kind: str, token: str) -> None:
+    # ``kind`` names the provider for the reader; which rule finds the token (a generated gitleaks
+    # rule or a token shape) is not fixed, the span is.
     text = f'deploy:\n  credential: "{token}"\n  region: eu-west-1\n'
     found = find_secrets(text)
-    assert [(f.kind, text[f.start : f.end]) for f in found] == [(kind, token)]
+    assert [text[f.start : f.end] for f in found] == [token], kind
     assert token not in scrub(text).text
 
 
@@ -85,20 +88,17 @@ def test_provider_token_is_found_whole_in_a_config_line(kind: str, token: str) -
     ("kind", "token"), NEW_TOKENS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(NEW_TOKENS)]
 )
 def test_provider_token_is_found_in_prose_without_a_secret_named_key(kind: str, token: str) -> None:
-    assert kind in {f.kind for f in find_secrets(f"the job failed with {token} in its env")}
+    if kind == "scaleway_access_key":
+        pytest.skip("SCW + 17 capitals: no separator, one case, 20 characters; found after a key name only")
+    text = f"the job failed with {token} in its env"
+    assert token in [text[f.start : f.end] for f in find_secrets(text)], kind
 
 
-def test_every_token_rule_has_a_case() -> None:
-    kinds = {r.kind for r in TOKEN_RULES}
-    new_kinds = {k for k, _ in NEW_TOKENS}
-    assert new_kinds <= kinds
-
-
-def test_sourcegraph_key_holding_a_bare_hex_token() -> None:
-    token = body(HEX, 40, "sg")
-    text = f"sourcegraph: {token}\n"
-    assert [(f.kind, text[f.start : f.end]) for f in find_secrets(text)] == [("sourcegraph_token", token)]
-    assert find_secrets(f"sourcegraph_version: {token[:12]}") == []  # a short hex pin is not a token
+def test_token_rules_name_formats_not_providers() -> None:
+    # provider formats come from the generated gitleaks rules; the hand rules left are formats and
+    # contexts (files, command lines, connection strings) that no provider prefix tells
+    assert {r.kind for r in TOKEN_RULES if not r.provider} <= FORMAT_KINDS
+    assert len([r for r in TOKEN_RULES if r.provider]) <= 4
 
 
 @pytest.mark.parametrize(
@@ -109,11 +109,9 @@ def test_sourcegraph_key_holding_a_bare_hex_token() -> None:
         'PREFECT_API_KEY = "pnu_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"',
         "PERPLEXITY_API_KEY=pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "oc login --token=sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX",
-        # lookalikes
-        "GET /assets/favicon.ico-" + body(HEX, 32, "ico") + " 200",  # a fingerprinted file name
+        # lookalikes (a random body one character short of a format, or a Stripe publishable
+        # key, is masked by its shape now: see test_privacy_secret_shapes.py)
         "rnd_initializationVectorForTheCipher = None",  # an identifier, no digit
-        "pk_live_" + body(AN, 24, "stripe-pk"),  # Stripe publishable key: public
-        "API-" + body(UPAN, 25, "short"),  # one character short
     ],
 )
 def test_new_format_lookalikes_and_placeholders(text: str) -> None:
@@ -230,7 +228,10 @@ def test_secret_word_near_misses(text: str) -> None:
 
 def test_dotted_token_with_a_long_hex_segment_is_not_an_attribute_chain() -> None:
     token = "patXfsZBLOgxbJqSi.fd" + body(HEX, 62, "airtable")  # a segment that starts with a letter
-    assert [f.kind for f in find_secrets(f"airtable_pat = {token}")] == ["config_secret"]
+    assert [f.kind for f in find_secrets(f"airtable_pat = {token}")] in (
+        ["config_secret"],
+        ["airtable_personnal_access_token"],  # (sic: gitleaks' rule id)
+    )
     assert find_secrets("api_token = settings.AIRTABLE_TOKEN") == []  # code: an attribute chain
 
 

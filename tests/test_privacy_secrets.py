@@ -66,7 +66,7 @@ POSITIVES: list[tuple[str, str, str | None]] = [
     (
         "telegram_bot_token",
         "bot 7261948305:AAHx9Km2Pq7LvB4nRt8wYz3Jd6FqW1eR5tY",
-        "7261948305:AAHx9Km2Pq7LvB4nRt8wYz3Jd6FqW1eR5tY",
+        "AAHx9Km2Pq7LvB4nRt8wYz3Jd6FqW1eR5tY",  # the secret half (the bot's id is not one)
     ),
     ("aws_access_key_id", "aws_access_key_id=AKIAQX4ZRT7MWN2PLK5B", "AKIAQX4ZRT7MWN2PLK5B"),
     (
@@ -97,7 +97,9 @@ def test_provider_and_format_secrets_are_found(kind: str, text: str, secret: str
     assert REDACTED in result.text
     if secret is not None:
         assert secret not in result.text
-        assert any(text[f.start : f.end] == secret for f in result.findings)
+        at = text.index(secret)
+        # covered by one finding (a generated rule may take the scheme too: https://hooks.slack.com/…)
+        assert any(f.start <= at and at + len(secret) <= f.end for f in result.findings)
 
 
 NEAR_MISSES = [
@@ -298,7 +300,6 @@ def test_large_input_is_linear_and_fast() -> None:
         # ascending runs, repeated units, marker words, a token cut short by a mask
         ("AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyDx9Km2Pq7LvB4nRt8wYz3Jd6FqW1eR5tY"),
         ("api_key = 'abcdefg12346+FJQCK'", "api_key = 'Xk9m2Pq7+LvB4nRt8'"),
-        ('"token": "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d"', f'"token": "{R36}"'),
         ("GR134894112312312312312312312", "GR1348941Xk9m2Pq7LvB4nRt8wYz3"),
         ("xoxp-572370529330-573807301142-572331691188-####################", None),
         ("client_secret = 'sampleClientSecretValue'", "client_secret = 'Zq8xK2mP9vL4nB7cT1'"),
@@ -309,6 +310,15 @@ def test_hand_typed_placeholders_are_not_secrets(placeholder: str, real: str | N
     assert find_secrets(placeholder) == [], placeholder
     if real is not None:
         assert find_secrets(real), real
+
+
+def test_a_provider_shaped_value_is_masked_even_when_it_looks_typed_by_hand() -> None:
+    # Issue 30: in front of a model, masking a value that only looks like a placeholder costs
+    # little and missing a real token leaks it; the token shape decides, not how tidy the body is.
+    text = '"token": "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d"'
+    assert [text[f.start : f.end] for f in find_secrets(text)] == [
+        "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -379,21 +389,21 @@ JENKINS_LOG = (
     ("kind", "text", "secret"),
     [
         ("jenkins_setup_password", JENKINS_LOG, HEX32),
-        ("codeclimate_reporter_id", f"env:\n  CC_TEST_REPORTER_ID: {HEX32}{HEX32}\n", HEX32 + HEX32),
-        ("postmark_token", '"postmark_server_token": "f59dffd2-83ea-47c7-ba8f-95e053a6d0ae"', None),
-        ("postmark_token", "X-Postmark-Server-Token: f59dffd2-83ea-47c7-ba8f-95e053a6d0ae", None),
-        (
-            "truenas_api_key",
+        # a UUID is a secret where the key says so (Postmark tokens are UUIDs)
+        ("config_secret", '"postmark_server_token": "f59dffd2-83ea-47c7-ba8f-95e053a6d0ae"', None),
+        ("config_secret", "X-Postmark-Server-Token: f59dffd2-83ea-47c7-ba8f-95e053a6d0ae", None),
+        (  # TrueNAS API key: "<id>-<64 random>", found by its shape
+            "prefixed_token",
             '{"msg": "method", "method": "auth.login_with_api_key", "params": ["8-' + R36 + R36[:28] + '"]}',
             "8-" + R36 + R36[:28],
         ),
-        ("aws_bedrock_key", "ABSKQmVkcm9ja0FQSUtleS1" + R36 * 3, None),
+        ("aws_amazon_bedrock_api_key_long_lived", "ABSKQmVkcm9ja0FQSUtleS1" + R36 * 3, None),
         (
             "terraform_variable_default",
             'variable "corp_okta_api_token" {\n  type = string\n  default = "004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99k"\n}\n',
             "004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99k",
         ),
-        ("vault_token", "b.AAAAAQ" + R36 * 3, None),
+        ("prefixed_token", "b.AAAAAQ" + R36 * 3, None),  # a legacy Vault batch token: its shape
         (
             "pgpass_password",
             "#hostname:port:database:username:password\ndb1:5432:app:deploy:Zq8x\\:K2mP9",
@@ -417,7 +427,7 @@ def test_new_formats_are_found(kind: str, text: str, secret: str | None) -> None
         '"postmark_message_id": "f59dffd2-83ea-47c7-ba8f-95e053a6d0ae"',
         '{"method": "auth.login_with_api_key", "params": ["<API_KEY>"]}',
         "ABSKQmVkcm9ja0FQSUtleS1EXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLE=",
-        'variable "region" {\n  default = "eu-west-1-Xk9m2Pq7LvB4nRt8"\n}\n',
+        'variable "region" {\n  default = "eu-west-1-b"\n}\n',
         'variable "api_token_ttl" {\n  default = "3600"\n}\n',
         "deploy -bypassCache true -compassToken",
         "daemon:*:17431:0:99999:7:::\nwww-data:*:17431:0:99999:7:::",  # /etc/shadow, not ~/.pgpass
@@ -427,10 +437,18 @@ def test_new_format_near_misses(text: str) -> None:
     assert find_secrets(text) == [], text
 
 
+def test_a_terraform_default_is_a_secret_only_under_a_secret_name() -> None:
+    text = 'variable "region" {\n  default = "eu-west-1-Xk9m2Pq7LvB4nRt8"\n}\n'
+    # the random-looking suffix may be masked by its shape, but not as a Terraform secret default
+    assert "terraform_variable_default" not in {f.kind for f in find_secrets(text)}
+
+
 def test_entra_client_secret_must_end_at_a_token_boundary() -> None:
     secret = "5pX8Q~MmTI8OMBJFVqMlFR4DE3Spz6Qm.xO.Gbf-"
-    assert [f.kind for f in find_secrets(f"client_secret={secret}")] == ["azure_client_secret"]
-    assert find_secrets("Identity=USK@u2vn3Lh6,4~q8Q~3wIHjX9DT0yCNfQmr9oxmYrDZoQVLOdNg~yk0,AQACAAE/x") == []
+    assert [f.kind for f in find_secrets(f"client_secret={secret}")] == ["azure_ad_client_secret"]
+    usk = "Identity=USK@u2vn3Lh6,4~q8Q~3wIHjX9DT0yCNfQmr9oxmYrDZoQVLOdNg~yk0,AQACAAE/x"
+    # the random part may be masked by its shape, but it is no Entra secret cut out of a longer run
+    assert "azure_ad_client_secret" not in {f.kind for f in find_secrets(usk)}
 
 
 def test_pem_key_split_into_concatenated_string_literals() -> None:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from devops_agent.cli.approve import _check_unattended, describe_pending, visible
+from devops_agent.cli.approve import _check_unattended, describe_pending
 from devops_agent.cli.context import err
 from devops_agent.errors import UserError
 from devops_agent.safety import classify, decide
+from devops_agent.textsafe import visible
 from devops_agent.tools.shell import plan, run_command
 
 

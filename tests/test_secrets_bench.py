@@ -9,6 +9,8 @@ import pytest
 from bench_scripts import load
 
 bench = load("secrets_bench")
+peers = load("secrets_peers")
+subsets = load("secrets_subsets")
 
 
 @pytest.fixture
@@ -37,9 +39,32 @@ def test_leaky_scoring_counts_lines_per_file_and_passes_the_path(repo: Path) -> 
     }  # fmt: skip
 
 
-def test_peer_finder_takes_a_path_or_not(repo: Path) -> None:
-    peer = bench._detect_secrets_finder()
+@pytest.mark.parametrize("name", ["detect_secrets", "credsweeper"])
+def test_peer_finder_takes_a_path_or_not(repo: Path, name: str) -> None:
+    _, peer, hint = peers.peers()[name]
     if peer is None:
-        pytest.skip("detect-secrets is not installed (extra bench)")
-    assert peer("password = 'Hunter2-canary-Secret'") == peer("password = 'Hunter2-canary-Secret'", "x.cfg")
-    assert bench.score_leaky(repo, peer)["files_covered"] >= 1
+        pytest.skip(f"{name} is not installed ({hint})")
+    text = 'password = "Zq8xK2mP9vL4"\nLOG=info\n'
+    assert peer(text) == peer(text, "x.cfg")
+    assert 0 in peer(text)
+    score = bench.score_leaky(repo, peer)  # the leaky-repo scoring passes it the file's path
+    assert set(score) == {"found", "expected", "fp", "files_covered"}
+    assert score["expected"] == 3
+
+
+def test_halves_split_by_rule_and_providers_are_named_by_words() -> None:
+    rows = [{"rule_id": f"np.rule.{i}", "rule_name": "x"} for i in range(200)]
+    halves = {subsets.half(r) for r in rows}
+    assert halves == {"tuned", "heldback"}
+    # every example of one rule lies in one half
+    assert subsets.half({"rule_id": "np.rule.7", "text": "a"}) == subsets.half({"rule_id": "np.rule.7"})
+    vocab = subsets.named_vocabulary()
+    assert subsets.provider_named({"rule_name": "GitHub Personal Access Token"}, vocab)
+    assert subsets.provider_named({"rule_name": "FacebookAccessToken"}, vocab)  # CamelCase names
+    assert not subsets.provider_named({"rule_name": "Blynk Device Access Token"}, vocab)
+    assert not subsets.provider_named({"rule_name": "Generic API Key"}, vocab)  # no provider word
+
+
+def test_placeholder_like_rows_are_decided_by_the_documentation_value_test() -> None:
+    assert subsets.placeholder_like({"text": "key: sk-ant-api03-abc123xyz-456def789ghij-klmnopqrstuvwx"})
+    assert not subsets.placeholder_like({"text": "key: Zq8xK2mP9vL4nB7cT1wR5yH3jD6f"})

@@ -10,18 +10,33 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TextIO
 
 import structlog
 from opentelemetry import trace
+from structlog.typing import ExcInfo
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
+def one_line_exception(sio: TextIO, exc_info: ExcInfo) -> None:
+    """An exception logged at a level below debug: its type and message only, and how to see more."""
+    exc = exc_info[1]
+    sio.write(f"\n{type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+
+
 def configure_logging(level: str = "warning", *, json_logs: bool = False) -> None:
-    """Send structured logs at ``level`` and above to stderr."""
+    """Send structured logs at ``level`` and above to stderr.
+
+    A logged exception is one line unless ``level`` is debug, which adds a plain traceback. No
+    traceback shows local variables (structlog's default with rich installed): they can hold
+    secrets and user data."""
     numeric = _LEVELS.get(level, logging.WARNING)
+    formatter = structlog.dev.plain_traceback if numeric <= logging.DEBUG else one_line_exception
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if json_logs else structlog.dev.ConsoleRenderer(colors=False)
+        structlog.processors.JSONRenderer()
+        if json_logs
+        else structlog.dev.ConsoleRenderer(colors=False, exception_formatter=formatter)
     )
     structlog.configure(
         processors=[

@@ -1,4 +1,4 @@
-"""Health checks behind ``devops-agent doctor``: config, store, model endpoint, toolsets.
+"""Health checks behind ``devops-agent doctor``: config, store, model endpoint, sandbox, toolsets.
 
 Each check returns a :class:`Check` (ok / warn / fail, a detail, a hint); nothing raises, so the
 report is always complete. Interfaces render the list; the API will serve it as JSON.
@@ -22,6 +22,7 @@ from devops_agent.privacy import ner
 from devops_agent.privacy.guard import enabled_for
 from devops_agent.store import Store
 from devops_agent.tools.registry import ToolRegistry, default_registry
+from devops_agent.tools.sandbox import Sandbox
 
 DOCKER_SOCKET = "/var/run/docker.sock"
 
@@ -40,9 +41,14 @@ class Check:
     level: Level
     detail: str
     hint: str | None = None
+    facts: dict[str, Any] | None = None
+    """Machine-readable findings of the check, for ``--json`` (only where a check has some)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.facts is None:
+            del data["facts"]
+        return data
 
 
 def check_config(loaded: LoadedSettings) -> Check:
@@ -90,7 +96,10 @@ def check_model(loaded: LoadedSettings, timeout_s: float = 3.0) -> Check:
 
 def check_toolsets(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> list[Check]:
     reg = registry or default_registry()
-    built = reg.build(loaded.settings)
+    try:
+        built = reg.build(loaded.settings)
+    except DevOpsAgentError as exc:  # tools.disabled names no toolset
+        return [Check("toolsets", "fail", exc.message, exc.hint)]
     checks = [Check(f"toolset {name}", "ok", f"{len(ts.entries)} tools") for name, ts in built.items()]
     checks += [Check(f"toolset {u.name}", "warn", u.reason) for u in reg.unavailable]
     return checks
@@ -162,12 +171,42 @@ def check_privacy(loaded: LoadedSettings) -> Check:
     return Check("privacy", "ok", f"{state} ({why}); NER model not installed")
 
 
+def check_sandbox(loaded: LoadedSettings) -> Check:
+    """Whether commands auto-allowed as read-only run in the read-only sandbox, and why not.
+
+    Inactive under ``auto`` (bwrap missing, not Linux, user namespaces refused) or ``off`` warns;
+    inactive when required (``bwrap``) fails: those commands would refuse to run.
+    """
+    settings = loaded.settings
+    mode = settings.safety.sandbox
+    facts: dict[str, Any] = {"mode": mode, "active": False, "reason": None, "hidden": []}
+    if "shell" in settings.tools.disabled:
+        facts["reason"] = "the shell toolset is disabled"
+        return Check("sandbox", "ok", "not needed: the shell toolset is disabled", facts=facts)
+    sandbox = Sandbox.from_settings(settings)
+    if sandbox.active:
+        hidden = [str(p) for p in sandbox.hidden_now()]
+        facts.update(active=True, bwrap=sandbox.available.bwrap, hidden=hidden)
+        return Check(
+            "sandbox",
+            "ok",
+            f"active: read-only commands run in a read-only filesystem ({sandbox.available.detail}); "
+            f"hides the data dir {settings.data_dir}, config files and SSH private keys "
+            f"({len(hidden)} paths now)",
+            facts=facts,
+        )
+    facts["reason"] = sandbox.available.detail
+    level: Level = "fail" if mode == "bwrap" else "warn"
+    return Check("sandbox", level, f"inactive: {sandbox.available.detail}", sandbox.available.hint, facts)
+
+
 def run_checks(loaded: LoadedSettings) -> list[Check]:
     return [
         check_config(loaded),
         check_store(loaded),
         check_model(loaded),
         check_privacy(loaded),
+        check_sandbox(loaded),
         *check_toolsets(loaded),
         *check_integrations(loaded),
     ]

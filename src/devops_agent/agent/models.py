@@ -37,6 +37,11 @@ _KEYLESS_HINT = (
     "or leave model.name unset to run the offline runbooks"
 )
 
+_EXAMPLES = (
+    "openai:gpt-4o, anthropic:claude-sonnet-4-5, google-gla:gemini-2.5-pro, ollama:llama3.1, "
+    "vllm:NAME, llamacpp:NAME, openai-compatible:NAME or scripted"
+)
+
 # llama.cpp and some vLLM builds reject strict tool schemas, tool_choice=required and
 # max_completion_tokens (measured; see docs/models.md).
 _COMPAT_PROFILE = OpenAIModelProfile(
@@ -84,7 +89,7 @@ def resolve_model(settings: ModelSettings) -> Model | None:
     if ":" not in name:
         raise ConfigError(
             f"model {name!r} is not of the form provider:model",
-            hint="e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:llama3.1, scripted",
+            hint=f"e.g. {_EXAMPLES}",
         )
     model_name = name.split(":", 1)[1]
     try:
@@ -102,5 +107,10 @@ def resolve_model(settings: ModelSettings) -> Model | None:
         return infer_model(name, provider_factory=_provider_factory(settings))
     except PydanticAIUserError as exc:
         raise ConfigError(f"cannot use model {name!r}: {exc}", hint=_KEYLESS_HINT) from exc
+    except ValueError as exc:  # pydantic-ai: "Unknown provider: NAME"
+        raise ConfigError(
+            f"cannot use model {name!r}: unknown provider {provider!r}",
+            hint=f"write provider:model with a known provider, e.g. {_EXAMPLES}",
+        ) from exc
     except ImportError as exc:
         raise ConfigError(f"model provider {provider!r} is not installed: {exc}", hint=_KEYLESS_HINT) from exc

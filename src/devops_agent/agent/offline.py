@@ -22,14 +22,16 @@ from devops_agent.agent.report import Report, render_markdown
 from devops_agent.config import Settings
 from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import RunEvent
-from devops_agent.policies.guard import NEEDS_APPROVAL, Verdict, evaluate
+from devops_agent.policies.guard import NEEDS_APPROVAL, Verdict, evaluate, execution_record
 from devops_agent.policies.middleware import ToolMiddleware
 from devops_agent.policies.modes import Mode
 from devops_agent.runbooks import CallTool, Runbook, load_runbooks, run_runbooks, select_runbooks
+from devops_agent.runbooks.question_inputs import inputs_from_question
 from devops_agent.runbooks.triage import NAME as TRIAGE
 from devops_agent.runbooks.triage import TriageCache, find_ticket_ref, render_triage_markdown, run_triage
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.registry import ToolCatalog
+from devops_agent.tools.sandbox import confinement
 
 _TOOL_THREADS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="devops-agent-tool")
 
@@ -49,7 +51,8 @@ def make_call_tool(
 
     With ``approver`` (a person who approved these calls outside a model run, e.g. posting a
     report back to its ticket), calls that need approval run too and are audited in their name;
-    rejected and halted calls never run.
+    rejected and halted calls never run. Commands allowed as read-only run in the read-only
+    sandbox, and a write it refused is audited (``sandbox_denied``).
     """
 
     async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
@@ -79,10 +82,13 @@ def make_call_tool(
             )
             return await loop.run_in_executor(_TOOL_THREADS, job)
 
-        result = await middleware.invoke(name, args, call, spec=entry.spec)
+        with confinement(verdict.confine and not approved):
+            result = await middleware.invoke(name, args, call, spec=entry.spec)
+        outcome, extra = execution_record(result)
         if approved:
-            outcome = "failed" if result.status == "error" else "executed"
-            audit(name, None, verdict, outcome, {"approved": True})
+            audit(name, None, verdict, outcome, {"approved": True, **extra})
+        elif outcome == "sandbox_denied":
+            audit(name, None, verdict, outcome, extra)
         return result
 
     return call_tool
@@ -158,6 +164,9 @@ async def run_offline(
     else:
         chosen = select_runbooks(prompt, inputs, available)
     inputs.setdefault("question", prompt)
+    derived = inputs_from_question(prompt, chosen, inputs)
+    inputs.update(derived)
     announce([r.name for r in chosen])
     report = await run_runbooks(chosen, inputs, call_tool, emit, max_parallel=settings.runbooks.max_parallel)
+    report.inputs_from_question = derived
     return report, render_markdown(report)

@@ -62,6 +62,9 @@ class Report(BaseModel):
     host: str | None = None
     window: str | None = None
     stats: dict[str, Any] = Field(default_factory=dict)
+    inputs_from_question: dict[str, str] = Field(
+        default_factory=dict, description="inputs read from the question's words, not given as options"
+    )
 
 
 def severity_rank(severity: Severity) -> int:
@@ -124,6 +127,9 @@ def render_markdown(report: Report) -> str:
     out: list[str] = [f"# {_one_line(report.title)}", ""]
     if report.question:
         out += [f"**Question:** {_one_line(report.question)}", ""]
+    if report.inputs_from_question:
+        named = ", ".join(f"{k} `{_one_line(v)}`" for k, v in report.inputs_from_question.items())
+        out += [f"**Taken from the question:** {named} (not given as an option; name it to override)", ""]
     out += ["## Summary", "", report.summary or summarize(report.findings, gaps=len(report.gaps)), ""]
 
     out += ["## Findings", ""]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pydantic_ai
 from pydantic_ai import Agent, CombinedToolset, DeferredToolRequests
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import Model
@@ -69,6 +70,9 @@ def build_agent(
     capabilities: list[AbstractCapability[Any]] | None = None,
 ) -> Agent[None, str | DeferredToolRequests]:
     """The agent; a run ends with text, or with the tool calls that wait for approval."""
+    # pydantic-ai prints a first-run banner (a logo and an invitation to set up Logfire) on
+    # stderr, into our progress, answers and approval prompts; its package switch turns it off.
+    pydantic_ai.BANNER_ENABLED = False
     return Agent(
         model,
         instructions=INSTRUCTIONS,

@@ -216,6 +216,14 @@ class SessionService:
                 raise UserError("answering approvals needs the session id")
             session = self.store.get_session(session_id)
             check_answers(session.context_state.get(PENDING_KEY, {}), approvals)
+            if self.model is None:
+                # Only a model run pauses; without a model the answers could not resume it, and
+                # the session must stay paused (not fail) so that they can be given again.
+                used = f" (it used {session.model})" if session.model else ""
+                raise UserError(
+                    f"session {session.id[:12]} was paused by a model run{used}: answering it needs a model",
+                    hint="pass --model with the session's model, or set model.name",
+                )
         elif prompt is None:
             raise UserError("a run needs a prompt")
         else:
@@ -257,7 +265,17 @@ class SessionService:
 
         def audit(name: str, call_id: str | None, v: Verdict, outcome: str, extra: dict[str, Any]) -> None:
             actor = approver if extra.get("approved") else "policy"
-            self._write_audit(handle, "agent", name, call_id, v, outcome, actor, None)
+            self._write_audit(
+                handle,
+                "agent",
+                name,
+                call_id,
+                v,
+                outcome,
+                actor,
+                extra.get("exit_status"),
+                extra.get("sandbox"),
+            )
 
         call_tool = make_call_tool(
             self.catalog, self.settings, "agent", self._middleware(handle), audit, approver=approver
@@ -333,7 +351,7 @@ class SessionService:
                 else:
                     output, status = result, "completed"
             else:
-                assert prompt is not None, "offline runbooks never pause for approval"
+                assert prompt is not None, "stream() refuses approvals without a model"
                 rb, output = await self._run_runbooks(handle, mode, prompt, inputs)
                 report = rb.model_dump(mode="json")
                 status = "completed"
@@ -453,6 +471,7 @@ class SessionService:
         outcome: str,
         actor: str,
         exit_status: int | None,
+        sandbox: str | None = None,
     ) -> None:
         self._journal(handle).audit(
             AuditRecord(
@@ -468,6 +487,7 @@ class SessionService:
                 classification=v.classification,
                 exit_status=exit_status,
                 detail=v.reason,
+                sandbox=sandbox,
             )
         )
 
@@ -478,7 +498,8 @@ class SessionService:
 
         def audit(tool: str, call_id: str | None, v: Verdict, outcome: str, extra: dict[str, Any]) -> None:
             actor = approvers.get(call_id or "", "user") if extra.get("approved") else "policy"
-            self._write_audit(handle, mode, tool, call_id, v, outcome, actor, extra.get("exit_status"))
+            exit_status, sandbox = extra.get("exit_status"), extra.get("sandbox")
+            self._write_audit(handle, mode, tool, call_id, v, outcome, actor, exit_status, sandbox)
 
         return audit
 

@@ -3,12 +3,16 @@
 Each message is masked first (:mod:`.masking`: numbers, ids, IPs, paths, host names become
 ``<*>``). Most messages repeat an already-seen shape and are resolved by one dict lookup. A new
 masked text joins the most specific same-length template that covers it. Otherwise each
-template differing from it in one constant position records the value seen there; once a
-position has ``variable_after`` distinct values it becomes ``<*>`` (a user name shows many
-values, an event word such as ``Started``/``Stopped`` few, so those stay apart), else the text
-starts a template of its own. When a template gains a wildcard, the templates it now covers are
-merged into it and their ids become aliases (:meth:`TemplateMiner.resolve`). The design and the
-measured accuracy are in ``docs/log-analysis.md``.
+template differing from it in one constant position records the value seen there; the position
+becomes ``<*>`` once it has ``variable_after`` distinct values (a user name shows many values,
+an event word such as ``Started``/``Stopped`` few, so those stay apart), or as soon as two of
+its values also fill a slot of another event (``session opened for user X`` and ``session
+closed for user X``: a word that fills slots of two events is a thing named in them, a value;
+an event word belongs to one event). Else the text starts a template of its own. Positions
+where only a value's unit differs (``<*>B`` / ``<*>KB``) need no evidence. When a template
+gains a wildcard, or is created with one, the templates it covers are merged into it and their
+ids become aliases (:meth:`TemplateMiner.resolve`). The design and the measured accuracy are in
+``docs/log-analysis.md``.
 
 One configuration serves every log source; nothing is tuned per system. Memory is bounded: at
 most ``max_templates`` templates (the least recently seen goes first), ``max_examples`` examples
@@ -29,7 +33,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from devops_agent.analysis.masking import WILDCARD, Masker, shape
+from devops_agent.analysis.masking import WILDCARD, Masker, is_measure, shape
 
 __all__ = ["MinerConfig", "Template", "TemplateMatch", "TemplateMiner"]
 
@@ -54,7 +58,7 @@ class MinerConfig:
         max_token_cache: distinct tokens whose masking is remembered.
     """
 
-    variable_after: int = 4
+    variable_after: int = 5
     max_differences: int = 1
     min_constant_share: float = 0.5
     max_templates: int = 10_000
@@ -98,8 +102,18 @@ class _Cluster:
     tick: int = 0
     text: str = ""
     constants: int = 0
+    # positions holding a value with a unit (``<*>KB``), which may differ only in the unit
+    units: tuple[int, ...] = ()
     # position -> distinct values seen there by near-identical messages (capped)
     alternatives: dict[int, set[str]] = field(default_factory=dict)
+
+    def refresh(self) -> None:
+        """Recompute what is derived from the tokens, after they changed."""
+        self.constants = _constants(self.tokens)
+        self.text = " ".join(self.tokens)
+        self.units = tuple(
+            j for j, t in enumerate(self.tokens) if t.startswith(WILDCARD) and t != WILDCARD and is_measure(t)
+        )
 
 
 def _bucket_key(ts: datetime, width: int) -> str:
@@ -117,7 +131,11 @@ def _token_covers(general: str, specific: str) -> bool:
 
 
 def _covers(general: list[str], specific: list[str]) -> bool:
-    return all(_token_covers(g, s) for g, s in zip(general, specific, strict=True))
+    # a plain loop, not all(): this runs for every new template against its peers
+    for g, s in zip(general, specific, strict=False):  # same length
+        if g != s and g != WILDCARD and not (g.endswith(WILDCARD) and _token_covers(g, s)):
+            return False
+    return True
 
 
 def _merge_token(a: str, b: str) -> str:
@@ -129,6 +147,13 @@ def _merge_token(a: str, b: str) -> str:
         n += 1
     cut = max(a.rfind("=", 0, n), a.rfind(":", 0, n))
     return a[: cut + 1] + WILDCARD if cut >= 0 else WILDCARD
+
+
+def _same_family(a: _Cluster, i: int, b: _Cluster, k: int) -> bool:
+    """Whether two templates are one event but for slots ``i`` / ``k`` (``VM Started`` / ``VM Paused``)."""
+    if i != k or len(a.tokens) != len(b.tokens):
+        return False
+    return a.tokens[:i] == b.tokens[:i] and a.tokens[i + 1 :] == b.tokens[i + 1 :]
 
 
 def _constants(tokens: list[str]) -> int:
@@ -143,11 +168,16 @@ class TemplateMiner:
         self._clusters: dict[int, _Cluster] = {}
         self._by_length: dict[int, list[_Cluster]] = {}
         self._cache: dict[str, _Cluster] = {}  # masked text -> template
-        self._shapes: dict[bytes, _Cluster] = {}  # digits-zeroed message -> template (fast path)
+        # digits-zeroed message -> (template, positions of the words that keep a digit through
+        # masking, those words): the fast path (see Masker.masked_words)
+        self._shapes: dict[bytes, tuple[_Cluster, tuple[int, ...], tuple[str, ...]]] = {}
         self._aliases: dict[int, int] = {}
         self._next_id = 1
         self._tick = 0
         self._mask = Masker(self.config.max_token_cache)
+        # value -> (template id, position) where near-identical messages differed by it
+        self._slots: dict[str, set[tuple[int, int]]] = {}
+        self._pending: list[tuple[int, int]] = []  # (template id, position) to make variable
 
     # -- learning -----------------------------------------------------------------------------
 
@@ -160,10 +190,13 @@ class TemplateMiner:
             raw: the text to keep as an example (defaults to ``message``).
         """
         digits_shape = shape(message)
-        cluster = self._shapes.get(digits_shape)
+        entry = self._shapes.get(digits_shape)
         is_new = False
-        if cluster is None or cluster.id not in self._clusters:
-            cluster, is_new = self._lookup(message, digits_shape)
+        if entry is not None and not entry[1] and entry[0].id in self._clusters:
+            cluster = entry[0]  # the commonest case, inline
+        else:
+            found = None if entry is None else self._by_shape(message, digits_shape)
+            cluster, is_new = (found, False) if found is not None else self._lookup(message, digits_shape)
         self._tick += 1
         cluster.tick = self._tick
         cluster.count += 1
@@ -173,8 +206,27 @@ class TemplateMiner:
             self._stamp(cluster, timestamp)
         return TemplateMatch(cluster.id, cluster.text, is_new)
 
+    def _by_shape(self, message: str, digits_shape: bytes) -> _Cluster | None:
+        """The template of an earlier message of the same shape, if this one must mask alike."""
+        entry = self._shapes.get(digits_shape)
+        if entry is None:
+            return None
+        cluster, positions, words = entry
+        if positions:
+            split = message.split()
+            if tuple(split[i] for i in positions) != words:
+                return None
+        if cluster.id not in self._clusters:
+            # merged into another since: follow the alias rather than mask the message again
+            current = self.resolve(cluster.id)
+            if current is None:
+                return None
+            cluster = self._clusters[current]
+            self._shapes[digits_shape] = (cluster, positions, words)
+        return cluster
+
     def _lookup(self, message: str, digits_shape: bytes) -> tuple[_Cluster, bool]:
-        key, same_for_shape = self._mask.masked(message)
+        key, kept = self._mask.masked_words(message)
         cluster = self._cache.get(key)
         is_new = False
         if cluster is not None and cluster.id not in self._clusters:
@@ -185,10 +237,11 @@ class TemplateMiner:
             if len(self._cache) >= self.config.max_cache:
                 self._cache.clear()
             self._cache[key] = cluster
-        if same_for_shape:
+        if kept is not None:
             if len(self._shapes) >= self.config.max_cache:
                 self._shapes.clear()
-            self._shapes[digits_shape] = cluster
+            split = message.split() if kept else []
+            self._shapes[digits_shape] = (cluster, kept, tuple(split[i] for i in kept))
         return cluster, is_new
 
     def _stamp(self, cluster: _Cluster, ts: datetime) -> None:
@@ -206,39 +259,79 @@ class TemplateMiner:
         """The most specific template covering ``tokens``; when learning, generalize one if due."""
         covering: _Cluster | None = None
         covering_constants = -1
-        near: list[tuple[_Cluster, list[int]]] = []
+        # (template, positions that need evidence, positions where only a value's unit differs)
+        near: list[tuple[_Cluster, list[int], list[int]]] = []
         limit = self.config.max_differences
+        no_units: list[int] = []  # shared, never appended to: most templates have no unit
         for cluster in self._by_length.get(len(tokens), ()):
             misses: list[int] = []
-            for j, (t, m) in enumerate(zip(cluster.tokens, tokens, strict=True)):
-                if t != m and not _token_covers(t, m):
-                    misses.append(j)
-                    if len(misses) > limit:
-                        break
-            if not misses:
+            units = no_units
+            for j, (t, m) in enumerate(zip(cluster.tokens, tokens, strict=False)):  # same length
+                if t in (m, WILDCARD):
+                    continue
+                if t.endswith(WILDCARD) and _token_covers(t, m):  # ``user=<*>`` covers ``user=root``
+                    continue
+                # ``<*>B`` / ``<*>KB``: human-readable sizes pick their unit by magnitude
+                if cluster.units and j in cluster.units and is_measure(m):
+                    units = [*units, j]
+                    continue
+                misses.append(j)
+                if len(misses) > limit:
+                    break
+            if not misses and not units:
                 constants = cluster.constants
                 if constants > covering_constants:
                     covering, covering_constants = cluster, constants
             elif len(misses) <= limit:
-                near.append((cluster, misses))
+                near.append((cluster, misses, units))
         if covering is not None or not learn:
             return covering
         need = self.config.variable_after
-        for cluster, misses in near:
+        for cluster, misses, units in near:
             ready = True
             for j in misses:
                 values = cluster.alternatives.setdefault(j, {cluster.tokens[j]})
                 if len(values) < need:
                     values.add(tokens[j])
-                ready = ready and len(values) >= need
-            if ready and self._may_generalize(cluster, len(misses)):
-                for j in misses:
-                    cluster.tokens[j] = _merge_token(cluster.tokens[j], tokens[j])
-                cluster.constants = _constants(cluster.tokens)
-                cluster.text = " ".join(cluster.tokens)
-                self._absorb(cluster)
+                ready = ready and (len(values) >= need or self._shared(cluster, j, values))
+            positions = misses + units
+            if ready and self._may_generalize(cluster, len(positions)):
+                self._generalize(cluster, positions, tokens)
                 return cluster
         return None
+
+    def _generalize(self, cluster: _Cluster, positions: list[int], tokens: list[str]) -> None:
+        for j in positions:
+            cluster.tokens[j] = _merge_token(cluster.tokens[j], tokens[j])
+        cluster.refresh()
+        self._absorb(cluster)
+
+    def _shared(self, cluster: _Cluster, position: int, values: set[str]) -> bool:
+        """Whether the values seen at ``position`` also fill a slot of another template.
+
+        A word that fills the same slot of two different events (``session opened for user X``,
+        ``session closed for user X``) names a thing the program was told about, a value; an
+        event word (``VM Started``) belongs to one event. The other template's slot becomes a
+        variable too.
+        """
+        if len(values) < 2:
+            return False
+        slot = (cluster.id, position)
+        found = False
+        for value in sorted(values):  # sorted: the same result whatever the hash seed
+            seen = self._slots.setdefault(value, set())
+            for other_id, k in sorted(seen):
+                other = self._clusters.get(other_id)
+                if other is None or other is cluster or _same_family(cluster, position, other, k):
+                    continue
+                if len(values & other.alternatives.get(k, set())) >= 2:
+                    found = True
+                    if not other.tokens[k].endswith(WILDCARD) and (other.id, k) not in self._pending:
+                        self._pending.append((other.id, k))  # after this message is placed
+            seen.add(slot)
+        if len(self._slots) > self.config.max_cache:
+            self._slots.clear()
+        return found
 
     def _may_generalize(self, cluster: _Cluster, positions: int) -> bool:
         return (cluster.constants - positions) >= self.config.min_constant_share * len(cluster.tokens)
@@ -246,23 +339,52 @@ class TemplateMiner:
     def _place(self, key: str) -> tuple[_Cluster, bool]:
         tokens = key.split()
         cluster = self._find(tokens, learn=True)
+        is_new = cluster is None
         if cluster is None:
-            return self._create(tokens), True
-        return cluster, False
+            cluster = self._create(tokens)
+        if self._pending:
+            self._generalize_pending()
+            current = self.resolve(cluster.id)  # the pending ones may have absorbed it
+            if current is not None:
+                cluster = self._clusters[current]
+        return cluster, is_new
+
+    def _generalize_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for template_id, k in pending:
+            current = self.resolve(template_id)
+            other = None if current is None else self._clusters[current]
+            if other is None or other.tokens[k].endswith(WILDCARD) or not self._may_generalize(other, 1):
+                continue
+            example = list(other.tokens)
+            example[k] = min(other.alternatives.get(k, set()) - {other.tokens[k]}, default=WILDCARD)
+            self._generalize(other, [k], example)
 
     def _create(self, tokens: list[str]) -> _Cluster:
         if len(self._clusters) >= self.config.max_templates:
             self._evict()
-        cluster = _Cluster(self._next_id, tokens, text=" ".join(tokens), constants=_constants(tokens))
+        cluster = _Cluster(self._next_id, tokens)
+        cluster.refresh()
         self._next_id += 1
         self._clusters[cluster.id] = cluster
         self._by_length.setdefault(len(tokens), []).append(cluster)
+        if cluster.constants < len(tokens) and self._may_generalize(cluster, 0):
+            # a value masked here (``user1``) makes the position variable for the templates
+            # learnt before with a word there (``user support``): same event, whatever came
+            # first; unless too little would be left constant (a lone ``<*>`` covers any word)
+            self._absorb(cluster)
         return cluster
 
     def _absorb(self, into: _Cluster) -> None:
         """Merge into ``into`` the same-length templates it now covers."""
         peers = self._by_length[len(into.tokens)]
-        for other in [c for c in peers if c is not into and _covers(into.tokens, c.tokens)]:
+        tokens = into.tokens
+        # a covered template has the same word at the first constant position: one comparison
+        # rules out most peers before the full test
+        j = next((i for i, t in enumerate(tokens) if not t.endswith(WILDCARD)), 0)
+        anchor = tokens[j]
+        covered = [c for c in peers if c.tokens[j] == anchor and c is not into and _covers(tokens, c.tokens)]
+        for other in covered:
             peers.remove(other)
             del self._clusters[other.id]
             self._alias(other.id, into.id)
@@ -304,8 +426,11 @@ class TemplateMiner:
 
     def match(self, message: str) -> int | None:
         """The id of the template the message belongs to, without learning from it."""
+        cluster = self._by_shape(message, shape(message))
+        if cluster is not None:
+            return cluster.id
         key = self._mask(message)
-        cluster = self._shapes.get(shape(message)) or self._cache.get(key)
+        cluster = self._cache.get(key)
         if cluster is not None and cluster.id in self._clusters:
             return cluster.id
         found = self._find(key.split(), learn=False)
@@ -383,13 +508,17 @@ class TemplateMiner:
                 tick=int(item.get("tick", 0)),
                 alternatives={int(j): {str(x) for x in v} for j, v in item.get("alternatives", {}).items()},
             )
-            cluster.constants = _constants(cluster.tokens)
-            cluster.text = " ".join(cluster.tokens)
+            cluster.refresh()
             miner._clusters[cluster.id] = cluster
             miner._by_length.setdefault(len(cluster.tokens), []).append(cluster)
         miner._aliases = {int(k): int(v) for k, v in data.get("aliases", {}).items()}
         miner._next_id = int(data["next_id"])
         miner._tick = max((c.tick for c in miner._clusters.values()), default=0)
+        for cluster in miner._clusters.values():  # the values seen in each slot, for _shared
+            for j, values in cluster.alternatives.items():
+                if len(values) >= 2:
+                    for value in values:
+                        miner._slots.setdefault(value, set()).add((cluster.id, j))
         return miner
 
     def save(self, path: str | Path, redact: Callable[[str], str] | None = None) -> None:

@@ -9,16 +9,17 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 from rich.markup import escape
-from rich.table import Column, Table
+from rich.table import Column
 from rich.text import Text
 
 from devops_agent.cli.context import out, state
+from devops_agent.cli.render import folding_table, print_markdown
 from devops_agent.config import describe
 from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import event_from_json
 from devops_agent.runbooks import get_runbook, load_runbooks
+from devops_agent.textsafe import visible
 from devops_agent.tools.registry import build_catalog, default_registry
 
 _EVENT_IDS = {"v", "session_id", "run_id", "seq"}
@@ -53,10 +54,10 @@ def sessions_list(
     if json_out:
         _emit_json([dataclasses.asdict(r) for r in records])
         return
-    table = Table("id", "mode", "status", "model", "updated", "title")
+    table = folding_table("id", "mode", "status", "model", "updated", "title")
     for r in records:
         table.add_row(
-            r.id[:12], r.mode, r.status, Text(r.model or "offline"), _ago(r.updated_at), Text(r.title[:60])
+            r.id[:12], r.mode, r.status, Text(r.model or "offline"), _ago(r.updated_at), Text(r.title[:120])
         )
     out.print(table)
 
@@ -73,17 +74,19 @@ def sessions_show(
 
     store = state(ctx).store()
     rec = store.get_session(session_id)
-    messages = [load_message(p) for p in store.load_messages(rec.id)]
+    payloads = store.load_messages(rec.id)
     evs = [event_from_json(e.payload) for e in store.list_events(rec.id)] if events or json_out else []
     if json_out:
         _emit_json(
             {
                 "session": dataclasses.asdict(rec),
-                "messages": [m.__class__.__name__ for m in messages],
+                # As stored: pydantic-ai's own message JSON (ModelMessagesTypeAdapter's form).
+                "messages": [json.loads(p) for p in payloads],
                 "events": [e.model_dump(mode="json") for e in evs],
             }
         )
         return
+    messages = [load_message(p) for p in payloads]
     # What a session holds is printed literally: a question may say "[/var/log]" or "[error]".
     out.print(f"[bold]{escape(rec.title)}[/]  ({rec.id}, {rec.mode} mode, {rec.status})")
     for m in messages:
@@ -93,7 +96,7 @@ def sessions_show(
                 out.print(f"\n[bold cyan]user:[/] {escape(str(part.content))}")  # type: ignore[union-attr]
             elif kind == "text":
                 out.print("\n[bold green]agent:[/]")
-                out.print(Markdown(str(part.content)))  # type: ignore[union-attr]
+                print_markdown(str(part.content))  # type: ignore[union-attr]
             elif kind == "tool-call":
                 call = f"→ {part.tool_name}({part.args_as_json_str()})"  # type: ignore[union-attr]
                 out.print(call, style="dim", markup=False, highlight=False)
@@ -126,7 +129,7 @@ def sessions_output(
         if not kept:
             out.print(f"session {rec.id} kept no full tool output (every result reached the model whole)")
             return
-        table = Table("tool call", "tool", "characters")
+        table = folding_table("tool call", "tool", "characters")
         for c, t, n in kept:
             table.add_row(Text(c), t, str(n))
         out.print(table)
@@ -140,7 +143,42 @@ def sessions_output(
     if json_out:
         _emit_json({"session_id": rec.id, "tool_call_id": call_id, "output": text})
         return
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    shown = visible(readable_output(text))
+    sys.stdout.write(shown if shown.endswith("\n") else shown + "\n")
+
+
+def readable_output(text: str) -> str:
+    """A kept tool output as a person reads it: a structured result (stored as JSON, e.g. a
+    command's ``{"stdout": "…\\n…"}``) as ``key: value`` lines, multi-line text fields as the text
+    itself; anything that is not JSON as it is (``--json`` gives the stored form)."""
+    if not text.lstrip().startswith(("{", "[", '"')):
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(data, str):
+        return data
+    if isinstance(data, list):
+        return "\n".join(_field_text(item) for item in data)
+    if not isinstance(data, dict):
+        return text
+    lines: list[str] = []
+    for key, value in data.items():
+        shown = _field_text(value)
+        if "\n" in shown or isinstance(value, dict | list) and value:
+            lines += [f"{key}:", shown.rstrip("\n")]
+        else:
+            lines.append(f"{key}: {shown}".rstrip())
+    return "\n".join(lines)
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
 
 
 @sessions_app.command("delete")
@@ -173,13 +211,20 @@ def tools_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     if json_out:
         _emit_json({"tools": rows, "unavailable": [u.__dict__ for u in registry.unavailable]})
         return
-    table = Table("tool", "category", "read-only", "risk", "description")
+    table = folding_table("tool", "category", "read-only", "risk", Column("description", ratio=1))
     for e in catalog.entries.values():
         read_only = "yes" if e.spec.read_only else "[yellow]no[/]"
-        table.add_row(e.name, e.spec.category, read_only, e.spec.risk, Text(e.description[:70]))
+        table.add_row(e.name, e.spec.category, read_only, e.spec.risk, Text(_first_sentence(e.description)))
     out.print(table)
     for u in registry.unavailable:
         out.print(f"[yellow]unavailable:[/] {escape(u.name)}: {escape(u.reason)}")
+
+
+def _first_sentence(text: str) -> str:
+    """A tool's description up to its first full stop (the whole of it with --json): what the
+    tool does, whole, rather than the first 70 characters of how."""
+    first, dot, _ = " ".join(text.split()).partition(". ")
+    return first + dot.strip()
 
 
 @tools_app.command("status")
@@ -218,7 +263,7 @@ def tools_status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     if not rows:
         out.print("No tool has been called yet.")
         return
-    table = Table("tool", "breaker", "failures", "retry in", "recent calls", "errors")
+    table = folding_table("tool", "breaker", "failures", "retry in", "recent calls", "errors")
     colour = {"closed": "green", "open": "red", "half_open": "yellow"}
     for r in rows:
         retry_text = "-" if r["retry_after_s"] is None else f"{r['retry_after_s']:.0f}s"
@@ -258,7 +303,7 @@ def runbooks_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
         _emit_json(rows)
         return
     # Keywords wrap between words (a word wider than the column folds); none is ever cut off.
-    table = Table("name", "title", "steps", Column("keywords", overflow="fold"))
+    table = folding_table("name", "title", "steps", Column("keywords", overflow="fold"))
     for b in books:
         table.add_row(Text(b.name), Text(b.title), str(len(b.steps)), Text(", ".join(b.keywords)))
     if triage:
@@ -335,7 +380,7 @@ def config_show(ctx: typer.Context, json_out: JsonOpt = False) -> None:
         return
     out.print("config files: " + (", ".join(str(f) for f in loaded.files) or "(none)"), markup=False)
     # Keys and sources fold rather than end in "…": they are what a user copies into a file or shell.
-    table = Table(
+    table = folding_table(
         Column("setting", no_wrap=True, overflow="fold"),
         Column("value", overflow="fold"),
         Column("source", overflow="fold"),

@@ -13,20 +13,23 @@ import json
 import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
-from devops_agent.analysis.timeparse import parse_since
-from devops_agent.cli.context import err, out, state
+from devops_agent.cli.context import AppState, err, out, state
+from devops_agent.cli.render import folding_table
 from devops_agent.errors import UserError
-from devops_agent.store import AUDIT_OUTCOMES
+
+if TYPE_CHECKING:
+    from devops_agent.config import Settings
 
 OnApproval = Literal["ask", "deny", "pause"]
+CONFIRM = "CONFIRM"
+"""What a person types (or passes with ``approve --confirm``) to run a destructive call."""
 NO_APPROVER = "no approver: this run is not interactive"
 
 
@@ -34,23 +37,24 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def visible(text: str) -> str:
-    """``text`` with control characters written out (``\\x1b``, ``\\r``): a command must not be able to
-    move the cursor or erase the line and so show the approver something other than what runs."""
-    return "".join(
-        ch if ch == "\n" or ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
-    )
-
-
 def describe_pending(call_id: str, p: Mapping[str, Any]) -> None:
-    """Print one pending call the way an approver needs to see it."""
-    what = visible(p.get("command") or f"{p.get('tool')}({json.dumps(p.get('args', {}))})")
+    """Print one pending call the way an approver needs to see it: what runs (the command, or the
+    tool and its arguments), how it was classified and why it needs approval, and for a
+    destructive call the impact analysis (what changes, what could be lost, how to undo it).
+
+    Everything here is printed literally, and the console shows control characters instead of
+    obeying them: a command must not be able to move the cursor and show something else."""
     level = p.get("classification") or p.get("decision", "approve")
-    # The call id comes from the model and the level from the stored call: printed literally.
     err.print(f"\n[bold yellow]Approval needed[/] ({escape(call_id)}) — [bold]{escape(str(level))}[/]")
-    err.print(f"  {what}", markup=False, highlight=False)
+    lines = []
+    if p.get("command"):
+        lines.append(f"  command: {p['command']}")
+        if p.get("tool"):
+            lines.append(f"  tool: {p['tool']}")
+    else:
+        lines.append(f"  {p.get('tool')}({json.dumps(p.get('args', {}), ensure_ascii=False)})")
     if p.get("reason"):
-        err.print(f"  why: {visible(str(p['reason']))}", markup=False)
+        lines.append(f"  why: {p['reason']}")
     impact = p.get("impact") or {}
     for label, key in (
         ("changes", "what_changes"),
@@ -58,15 +62,17 @@ def describe_pending(call_id: str, p: Mapping[str, Any]) -> None:
         ("undo", "how_to_undo"),
     ):
         if impact.get(key):
-            err.print(f"  {label}: {impact[key]}", markup=False)
+            lines.append(f"  {label}: {impact[key]}")
+    for line in lines:
+        err.print(line, markup=False, highlight=False)
 
 
 def prompt_one(call_id: str, p: Mapping[str, Any], approver: str) -> ApprovalDecision:
     """Ask at the terminal; destructive calls need CONFIRM typed out."""
     describe_pending(call_id, p)
     if p.get("decision") == "approve_detailed":
-        answer = input("  Type CONFIRM to run it, anything else to deny: ").strip()
-        approved = answer == "CONFIRM"
+        answer = input(f"  Type {CONFIRM} to run it, anything else to deny: ").strip()
+        approved = answer == CONFIRM
     else:
         approved = input("  Run it? [y/N] ").strip().lower() in ("y", "yes")
     reason = "" if approved else input("  Reason for the model (optional): ").strip()
@@ -96,10 +102,23 @@ def approve(
     deny: Annotated[bool, typer.Option("--deny", help="deny instead of approving")] = False,
     reason: Annotated[str, typer.Option("--reason", help="why; the model sees it on a denial")] = "",
     yes: Annotated[bool, typer.Option("--yes", help="answer without prompting")] = False,
+    confirm: Annotated[
+        str | None,
+        typer.Option(
+            "--confirm",
+            metavar=CONFIRM,
+            help=f"with --yes, approve a destructive call: pass the word {CONFIRM} after reading its impact",
+        ),
+    ] = None,
     approver: Annotated[str | None, typer.Option("--approver", help="name recorded in the audit log")] = None,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Answer the approvals a paused session waits for, then let the run continue."""
+    """Answer the approvals a paused session waits for, then let the run continue.
+
+    The run resumes with the model that paused it (the session records it); --model picks
+    another. Each pending call is shown first, with the impact of a destructive one; approving a
+    destructive call without a terminal takes --yes --confirm CONFIRM.
+    """
     from devops_agent.cli.run import execute_resume
 
     app = state(ctx)
@@ -115,28 +134,55 @@ def approve(
         raise UserError(f"no pending approval {unknown[0]!r}", hint="pending: " + ", ".join(pending))
     if len(chosen) != len(pending):
         raise UserError("answer every pending call of the run at once", hint="pending: " + ", ".join(pending))
+    settings = _resume_settings(app, record.model)
     who = approver or getpass.getuser()
     if yes or deny or not interactive():
-        _check_unattended(chosen, pending, yes=yes, deny=deny)
+        if not json_out:
+            for c in chosen:
+                describe_pending(c, pending[c])
+        _check_unattended(chosen, pending, yes=yes, deny=deny, confirm=confirm)
         answers = {c: ApprovalDecision(not deny, reason, who) for c in chosen}
     else:
         answers = {c: prompt_one(c, pending[c], who) for c in chosen}
-    final = execute_resume(app, record.id, answers, json_out=json_out)
+    final = execute_resume(app, record.id, answers, json_out=json_out, settings=settings)
     if final.status not in ("completed", "paused"):
         raise typer.Exit(1)
 
 
+def _resume_settings(app: AppState, session_model: str | None) -> Settings:
+    """The settings to resume a paused session with: its own model (the one that asked for the
+    approval), unless ``--model`` names another. The configured model may be another one, or
+    none at all when the answer comes from another shell."""
+    settings = app.settings
+    if "model" in app.overrides or not session_model or session_model == settings.model.name:
+        return settings
+    model = settings.model.model_copy(update={"name": session_model})
+    err.print(f"[dim]resuming with the session's model {escape(session_model)}[/]", highlight=False)
+    return settings.model_copy(update={"model": model})
+
+
 def _check_unattended(
-    chosen: Iterable[str], pending: Mapping[str, Mapping[str, Any]], *, yes: bool, deny: bool
+    chosen: Iterable[str],
+    pending: Mapping[str, Mapping[str, Any]],
+    *,
+    yes: bool,
+    deny: bool,
+    confirm: str | None = None,
 ) -> None:
-    """Without a terminal nobody was asked: approving needs ``--yes`` (a denial needs nothing)."""
-    if deny or yes:
+    """Without a terminal nobody was asked: approving needs ``--yes`` (a denial needs nothing),
+    and a destructive call ``--confirm CONFIRM`` too, the word a person types at the prompt."""
+    if deny:
         return
-    if any(pending[c].get("decision") == "approve_detailed" for c in chosen):
+    destructive = [c for c in chosen if pending[c].get("decision") == "approve_detailed"]
+    if destructive and (not yes or confirm != CONFIRM):
+        wrong = f" (--confirm {confirm!r} is not {CONFIRM})" if confirm not in (None, CONFIRM) else ""
         raise UserError(
-            "a destructive call needs --yes (or a terminal to type CONFIRM)",
-            hint="review it with `devops-agent sessions show`, then pass --yes to approve or --deny",
+            f"call {destructive[0]} is destructive: approving it takes --yes --confirm {CONFIRM}{wrong}",
+            hint=f"read its impact above, then pass --yes --confirm {CONFIRM} to approve, or --deny; "
+            f"or answer at a terminal, where you type {CONFIRM}",
         )
+    if yes:
+        return
     raise UserError(
         "no terminal to ask for approval: pass --yes to approve or --deny to refuse",
         hint="review the pending calls with `devops-agent sessions show` first",
@@ -149,7 +195,12 @@ def audit(
         str | None, typer.Option("--session", "-s", help="only this session (id or prefix)")
     ] = None,
     outcome: Annotated[
-        str | None, typer.Option("--outcome", help=f"only this outcome: {', '.join(AUDIT_OUTCOMES)}")
+        str | None,
+        typer.Option(
+            "--outcome",
+            help="executed, failed, sandbox_denied (a read-only-rated command tried to write), denied, "
+            "rejected, pending or halted",
+        ),
     ] = None,
     tool: Annotated[str | None, typer.Option("--tool", help="only this tool")] = None,
     since: Annotated[
@@ -163,6 +214,8 @@ def audit(
     An unknown --outcome, and a --since that is negative (-2h) or in the future, are errors
     (exit 2): either would list nothing, which reads as "nothing ran".
     """
+    from devops_agent.store import AUDIT_OUTCOMES
+
     if outcome is not None and outcome not in AUDIT_OUTCOMES:
         raise UserError(
             f"--outcome {outcome!r} is not an outcome", hint=f"use one of: {', '.join(AUDIT_OUTCOMES)}"
@@ -186,6 +239,8 @@ def audit(
 
 def _audit_since(value: str) -> datetime:
     """``--since`` of ``audit``: a bound in the past, counted back from now."""
+    from devops_agent.analysis.timeparse import parse_since
+
     if value.strip().startswith("-"):
         back = value.strip().lstrip("-")
         raise UserError(
@@ -201,18 +256,33 @@ def _audit_since(value: str) -> datetime:
     return bound
 
 
+_SANDBOX_NOTE = {"bwrap": " (sandboxed)", "inactive": " (no sandbox)"}
+
+
 def _print_audit(rows: Iterable[Any]) -> None:
-    table = Table("when", "session", "tool", "command", "class", "decision", "outcome", "by", "exit")
+    """A table on a wide terminal; one line per entry in a pipe or under 100 columns, where nine
+    columns would fold every cell. Nothing is cut either way: a command is what an auditor needs
+    whole. What was run and by whom is printed literally (a command may say "test -f [/x]")."""
+    if not out.is_terminal or out.width < 100:
+        for r in rows:
+            exit_status = "" if r.exit_status is None else f", exit {r.exit_status}"
+            kind = f"{r.classification}, " if r.classification else ""
+            line = (
+                f"{r.created_at:%Y-%m-%d %H:%M:%S}  {(r.session_id or '-')[:8]}  {r.tool}  {r.outcome} "
+                f"({kind}{r.decision}, by {r.actor}{exit_status})"
+            )
+            out.print(f"{line}  {r.command}" if r.command else line, markup=False, highlight=False)
+        return
+    table = folding_table("when", "session", "tool", "command", "class", "decision", "outcome", "by", "exit")
     for r in rows:
-        # What was run and by whom is printed literally: a command may say "test -f [/x]".
         table.add_row(
             r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
             (r.session_id or "")[:8],
             Text(r.tool),
-            Text((r.command or "")[:50]),
+            Text(r.command or ""),
             Text(r.classification or ""),
             Text(r.decision),
-            r.outcome,
+            r.outcome + _SANDBOX_NOTE.get(r.sandbox or "", ""),
             Text(r.actor),
             "" if r.exit_status is None else str(r.exit_status),
         )

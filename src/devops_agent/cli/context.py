@@ -8,20 +8,61 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+from rich.text import Text
 
-from devops_agent.config import LoadedSettings, Settings, load_settings
 from devops_agent.errors import PathAccessError
-from devops_agent.store import Store
+from devops_agent.textsafe import has_controls, visible, visible_same_length
 
-out = Console(soft_wrap=True)
+if TYPE_CHECKING:  # settings and the store load on first use: --help needs neither
+    from devops_agent.config import LoadedSettings, Settings
+    from devops_agent.store import Store
+
+
+class SafeConsole(Console):
+    """A console that shows terminal control characters instead of sending them.
+
+    Everything the CLI prints passes through :meth:`render`, so a log line, a command or a session
+    title holding ``ESC[2J`` is shown as ``␛[2J`` wherever it appears (Markdown, tables, prompts,
+    progress), without each command having to remember it. Rich's own control segments (cursor
+    moves of the progress spinner) and style codes are added after this and are left alone.
+    """
+
+    printed = False
+    """Whether anything was printed: a --json command that printed its result and then failed
+    must not add a second JSON document (the error object) to stdout."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - Console's own name
+        self.printed = True
+        super().print(*objects, **kwargs)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        # Text is made visible before it is laid out, so that lines wrap at its shown width; what
+        # only shows in the segments (or needs more than one character) is made visible there.
+        if isinstance(renderable, str) and has_controls(renderable):
+            renderable = visible(renderable)
+        elif isinstance(renderable, Text) and has_controls(renderable.plain):
+            same = visible_same_length(renderable.plain)
+            if same is not None:
+                renderable = renderable.copy()
+                renderable.plain = same
+        for segment in super().render(renderable, options):
+            if segment.control is None and has_controls(segment.text):
+                yield Segment(visible(segment.text), segment.style)
+            else:
+                yield segment
+
+
+out = SafeConsole(soft_wrap=True)
 """stdout: reports and --json output only."""
-err = Console(stderr=True, soft_wrap=True)
+err = SafeConsole(stderr=True, soft_wrap=True)
 """stderr: progress, warnings and errors."""
 
 
@@ -36,6 +77,8 @@ class AppState:
     @property
     def loaded(self) -> LoadedSettings:
         if self._loaded is None:
+            from devops_agent.config import load_settings
+
             self._loaded = load_settings(self.config_file, **self.overrides)
         return self._loaded
 
@@ -45,6 +88,8 @@ class AppState:
 
     def store(self) -> Store:
         if self._store is None:
+            from devops_agent.store import Store
+
             self._store = Store.from_settings(self.settings)
         return self._store
 

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.status import Status
+from rich.table import Column, Table
 
 from devops_agent.cli.context import err, out
-from devops_agent.events import (
-    ErrorEvent,
-    PlanProposed,
-    RunEvent,
-    RunFinished,
-    RunStarted,
-    Token,
-    ToolCall,
-    ToolResultEvent,
-)
+from devops_agent.textsafe import visible
+
+if TYPE_CHECKING:  # pydantic and the Markdown parser load when a run is rendered, not for --help
+    from devops_agent.events import RunEvent, RunFinished
 
 _STATUS_MARK = {"success": "[green]✓[/]", "no_data": "[yellow]∅[/]", "error": "[red]✗[/]"}
+
+
+def _watched(stream: Any) -> bool:
+    """Whether a spinner on ``stream`` has someone watching: a real terminal. Rich's own test
+    (``is_terminal``) is also true under FORCE_COLOR, set by CI systems that keep colours in their
+    logs, where every spinner frame would be written out as a line of noise."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
 
 
 class ProgressRenderer:
@@ -42,7 +46,7 @@ class ProgressRenderer:
         self._status: Status | None = None
 
     def __enter__(self) -> ProgressRenderer:
-        if not self.quiet:
+        if not self.quiet and _watched(err.file):
             self._status = err.status("starting…")
             self._status.__enter__()
         return self
@@ -57,6 +61,8 @@ class ProgressRenderer:
             err.print(text, highlight=False)
 
     def handle(self, event: RunEvent) -> None:
+        from devops_agent.events import ErrorEvent, PlanProposed, RunStarted, Token, ToolCall, ToolResultEvent
+
         if isinstance(event, RunStarted):
             self.session_id = event.session_id
             what = (
@@ -98,9 +104,26 @@ def print_final(final: RunFinished, renderer: ProgressRenderer) -> None:
         print_markdown(final.output)
 
 
+def folding_table(*headers: str | Column, **kwargs: Any) -> Table:
+    """A table none of whose cells is cut: a value wider than its column folds onto more lines
+    (Rich's default ends it in "…", losing what a user copies: a command, an id, a variable)."""
+    columns = [h if isinstance(h, Column) else Column(h) for h in headers]
+    for column in columns:
+        if column.overflow == "ellipsis":
+            column.overflow = "fold"
+    return Table(*columns, **kwargs)
+
+
 def print_markdown(text: str) -> None:
-    """Rendered on a terminal; raw Markdown when stdout is a file or a pipe (reports get saved)."""
+    """Rendered on a terminal; raw Markdown when stdout is a file or a pipe (reports get saved).
+
+    Either way control characters from the evidence are shown, not sent: a saved report is read
+    on a terminal too (the console does it for the rendered form)."""
     if out.is_terminal:
-        out.print(Markdown(text))
+        from devops_agent.cli.literal_markdown import LiteralMarkdown
+
+        out.print(LiteralMarkdown(text), soft_wrap=False)  # soft wrap would cut code blocks
     else:
-        out.file.write(text if text.endswith("\n") else text + "\n")
+        shown = visible(text)
+        out.printed = True
+        out.file.write(shown if shown.endswith("\n") else shown + "\n")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -16,13 +15,11 @@ import typer
 from rich.markup import escape
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
-from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
+from devops_agent.cli.signals import terminated
 from devops_agent.errors import ConfigError, PathAccessError, RuntimeFailure, UserError
-from devops_agent.events import RunEvent, RunFinished
-from devops_agent.policies.modes import MODES, Mode
 
 ModeOpt = Annotated[
     str | None, typer.Option("--mode", help="ask (read-only tools only) or agent; default from config")
@@ -32,6 +29,9 @@ SessionOpt = Annotated[
 ]
 if TYPE_CHECKING:
     from devops_agent.agent.session import SessionService
+    from devops_agent.config import Settings
+    from devops_agent.events import RunEvent, RunFinished
+    from devops_agent.policies.modes import Mode
 
 ApprovalsOpt = Annotated[
     str,
@@ -47,6 +47,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object ins
 def _check_mode(mode: str | None) -> Mode | None:
     if mode is None:
         return None
+    from devops_agent.policies.modes import MODES
+
     if mode not in MODES:
         raise typer.BadParameter(
             f"{mode!r} is not a mode; use one of: {', '.join(MODES)}", param_hint="--mode"
@@ -77,6 +79,10 @@ def _drive(events: AsyncIterator[RunEvent], renderer: ProgressRenderer) -> RunFi
 
     Ctrl-C cancels the run (asyncio.run cancels it, and the service stores it as cancelled) and
     raises :class:`RunInterrupted` naming the session."""
+    import asyncio
+
+    from devops_agent.events import RunFinished
+
     final: RunFinished | None = None
 
     async def go() -> None:
@@ -169,12 +175,18 @@ def execute(
 
 
 def execute_resume(
-    app: AppState, session_id: str, answers: dict[str, ApprovalDecision], *, json_out: bool
+    app: AppState,
+    session_id: str,
+    answers: dict[str, ApprovalDecision],
+    *,
+    json_out: bool,
+    settings: Settings | None = None,
 ) -> RunFinished:
-    """Resume a paused session with ``answers`` (used by ``devops-agent approve``)."""
+    """Resume a paused session with ``answers`` (used by ``devops-agent approve``); ``settings``
+    replace the app's (the session's own model)."""
     from devops_agent.agent.session import SessionService
 
-    service = SessionService(app.settings, app.store())
+    service = SessionService(settings or app.settings, app.store())
     final, renderer = _run_until_answered(
         app,
         service,
@@ -245,7 +257,7 @@ def _log_paths(ctx: typer.Context, values: list[Path] | None) -> list[Path] | No
     paths: list[Path] = []
     spool: Path | None = None
     for value in values:
-        if is_stream(value, "'--logs' / '-l'"):
+        if is_stream(value, "'--logs'"):
             if spool is None:
                 spool = Path(tempfile.mkdtemp(prefix="devops-agent-logs-"))
                 ctx.call_on_close(lambda where=spool: shutil.rmtree(where, ignore_errors=True))
@@ -272,6 +284,32 @@ def _repo_path(value: Path | None) -> Path | None:
     return value
 
 
+def _k8s_inputs(**given: str | None) -> dict[str, str]:
+    """The Kubernetes options that were given, checked: names must be Kubernetes names, and a
+    selector must not be a path (``-l`` meant ``--logs`` before it meant ``--selector``, as in kubectl)."""
+    from devops_agent.runbooks.question_inputs import looks_like_k8s_name
+
+    inputs: dict[str, str] = {}
+    for key, value in given.items():
+        if value is None:
+            continue
+        value = value.strip()
+        if key == "selector":
+            if not value or value.startswith(("/", "./", "~")) or os.path.exists(value):
+                raise typer.BadParameter(
+                    f"{value!r} is not a label selector (e.g. app=api,tier!=cache); "
+                    "-l is --selector, as in kubectl: give log files with --logs",
+                    param_hint="'--selector' / '-l'",
+                )
+        elif not looks_like_k8s_name(value):
+            raise typer.BadParameter(
+                f"{value!r} is not a Kubernetes name (lower-case letters, digits, '-' and '.')",
+                param_hint=f"--{key}",
+            )
+        inputs[key] = value
+    return inputs
+
+
 def investigate(
     ctx: typer.Context,
     question: Annotated[
@@ -281,7 +319,6 @@ def investigate(
         list[Path] | None,
         typer.Option(
             "--logs",
-            "-l",
             callback=_log_paths,
             help="log file or directory (repeatable); a pipe such as <(kubectl logs deploy/web) works too",
         ),
@@ -321,6 +358,24 @@ def investigate(
             help="which alert of the --alert payload to investigate, from 1 (default: the first firing one)",
         ),
     ] = None,
+    pod: Annotated[
+        str | None, typer.Option("--pod", help="the failing Kubernetes pod (pod-crashloop runbook)")
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace", "-n", help="its namespace (default: kubernetes.namespace or the context's)"
+        ),
+    ] = None,
+    selector: Annotated[
+        str | None,
+        typer.Option(
+            "--selector", "-l", help="label selector of the failing pods, e.g. app=api (as kubectl -l)"
+        ),
+    ] = None,
+    deployment: Annotated[
+        str | None, typer.Option("--deployment", help="the deployment that owns the failing pods")
+    ] = None,
     runbook: Annotated[
         list[str] | None, typer.Option("--runbook", help="run these runbooks instead of choosing")
     ] = None,
@@ -329,8 +384,14 @@ def investigate(
     approvals: ApprovalsOpt = "ask",
     json_out: JsonOpt = False,
 ) -> None:
-    """Investigate a problem and print a report (offline runbooks, or the model loop when configured)."""
+    """Investigate a problem and print a report (offline runbooks, or the model loop when configured).
+
+    A crashing pod is investigated with --pod, --selector or --deployment (and --namespace); a pod
+    or deployment named in the question (pod/web-0, api-7d9f8b6c5d-x2x9z) is used when no option
+    gives one, and the report says so.
+    """
     app = state(ctx)
+    k8s = _k8s_inputs(pod=pod, namespace=namespace, selector=selector, deployment=deployment)
     alert_inputs: dict[str, Any] = {}
     if alert is not None:
         question, alert_inputs = _from_alert(alert, question, since, query, alert_index)
@@ -342,6 +403,8 @@ def investigate(
     if not question or not question.strip():
         raise typer.BadParameter("say what to investigate (or give --alert FILE)", param_hint="QUESTION")
     if since is not None:
+        from devops_agent.analysis.timeparse import parse_since
+
         parse_since(since)  # fail early with a clear message
     inputs: dict[str, Any] = {**alert_inputs, "question": question}
     if query:
@@ -352,6 +415,7 @@ def investigate(
         inputs["repo"] = str(repo)
     if since:
         inputs["since"] = since
+    inputs.update(k8s)
     if runbook:
         from devops_agent.agent.offline import named_runbooks
         from devops_agent.runbooks import load_runbooks
@@ -361,11 +425,12 @@ def investigate(
         inputs["runbooks"] = runbook
     roots = [*(logs or []), *([repo] if repo else [])]
     prompt = question
-    if app.settings.model.name and (logs or repo or since):
+    if app.settings.model.name and (logs or repo or since or k8s):
         context = [
             f"logs: {', '.join(inputs['logs'])}" if logs else "",
             f"repository: {repo}" if repo else "",
             f"since: {since}" if since else "",
+            *(f"kubernetes {key}: {value}" for key, value in k8s.items()),
         ]
         prompt = question + "\n\n" + "\n".join(c for c in context if c)
     final = execute(
@@ -496,6 +561,8 @@ def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
         err.print(f"[yellow]not posted to {escape(key)}[/] ({escape(str(reason))})")
         return
     service = SessionService(app.settings, app.store())
+    import asyncio
+
     result = asyncio.run(
         service.call_approved(
             final.session_id,
@@ -519,9 +586,20 @@ def chat(
     mode: ModeOpt = None,
 ) -> None:
     """Talk with the agent interactively; each answer streams as it is produced."""
+    from devops_agent.policies.modes import MODES
+
     app = state(ctx)
-    current_mode = _check_mode(mode) or app.settings.mode
-    session_id = app.store().get_session(session).id if session else None
+    chosen = _check_mode(mode)
+    record = app.store().get_session(session) if session else None
+    session_id = record.id if record else None
+    # A resumed session keeps its own mode unless --mode says otherwise: an agent-mode session
+    # must not quietly become read-only (nor an ask-mode one start changing things).
+    current_mode: Mode = chosen or (_check_mode(record.mode) if record else None) or app.settings.mode
+    if record is not None:
+        how = "switched to" if chosen and chosen != record.mode else "in"
+        err.print(
+            f"resuming session {record.id[:12]} {how} {current_mode} mode: {record.title}", markup=False
+        )
     err.print(f"[bold]DevOps Agent[/] chat · {current_mode} mode · {escape(CHAT_HELP)}")
     while True:
         try:
@@ -565,9 +643,13 @@ def chat(
                 stream_tokens=True,
             )
         except RunInterrupted as exc:  # Ctrl-C during an answer stops that run, not the chat
+            if terminated():  # SIGTERM: the run is stored; now the chat ends too
+                raise
             err.print(exc.one_line(), markup=False, highlight=False)
             session_id = exc.session_id or session_id
             continue
         session_id = final.session_id
     if session_id:
         err.print(f"[dim]session {session_id} saved; resume with --session {session_id[:12]}[/]")
+    if terminated():
+        raise typer.Exit(143)

@@ -102,6 +102,28 @@ class SafetySettings(Section):
     shell_timeout_s: float = Field(60.0, gt=0)
     shell_cwd: Path | None = Field(None, description="working directory of commands (default: current)")
     shell_output_bytes: int = Field(200_000, ge=1024, description="bytes kept from each of stdout and stderr")
+    sandbox: Literal["auto", "bwrap", "off"] = Field(
+        "auto",
+        description="run commands auto-allowed as read-only in a read-only sandbox (bubblewrap, Linux): "
+        "auto = when bwrap works here (warns when it does not), bwrap = required (read-only commands "
+        "fail without it), off = never (warns)",
+    )
+    sandbox_hide: list[Path] = Field(
+        default_factory=list,
+        description="more files or directories confined commands cannot see (absolute or ~/…); the data "
+        "dir, config files, SSH private keys and password hashes always are hidden",
+    )
+
+    @field_validator("sandbox_hide")
+    @classmethod
+    def _absolute_hide(cls, value: list[Path]) -> list[Path]:
+        paths = [p.expanduser() for p in value]
+        relative = [str(p) for p in paths if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"{', '.join(relative)}: give absolute paths (or ~/…)")
+        if any(p == Path(p.anchor) for p in paths):
+            raise ValueError("hiding / would hide every program; name the directories to hide")
+        return paths
 
 
 NerEntity = Literal["PERSON", "ORG", "LOCATION"]
@@ -293,6 +315,13 @@ class Settings(BaseSettings):
     docker: DockerSettings = Field(default_factory=DockerSettings)
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
 
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _empty_data_dir_is_unset(cls, value: Any) -> Any:
+        # An empty DEVOPS_AGENT_DATA_DIR (`export DEVOPS_AGENT_DATA_DIR=` in a script) would be
+        # Path(""), the current directory: the store would follow whoever runs the command.
+        return user_data_dir() if isinstance(value, str) and not value.strip() else value
+
     def resolved_database_url(self) -> str:
         if self.database_url is not None:
             return self.database_url.get_secret_value()
@@ -325,6 +354,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix the syntax or remove the file") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+            hint="a TOML file must be UTF-8: re-save it as UTF-8, e.g. `iconv -f latin1 -t utf-8`",
+        ) from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from exc
 

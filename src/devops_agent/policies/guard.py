@@ -13,6 +13,11 @@ actual command; other tools by their spec: read-only tools run in both modes, th
 refused in ``ask`` mode and need approval in ``agent`` mode. :class:`GuardToolset` applies the
 verdict around a pydantic-ai toolset: approvals become ``ApprovalRequired``, so the run pauses
 durably and resumes when the answer comes (see the session service).
+
+A command allowed *because it was rated read-only* gets ``Verdict.confine``: the guard runs it
+inside :func:`~devops_agent.tools.sandbox.confinement`, so the shell tool executes it in the
+read-only sandbox; a write the sandbox refused is audited as ``sandbox_denied``. Commands a
+person approved, or that an allow pattern let through, run outside it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from devops_agent.errors import RunHaltedError
 from devops_agent.policies.modes import Mode, allowed
 from devops_agent.safety import classify, decide, impact
 from devops_agent.tools.base import ToolResult, ToolSpec, spec_from_metadata
+from devops_agent.tools.sandbox import confinement
 
 VerdictKind = Literal["allow", "approve", "approve_detailed", "reject", "halt"]
 NEEDS_APPROVAL: tuple[VerdictKind, ...] = ("approve", "approve_detailed")
@@ -44,10 +50,12 @@ class Verdict:
     command: str | None = None
     classification: str | None = None
     impact: dict[str, str] | None = None
+    confine: bool = False
+    """Run it in the read-only sandbox: a command allowed because it was rated read-only."""
 
     def to_metadata(self) -> dict[str, Any]:
         """What an approval request carries (JSON-friendly)."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and k != "confine"}
 
 
 def _normalized(command: str) -> str:
@@ -83,7 +91,8 @@ def evaluate_command(command: str, mode: Mode, safety: SafetySettings) -> Verdic
             "what_could_be_lost": imp.what_could_be_lost,
             "how_to_undo": imp.how_to_undo,
         }
-    return Verdict(d.decision, d.reason, d.hint, command, c.level, details)
+    confine = d.decision == "allow" and c.level == "read_only"
+    return Verdict(d.decision, d.reason, d.hint, command, c.level, details, confine)
 
 
 def evaluate(
@@ -114,14 +123,28 @@ def evaluate(
 
 
 AuditHook = Callable[[str, str | None, Verdict, str, dict[str, Any]], None]
-"""``(tool, tool_call_id, verdict, outcome, extra)``; outcome is executed/failed/rejected/pending/halted."""
+"""``(tool, tool_call_id, verdict, outcome, extra)``; outcome is executed/failed/sandbox_denied/
+rejected/pending/halted; ``extra`` may hold ``exit_status``, ``approved`` and ``sandbox``."""
+
+
+def _field(result: Any, name: str) -> Any:
+    return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
 
 
 def _exit_status(result: Any) -> tuple[str, int | None]:
-    data = result.get("data") if isinstance(result, dict) else getattr(result, "data", None)
-    status = result.get("status") if isinstance(result, dict) else getattr(result, "status", None)
+    data, status = _field(result, "data"), _field(result, "status")
     code = data.get("exit_code") if isinstance(data, dict) else None
     return ("failed" if status == "error" else "executed"), code if isinstance(code, int) else None
+
+
+def execution_record(result: Any) -> tuple[str, dict[str, Any]]:
+    """The audit outcome of a call that ran, and its extra fields (exit status, sandbox)."""
+    outcome, code = _exit_status(result)
+    meta = _field(result, "metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    if meta.get("sandbox_denied"):
+        outcome = "sandbox_denied"
+    return outcome, {"exit_status": code, "sandbox": meta.get("sandbox")}
 
 
 @dataclass
@@ -159,7 +182,8 @@ class GuardToolset(WrapperToolset[Any]):
         if v.decision in NEEDS_APPROVAL and not ctx.tool_call_approved:
             self._record(name, call_id, v, "pending")
             raise ApprovalRequired(metadata=v.to_metadata())
-        result = await super().call_tool(name, tool_args, ctx, tool)
-        outcome, code = _exit_status(result)
-        self._record(name, call_id, v, outcome, exit_status=code, approved=ctx.tool_call_approved)
+        with confinement(v.confine and not ctx.tool_call_approved):
+            result = await super().call_tool(name, tool_args, ctx, tool)
+        outcome, extra = execution_record(result)
+        self._record(name, call_id, v, outcome, approved=ctx.tool_call_approved, **extra)
         return result

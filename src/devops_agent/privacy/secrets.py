@@ -1,42 +1,53 @@
 """Secret scrubber: finds credentials in text and replaces them, irreversibly, with ``[REDACTED_SECRET]``.
 
 Secrets are never stored, never mapped to placeholders and never restored; this module only finds
-and cuts them. It covers provider token formats (GitHub, GitLab, Slack, Stripe, OpenAI, ...), PEM
-and PuTTY private keys, JWTs, ``Authorization`` headers, cookies, passwords inside URLs, password
-hashes, credentials on command lines (``curl -u``, ``--password``), a few log and file formats
-(Jenkins' first admin password, ``~/.pgpass``, Redis ``requirepass`` and ACL rules, Redis and SMTP
-``AUTH`` commands), ``key = value`` lines whose key names a secret, a password written in prose ("the
-password is Hunter2!x", where the word must look like a password) and a random-looking token right
-after a secret word ("client secret 9fJ2…"). Documentation dummies (``xxxx``, ``EXAMPLE``,
-``abcdef…``, ``changeme``) are never secrets. Token and fixed-format patterns are data in
-:mod:`devops_agent.privacy.secret_rules`; the finders that need more than one regex (keys, URLs,
-headers, command lines, config lines, prose) live here.
+and cuts them. Three kinds of rules, all applied to every text:
 
-Speed matters (every tool output passes through here), so each rule carries literal *keywords*;
-a rule's regex runs only when one of its keywords occurs in the text (one C-level substring scan
-per keyword), and every regex is written without nested unbounded quantifiers.
+* provider token formats, generated from gitleaks' maintained rule set
+  (:mod:`devops_agent.privacy.gitleaks_rules`, data written by ``scripts/gen_secret_rules.py``),
+  applied with gitleaks' semantics (secret group, entropy threshold, allowlists);
+* structural rules that name no provider: token *shapes* (:mod:`devops_agent.privacy.secret_shapes`:
+  a prefix and a random body, bare random runs, JWTs, webhook URLs), ``key = value`` lines whose key
+  names a secret (config files, env, JSON, XML, CLI flags, ``Authorization`` headers, cookies,
+  passwords in URLs), a random-looking value right after a secret word ("client secret 9fJ2…",
+  "the api key is …"), a password written in prose ("the password is Hunter2!x"), PEM and PuTTY
+  private keys;
+* file, log and command-line formats (:mod:`devops_agent.privacy.secret_rules`: ``~/.pgpass``,
+  password hashes, ``mysql -p…``, Redis ``requirepass``/ACL/``AUTH``, SMTP ``AUTH``, Jenkins' first
+  admin password, ...).
 
-Entropy is used only inside a narrow context (the value of a secret-named key, the token right after a
-secret word); on ordinary text it flags nearly everything. This module imports nothing outside
-``secret_rules``, ``devops_agent.errors`` and ``devops_agent.config``; it must never log or return
-the secret values themselves.
+Context rules skip documentation dummies (``xxxx``, ``EXAMPLE``, ``abcdef…``, ``changeme``: see
+:mod:`devops_agent.privacy.secret_values`); a value with a token's shape is masked even when it looks
+typed by hand (masking a placeholder costs little, missing a token leaks it), except values that
+gitleaks' allowlists name as public (the Firebase SDK's test keys).
+
+Speed matters (every tool output passes through here), so each context or format rule carries
+literal *keywords* and runs only on the lines holding one (:mod:`devops_agent.privacy.keyword_index`:
+one pass for all keywords); the shape rules make one regex scan of the text. No regex has nested
+unbounded quantifiers. Entropy is used only inside a narrow context or with a shape; on ordinary text
+it flags nearly everything. This module imports only the privacy modules named here; it must never
+log or return the secret values themselves.
 """
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
-import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from devops_agent.privacy.gitleaks_rules import generated_rules, global_allowlist, known_public_value
+from devops_agent.privacy.keyword_index import LineIndex, index_keywords
 from devops_agent.privacy.secret_rules import TOKEN_RULES
-
-try:  # optional accelerator: one pass for all rule keywords instead of one scan per keyword
-    import ahocorasick as _ahocorasick  # type: ignore[import-untyped,import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - exercised where the extra is not installed
-    _ahocorasick = None
+from devops_agent.privacy.secret_shapes import find_hook_urls, find_jwts, find_prefixed_tokens, random_body
+from devops_agent.privacy.secret_values import MASK_TAIL as _MASK_TAIL
+from devops_agent.privacy.secret_values import is_code_reference as _is_code_reference
+from devops_agent.privacy.secret_values import is_dummy as _is_dummy
+from devops_agent.privacy.secret_values import is_placeholder as _is_placeholder
+from devops_agent.privacy.secret_values import is_wordy as _is_wordy
+from devops_agent.privacy.secret_values import looks_random as _looks_random
 
 REDACTED = "[REDACTED_SECRET]"
 
@@ -69,36 +80,13 @@ class _Rule:
     keywords: tuple[str, ...]
     find: Finder
     multiline: bool = False
+    provider: bool = False  # names one provider's format (off in find_secrets(provider_rules=False))
 
 
-# Documentation and hand-typed values, never generated: marker words, one character repeated, six
-# ascending letters or digits (``abcdef``, ``123456``: under 1 in 10^8 per position by chance in a
-# random token), and a short unit repeated (``1234-1234-1234-``).
-_DUMMY_RX = re.compile(
-    r"xxxx|\*\*\*\*|####|example|your|here|placeholder|dummy|fake|sample|qwerty|change[_-]?me|a1b2c3"
-)
-_SEQUENCES = tuple(
-    run[i : i + 6] for run in ("abcdefghijklmnopqrstuvwxyz", "0123456789") for i in range(len(run) - 5)
-)
-_REPEAT_HINT_RX = re.compile(r"(...).{0,3}\1")  # needed for a repeat, and cheap: most values stop here
-_REPEAT_RX = re.compile(r"(.)\1{7}|(..)\2{4,}|(...)\3\3|(....)\4\4|(.....)\5\5|(......)\6\6")
-_MASK_TAIL = ("####", "****", "xxxx", "XXXX", "...", "…")
-
-
-def _is_dummy(value: str) -> bool:
-    """Documentation values: ``ghp_xxxx…``, ``AKIA…EXAMPLE``, ``sk-…abcdef…``, ``1234-1234-1234``.
-
-    Applied to tokens of every format (a real token never holds these patterns, so the choice only
-    decides whether a fake one is redacted), but not to passwords: people choose those, and words
-    in them (``ExamplePas123``) are no evidence of a placeholder. Placeholders are short, so only
-    the head of a long value is looked at.
-    """
-    head = value[:64].lower()
-    if _DUMMY_RX.search(head) or (len(value) >= 12 and len(set(head)) < 6):
-        return True
-    if any(q in head for q in _SEQUENCES):
-        return True
-    return _REPEAT_HINT_RX.search(head) is not None and _REPEAT_RX.search(head) is not None
+def is_documentation_value(value: str) -> bool:
+    """Whether ``value`` reads as typed by hand for documentation (``ghp_xxxx…``, ``AKIA…EXAMPLE``,
+    ``a1b2c3…``, ``1234-1234``): the test the context rules apply before redacting a token."""
+    return _is_dummy(value)
 
 
 def _group_finder(pattern: str, flags: int = 0, group: int | str = 0) -> Finder:
@@ -131,14 +119,18 @@ def _token(
     group: int | str = 0,
     *,
     multiline: bool = False,
+    provider: bool = False,
 ) -> _Rule:
-    return _Rule(kind, tuple(keywords), _group_finder(pattern, flags, group), multiline)
+    return _Rule(kind, tuple(keywords), _group_finder(pattern, flags, group), multiline, provider)
 
 
 # Provider token formats and fixed file/log formats (data only: see ``secret_rules``), then the
 # command-line flag rule, which needs this module's value tests.
 _PROVIDER_RULES: list[_Rule] = [
-    *(_token(r.kind, r.keywords, r.pattern, r.flags, r.group, multiline=r.multiline) for r in TOKEN_RULES),
+    *(
+        _token(r.kind, r.keywords, r.pattern, r.flags, r.group, multiline=r.multiline, provider=r.provider)
+        for r in TOKEN_RULES
+    ),
     _Rule(
         "cli_password_flag", ("pass", "token", "secret", "key"), lambda t, lo, hi: _find_cli_flags(t, lo, hi)
     ),
@@ -319,63 +311,8 @@ _PASSWORD_PLACEHOLDERS = frozenset(
     {"changeme", "change_me", "change-me", "changeit", "changethis", "change_this", "secret_here"}
 )
 _PASSWORD_KEY_RX = re.compile(r"(?i)pass(?:word|wd|phrase)?(?![a-z])|pwd")
-_PLACEHOLDER_RX = re.compile(
-    r"(?i)^(?:.*\.\.\.|\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|%\(.*\)s|%[A-Za-z_]+%|\{\{.*\}\}|\{[A-Za-z_]*\}|<.*>|&lt;.*&gt;|"
-    r"\[REDACTED[A-Z_]*\]|<<[A-Z_]+_[0-9a-f]{8}>>|\*+|x+|\.+|-+|_+|#+|"
-    r"null|none|nil|true|false|yes|no|on|off|undefined|empty|required|optional|string|str|"
-    r"placeholder|redacted|hidden|masked|todo|tbd|"
-    r"env\(.*|process\.env.*|os\.environ.*|os\.getenv.*|getenv.*|!vault.*|vault:.*|ref\+.*)$"
-)
-_IDENTIFIER_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z]+(?:[A-Z][a-z]+)+$")
-
-
-_LONG_HEX_RX = re.compile(r"(?:^|\.)(?=[a-f]{0,63}[0-9])(?=[0-9]{0,63}[a-f])[0-9a-f]{32,}(?:\.|$)")
-
-
-def _is_code_reference(value: str) -> bool:
-    """A variable or attribute chain (``settings.SECRET_KEY``), not a dotted token: no segment of an
-    attribute chain is 32+ hex digits (``patXfsZBLOgxbJqSi.fd6210cf…`` is an Airtable token)."""
-    return _IDENTIFIER_RX.match(value) is not None and _LONG_HEX_RX.search(value) is None
-
-
-def _is_placeholder(value: str) -> bool:
-    return bool(_PLACEHOLDER_RX.match(value.strip()))
-
-
-def _entropy(value: str) -> float:
-    counts: dict[str, int] = {}
-    for ch in value:
-        counts[ch] = counts.get(ch, 0) + 1
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def _looks_random(value: str, min_len: int) -> bool:
-    """A token-like value: long enough, several character classes, no spaces, high entropy."""
-    if len(value) < min_len or " " in value:
-        return False
-    classes = sum(
-        (any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value))
-    )
-    return classes >= 2 and _entropy(value) >= 3.0
-
-
 _NOT_LITERAL_RX = re.compile(r"^\\?\$|^@@?[A-Za-z_]|\$[{(]|^[,;)+.]|[:(+]$|^arn:|[-_]v?\d+\.\d+(?:\.\d+)*$")
 _CODE_START_RX = re.compile(r"^:")  # unquoted only (a YAML symbol); quoted, ":9URM*n5…" is a literal
-
-
-_WORD_SPLIT_RX = re.compile(r"[_.\-/ ]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # CPUThrottlingHigh
-
-
-def _is_wordy(value: str) -> bool:
-    """Identifier-like values (``DOC_Vector_5_32``, ``jetbrains.mps.v8_elimination``,
-    ``ConnectionString_B2B``), not tokens."""
-    parts = [p for p in _WORD_SPLIT_RX.split(value) if p]
-    if len(parts) < 3 or max(len(p) for p in parts) > 12:
-        return False
-    return all(
-        p.isalpha() or p.isdigit() or len(p) <= 3 or (p[0].isalpha() and p[1:].isdigit()) for p in parts
-    )
 
 
 def _value_is_secret(key: str, value: str, quoted: bool, *, compared: bool = False) -> bool:
@@ -658,7 +595,10 @@ def _find_auth_commands(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]
 # person would type is taken: 20+ characters of letters, digits, "+/_" (no "-" or ".": names of
 # Kubernetes secrets and files have them) with upper, lower and digits, or 32+ hex digits.
 _SPACED_WORDS = ("secret", "token", "key")
-_SPACED_VALUE_RX = re.compile(r"[ \t]{1,4}([A-Za-z0-9+/_]{20,200}={0,2})(?![A-Za-z0-9+/_=.-])")
+_SPACED_VALUE_RX = re.compile(
+    r"[ \t]{1,4}(?:(?:is|was)[ \t]{1,4})?"  # "the api key is 9f2c…"
+    r"([A-Za-z0-9+/_]{20,200}={0,2}|(?P<grouped>[A-Za-z0-9]+(?:[.-][A-Za-z0-9]+){1,7}))(?![A-Za-z0-9+/_=.-])"
+)
 _HEX_TOKEN_RX = re.compile(r"[0-9a-f]{32,}")
 
 
@@ -667,11 +607,20 @@ def _spaced_value(text: str, end: int) -> Iterable[tuple[int, int]]:
     m = _SPACED_VALUE_RX.match(text, end)
     if m is None:
         return
-    before = text[max(0, text.rfind(" ", 0, end) - 5) : end].lower()  # the word and the one before it
+    space = text.rfind(" ", max(0, end - 80), end)  # bounded: a long line without blanks is common
+    before = text[
+        max(0, (space if space >= 0 else end - 80) - 5) : end
+    ].lower()  # the word and the one before
     if "csrf" in before or "xsrf" in before:
         return  # anti-forgery tokens are per session and useless without their cookie
     value = m.group(1)
     mixed = all(any(f(c) for c in value) for f in (str.islower, str.isupper, str.isdigit))
+    if m.group("grouped") is not None:
+        # "client secret 7Hq2-vLx9-Pm4K-r8Zt": groups of random characters, both cases (a name of a
+        # Kubernetes secret or a file, "my-app-token-7k2px9", is lower-case words and a hash)
+        if mixed and random_body(value.replace("-", "").replace(".", ""), 16) and not _is_dummy(value):
+            yield m.span(1)
+        return
     hex_token = _HEX_TOKEN_RX.fullmatch(value) is not None and not value.isdigit()
     if (mixed or hex_token) and _looks_random(value, 20) and not _is_dummy(value):
         yield m.span(1)
@@ -695,8 +644,15 @@ _SECRET_KEY_KEYWORDS = (
     "pass", "pwd", "secret", "token", "key", "auth", "credential", "salt", "pat",
 )  # fmt: skip
 
+
+def _generated(rule: Any) -> _Rule:
+    allow = global_allowlist()
+    return _Rule(rule.kind, rule.keywords, lambda t, lo, hi: rule.find(t, lo, hi, allow), provider=True)
+
+
 _RULES: list[_Rule] = [
     *_PROVIDER_RULES,
+    *(_generated(r) for r in generated_rules()),
     _Rule("private_key", ("private key", "private-lines", "private-mac"), _find_private_keys, multiline=True),
     _Rule(
         "aws_secret_access_key",
@@ -714,133 +670,17 @@ _RULES: list[_Rule] = [
     _Rule("redis_password", ("AUTH",), _find_auth_commands),
     _Rule("prose_password", ("pass", "pwd"), _find_prose_passwords),
     _Rule("terraform_variable_default", ('variable "',), _find_tf_variable_defaults, multiline=True),
+    # Shapes last: where one finds the same span as a rule above, that rule's kind names it.
+    # A JWT's header is base64 of "{" and a quote ("eyJ") or of "{" and a newline ("ewog", "ewoi").
+    _Rule("jwt", ("eyj", "ewog", "ewoi", "ewoj"), find_jwts),
+    _Rule("webhook_url", ("hook",), find_hook_urls),
 ]
+index_keywords(kw for rule in _RULES for kw in rule.keywords)
 
-
-def _build_automaton(keywords: Iterable[str]) -> Any:
-    """One automaton over lower-cased keywords; each hit gives the keywords it stands for, with
-    whether the text must be re-checked for case (``AUTH`` and ``auth`` share one entry)."""
-    if _ahocorasick is None:
-        return None
-    variants: dict[str, list[tuple[str, bool]]] = {}
-    for kw in set(keywords):
-        variants.setdefault(kw.lower(), []).append((kw, not _is_case_insensitive(kw)))
-    automaton = _ahocorasick.Automaton()
-    for low, kws in variants.items():
-        automaton.add_word(low, tuple(kws))
-    automaton.make_automaton()
-    return automaton
-
-
-def _is_case_insensitive(kw: str) -> bool:
-    return kw.islower() or not any(c.isalpha() for c in kw)
-
-
-# [(the keyword automaton, the keywords it finds)], built on first use and again when keywords
-# are added; a text's index is then one pass of the automaton, whatever the number of keywords.
-_AUTOMATA: list[tuple[Any, frozenset[str]]] = []
-_EXTRA_KEYWORDS: set[str] = set()
-
-
-def index_keywords(words: Iterable[str]) -> None:
-    """Index ``words`` too in every :class:`LineIndex` (same pass as the rules' keywords).
-
-    For the entity recognizers, which share the index: a keyword they test on every text costs
-    nothing extra here, instead of one scan of the text each.
-    """
-    new = set(words) - _EXTRA_KEYWORDS
-    if new:
-        _EXTRA_KEYWORDS.update(new)
-        _AUTOMATA.clear()
-
-
-def _all_keywords() -> list[str]:
-    return [kw for rule in _RULES for kw in rule.keywords] + sorted(_EXTRA_KEYWORDS)
-
-
-class LineIndex:
-    """Which lines of a text hold each rule keyword, computed once per text.
-
-    With ``pyahocorasick`` installed every keyword is found in one pass (Aho-Corasick); without it,
-    one ``str.find`` scan per keyword (about 1 ms per keyword per MB) gives the same answer.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        low = text.lower()
-        # str.lower() can change lengths for a few non-ASCII characters; then offsets would drift.
-        self.low = low if len(low) == len(text) else None
-        self._cache: dict[str, list[tuple[int, int]]] = {}
-        self._indexed: frozenset[str] = frozenset()  # keywords the automaton looked for
-        if _ahocorasick is not None and self.low is not None:
-            self._index_all()
-
-    def _index_all(self) -> None:
-        if not _AUTOMATA:
-            # One automaton over the lower-cased text; case-sensitive keywords are re-checked below.
-            keywords = _all_keywords()
-            _AUTOMATA.append((_build_automaton(keywords), frozenset(keywords)))
-        automaton, self._indexed = _AUTOMATA[0]
-        text = self.text
-        hits: dict[str, list[tuple[int, int]]] = {}
-        last: dict[str, int] = {}
-        for end, variants in automaton.iter(self.low):
-            for kw, exact in variants:
-                if exact and not text.startswith(kw, end - len(kw) + 1):
-                    continue
-                if last.get(kw, -1) >= end:
-                    continue  # already inside a line recorded for this keyword
-                lo = text.rfind("\n", 0, end) + 1
-                hi = text.find("\n", end)
-                hi = len(text) if hi < 0 else hi
-                hits.setdefault(kw, []).append((lo, hi))
-                last[kw] = hi
-        self._cache.update(hits)  # keywords looked for and not found are in self._indexed alone
-
-    @property
-    def holds_no_keyword(self) -> bool:
-        """Whether the automaton looked for every keyword and found none: then no rule can fire."""
-        return bool(self._indexed) and not any(self._cache.values())
-
-    def lines(self, kw: str) -> list[tuple[int, int]]:
-        """The (start, end) of every line holding ``kw`` (case-insensitively when ``kw`` is lower-case)."""
-        if kw in self._cache:
-            return self._cache[kw]
-        if kw in self._indexed:
-            return []
-        text = self.text
-        if _is_case_insensitive(kw):
-            hay = self.low
-            if hay is None:
-                hit = kw in text.lower()
-                self._cache[kw] = [(0, len(text))] if hit else []
-                return self._cache[kw]
-        else:
-            hay = text
-        out: list[tuple[int, int]] = []
-        i = hay.find(kw)
-        while i >= 0:
-            lo = text.rfind("\n", 0, i) + 1
-            hi = text.find("\n", i)
-            hi = len(text) if hi < 0 else hi
-            out.append((lo, hi))
-            i = hay.find(kw, hi)
-        self._cache[kw] = out
-        return out
-
-    def ranges(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
-        """Merged line ranges holding any of ``keywords``, sorted."""
-        found = [self.lines(kw) for kw in keywords]
-        if not any(found):
-            return []
-        spans = sorted({r for lines in found for r in lines})
-        merged: list[tuple[int, int]] = []
-        for lo, hi in spans:
-            if merged and lo <= merged[-1][1] + 1:
-                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
-            else:
-                merged.append((lo, hi))
-        return merged
+__all__ = [  # LineIndex and index_keywords are re-exported: the recognizers import them from here
+    "REDACTED", "SECRET_FILE_NAMES", "LineIndex", "ScrubResult", "SecretFinding", "find_secrets",
+    "index_keywords", "is_documentation_value", "is_secret_file", "redact_spans", "scrub",
+]  # fmt: skip
 
 
 # Files whose whole content is key material, by name: the text alone may not say so (a Rails
@@ -869,7 +709,7 @@ def is_secret_file(path: str, extra: Sequence[str] = ()) -> bool:
 
 
 def find_secrets(
-    text: str, index: LineIndex | None = None, *, secret_file: bool = False
+    text: str, index: LineIndex | None = None, *, secret_file: bool = False, provider_rules: bool = True
 ) -> list[SecretFinding]:
     """Every secret span in ``text``, merged where rules overlap, sorted by position.
 
@@ -877,24 +717,41 @@ def find_secrets(
     With ``secret_file`` (the text comes from a file :func:`is_secret_file` names) the text is
     secret even where no rule says so: when the rules find nothing in it (a bare master key, a
     base64 line of a key without its armour), all of it, from its first to its last non-blank
-    character, is one finding.
+    character, is one finding. ``provider_rules=False`` switches off every rule that names a
+    provider (generated and hand), leaving shapes, contexts and formats: what a provider no rule
+    names would get (the benchmark's measure; the agent never passes it).
     """
     if not text:
         return []
     index = index or LineIndex(text)
     raw: list[SecretFinding] = []
-    for rule in () if index.holds_no_keyword else _RULES:  # every rule needs one of its keywords
-        ranges = index.ranges(rule.keywords)
+    no_keyword = index.holds_no_keyword
+    for rule in _RULES:
+        if rule.provider and not provider_rules:
+            continue
+        ranges = [] if no_keyword else index.ranges(rule.keywords)
         if not ranges:
             continue
         if rule.multiline:
             ranges = [(0, len(text))]
         for lo, hi in ranges:
             raw.extend(SecretFinding(rule.kind, s, e) for s, e in rule.find(text, lo, hi) if e > s)
+    # Token shapes last, over the whole text: a run inside a span already found needs no shape test
+    # (the union is the same), which spares most of the work on secret-dense text.
+    found = _merge(list(raw))
+    starts = [f.start for f in found]
+
+    def covered(start: int, end: int) -> bool:
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and found[i].end >= end
+
+    raw.extend(
+        SecretFinding("prefixed_token", s, e) for s, e in find_prefixed_tokens(text, 0, len(text), covered)
+    )
     if secret_file and not raw and text.strip():
         start = len(text) - len(text.lstrip())
         return [SecretFinding("secret_file", start, len(text.rstrip()))]
-    return _merge(raw)
+    return [f for f in _merge(raw) if not known_public_value(text[f.start : f.end])]
 
 
 def _merge(findings: list[SecretFinding]) -> list[SecretFinding]:

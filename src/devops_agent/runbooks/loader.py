@@ -25,7 +25,14 @@ from devops_agent.runbooks.templating import is_empty
 DEFAULT_RUNBOOK = "host-health"
 ALERT_RUNBOOK = "metric-alert"
 """What an alert (a run whose inputs carry its ``onset``) is investigated with."""
-INPUT_RUNBOOKS = {"query": "metric-alert", "logs": "log-errors", "repo": "recent-changes"}
+INPUT_RUNBOOKS = {
+    "query": "metric-alert",
+    "logs": "log-errors",
+    "repo": "recent-changes",
+    "pod": "pod-crashloop",
+    "selector": "pod-crashloop",
+    "deployment": "pod-crashloop",
+}
 """A non-empty input of this name selects that runbook whatever the question says."""
 
 _LIST_HINT = "`devops-agent runbooks list`"

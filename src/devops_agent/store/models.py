@@ -161,6 +161,7 @@ class AuditRow(Base):
     actor: Mapped[str] = mapped_column(String(200))
     exit_status: Mapped[int | None]
     detail: Mapped[str | None] = mapped_column(Text)
+    sandbox: Mapped[str | None] = mapped_column(String(16))
 
 
 class VaultRow(Base):

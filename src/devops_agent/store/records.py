@@ -113,7 +113,7 @@ class MessageWrite:
     payloads: tuple[str, ...]
 
 
-AUDIT_OUTCOMES = ("executed", "failed", "denied", "rejected", "pending", "halted")
+AUDIT_OUTCOMES = ("executed", "failed", "sandbox_denied", "denied", "rejected", "pending", "halted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +121,11 @@ class AuditRecord:
     """One entry of the audit log: what was run or refused, in which mode, on whose decision.
 
     ``decision`` is the policy's verdict (allow, approve, approve_detailed, reject, halt);
-    ``outcome`` is what happened (executed, failed, denied, rejected, pending, halted);
-    ``actor`` is who decided: ``policy`` for automatic decisions, else the approver's name.
+    ``outcome`` is what happened (executed, failed, sandbox_denied: it ran in the read-only
+    sandbox and tried to write, denied, rejected, pending, halted);
+    ``actor`` is who decided: ``policy`` for automatic decisions, else the approver's name;
+    ``sandbox`` is ``bwrap`` when it ran confined, ``inactive`` when it was rated read-only but
+    the sandbox was off or unavailable, ``None`` where no sandbox applies.
     """
 
     tool: str
@@ -138,6 +141,7 @@ class AuditRecord:
     exit_status: int | None = None
     detail: str | None = None
     created_at: datetime = field(default_factory=utcnow)
+    sandbox: str | None = None
 
 
 VAULT_NAMESPACES = ("user_in", "tool_args", "tool_out", "final_out")

@@ -628,6 +628,7 @@ _AUDIT_FIELDS = (
     "exit_status",
     "detail",
     "created_at",
+    "sandbox",
 )
 
 

@@ -11,14 +11,15 @@ install, instead of failing the whole registry.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from importlib.metadata import entry_points
 
 import structlog
 
 from devops_agent.config import Settings
-from devops_agent.errors import NotFoundError
+from devops_agent.errors import ConfigError, NotFoundError
 from devops_agent.tools.base import ToolEntry, ToolsetBuilder
 
 ENTRY_POINT_GROUP = "devops_agent.toolsets"
@@ -70,7 +71,11 @@ class ToolRegistry:
         return self
 
     def build(self, settings: Settings) -> dict[str, ToolsetBuilder]:
-        """Instantiate every enabled toolset for ``settings``."""
+        """Instantiate every enabled toolset for ``settings``.
+
+        A name in ``tools.disabled`` that no toolset has is a :class:`ConfigError`: a typo
+        (``"shel"``) would otherwise leave the toolset it meant enabled without a word."""
+        self.check_disabled(settings.tools.disabled)
         built: dict[str, ToolsetBuilder] = {}
         for name, info in self.toolsets.items():
             if name in settings.tools.disabled:
@@ -81,6 +86,20 @@ class ToolRegistry:
                 hint = f"pip install 'devops-agent[{info.extra}]'" if info.extra else str(exc)
                 self.unavailable.append(Unavailable(name, f"missing dependency ({hint})"))
         return built
+
+    def check_disabled(self, names: Iterable[str]) -> None:
+        """Raise :class:`ConfigError` for the first of ``names`` that is not a known toolset
+        (registered, or a plugin that failed to load), naming the known ones."""
+        known = set(self.toolsets) | {u.name for u in self.unavailable}
+        for name in names:
+            if name in known:
+                continue
+            close = get_close_matches(name, sorted(known), n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"tools.disabled names {name!r}, which is not a toolset",
+                hint=f"{guess}the toolsets are: {', '.join(sorted(known))}",
+            )
 
 
 def default_registry() -> ToolRegistry:

@@ -10,7 +10,10 @@ only run it safely:
 * in a new process group, so a timeout or a cancelled run kills the command and everything it
   started (``kill -TERM`` to the group, then ``-KILL``);
 * with stdin closed and stdout/stderr capped (head kept, the rest counted);
-* failures explained by :mod:`devops_agent.tools.shell_errors`.
+* failures explained by :mod:`devops_agent.tools.shell_errors`;
+* inside the read-only sandbox (:mod:`devops_agent.tools.sandbox`) when the guard says so: it
+  does for commands it allowed because it rated them read-only. A write the sandbox refused is
+  reported as such (``metadata.sandbox_denied``), so the guard can audit the misrating.
 """
 
 from __future__ import annotations
@@ -22,11 +25,18 @@ import shlex
 import signal
 import time
 from pathlib import Path
+from typing import Any
+
+import structlog
 
 from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
+from devops_agent.tools.sandbox import DENIED, DENIED_HINT, Sandbox, confinement_requested, read_outcome
+from devops_agent.tools.sandbox_seccomp import filter_fd
 from devops_agent.tools.shell_errors import analyze
+
+log = structlog.get_logger(__name__)
 
 # Characters that make a command need a shell (pipes, redirections, expansions, globs, lists).
 # A carriage return is here too: shlex splits words on it, bash (and the classifier) does not, so
@@ -102,24 +112,43 @@ async def kill_group(proc: asyncio.subprocess.Process, grace_s: float = 2.0) -> 
             continue
 
 
-async def run_command(command: str, *, cwd: Path | None, timeout_s: float, max_bytes: int) -> ToolResult:
-    """Run ``command`` and return exit code, stdout and stderr; failures come with a hint."""
+async def run_command(
+    command: str, *, cwd: Path | None, timeout_s: float, max_bytes: int, sandbox: Sandbox | None = None
+) -> ToolResult:
+    """Run ``command`` and return exit code, stdout and stderr; failures come with a hint.
+
+    With an active ``sandbox`` the command runs confined in it (see :mod:`devops_agent.tools.sandbox`).
+    """
     argv = plan(command)
+    run_argv, env = argv, None
+    fds: tuple[int, ...] = ()
+    if sandbox is not None:
+        fds = (filter_fd(),)
+        run_argv, env = sandbox.wrap(argv, cwd, fds[0]), Sandbox.environment(os.environ)
     started = time.perf_counter()
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            *run_argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
+            env=env,
             start_new_session=True,
+            pass_fds=fds,
         )
     except FileNotFoundError:
-        error, hint = analyze(command, 127, "", timed_out=False, timeout_s=timeout_s)
-        return ToolResult.fail(error, hint, exit_code=127)
+        if sandbox is not None:
+            return ToolResult.fail(
+                f"the sandbox program {run_argv[0]} is gone", "reinstall bubblewrap", sandbox="bwrap"
+            )
+        missing, install = analyze(command, 127, "", timed_out=False, timeout_s=timeout_s)
+        return ToolResult.fail(missing, install, exit_code=127)
     except NotADirectoryError:
         return ToolResult.fail(f"working directory {cwd} is not a directory", "set safety.shell_cwd")
+    finally:
+        for fd in fds:  # the child has its copy (bwrap reads the filter from it)
+            os.close(fd)
     timed_out = False
     out_buf, err_buf = _Capped(max_bytes), _Capped(max_bytes)
     readers = asyncio.gather(out_buf.drain(proc.stdout), err_buf.drain(proc.stderr))
@@ -134,10 +163,15 @@ async def run_command(command: str, *, cwd: Path | None, timeout_s: float, max_b
         timed_out = True
         await kill_group(proc)
     except asyncio.CancelledError:
-        readers.cancel()
         await kill_group(proc)
+        # Let the pipes reach EOF so their transports close with the run, not at interpreter exit
+        # (in the sandbox the last processes die a moment after bwrap, by the kernel's hand).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(readers), _DRAIN_GRACE_S)
+        readers.cancel()
         raise
     # The command is done (or was killed); anything it left running in its group goes too.
+    # (In the sandbox the kernel has already ended its whole PID namespace with bwrap.)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     try:
@@ -157,35 +191,97 @@ async def run_command(command: str, *, cwd: Path | None, timeout_s: float, max_b
         "stdout_dropped_bytes": out_dropped,
         "stderr_dropped_bytes": err_dropped,
     }
-    if timed_out or proc.returncode != 0:
-        error, hint = analyze(command, proc.returncode, stderr, timed_out=timed_out, timeout_s=timeout_s)
+    meta: dict[str, Any] = {"sandbox": "bwrap"} if sandbox is not None else {}
+    error: str | None = None
+    hint: str | None = None
+    exit_code = proc.returncode
+    if sandbox is not None and not timed_out:
+        outcome = read_outcome(proc.returncode, stderr)
+        if outcome.kind == "setup_failed":
+            return ToolResult(
+                status="error",
+                data=data,
+                error=f"the sandbox could not start the command: {outcome.detail}",
+                hint="a path in the command or the working directory may be hidden from confined "
+                "commands (the agent's data and config, SSH keys); `devops-agent doctor` shows the sandbox",
+                metadata={**meta, "sandbox_error": True, "timed_out": False},
+            )
+        if outcome.kind in ("not_found", "not_executable"):
+            # bwrap exits 1 when it cannot exec the program; report the shell's status for that.
+            exit_code = data["exit_code"] = 127 if outcome.kind == "not_found" else 126
+        elif outcome.kind == "denied":
+            meta["sandbox_denied"] = True
+            error, hint = DENIED, DENIED_HINT
+        elif (hidden := sandbox.hidden_in(command)) is not None:
+            meta["sandbox_hidden"] = hidden
+            error = (
+                f"{hidden} is hidden from sandboxed commands: the agent's own data, or secrets (keys, hashes)"
+            )
+            hint = (
+                "inside the sandbox it is empty or missing whatever it holds, so the output says nothing "
+                "about it; gather the evidence from other files"
+            )
+    if timed_out or exit_code != 0:
+        if error is None:
+            error, hint = analyze(command, exit_code, stderr, timed_out=timed_out, timeout_s=timeout_s)
         return ToolResult(
-            status="error", data=data, error=error, hint=hint, metadata={"timed_out": timed_out}
+            status="error", data=data, error=error, hint=hint, metadata={**meta, "timed_out": timed_out}
         )
-    return ToolResult.ok(data, truncated=bool(out_dropped or err_dropped))
+    if error is not None:  # it worked, but a write was refused or a path hidden: say so
+        return ToolResult(status="success", data=data, hint=f"{error}; {hint}", metadata=meta)
+    return ToolResult.ok(data, truncated=bool(out_dropped or err_dropped), **meta)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_inactive(sandbox: Sandbox) -> None:
+    """Say once per process why read-only commands will run unconfined."""
+    detail = sandbox.available.detail
+    if detail not in _WARNED:
+        _WARNED.add(detail)
+        log.warning("sandbox_inactive", detail=detail, hint=sandbox.available.hint)
 
 
 def build(settings: Settings) -> ToolsetBuilder:
     ts = ToolsetBuilder("shell", "Run commands on this host, gated by the command safety policy")
     safety = settings.safety
+    sandbox = Sandbox.from_settings(settings)
+    if not sandbox.active and sandbox.mode != "bwrap":
+        _warn_inactive(sandbox)
 
     @ts.tool(category="shell", read_only=False, risk="sensitive", command_arg="command")
     async def shell_run(command: str, timeout_s: float | None = None) -> ToolResult:
         """Run a shell command on this host and return its exit code, stdout and stderr.
 
         Every command is parsed and classified first. Read-only commands (ls, cat, grep, ps,
-        df, kubectl get, git log, journalctl ...) run directly; in ask mode nothing else runs,
-        and in agent mode commands that change something wait for a person's approval.
-        Prefer the dedicated tools (files_*, logs_*, git_*, system_*) when one fits.
+        df, kubectl get, git log, journalctl ...) run directly, in a read-only sandbox without
+        privileges where the host supports it; in ask mode nothing else runs, and in agent mode
+        commands that change something wait for a person's approval.
+        Prefer the dedicated tools (files_*, logs_*, git_*, system_*) when one fits: they also
+        see what the sandbox hides from commands (e.g. the processes behind listening ports).
 
         Args:
             command: the command line, as you would type it in bash.
             timeout_s: seconds before the command and everything it started are killed.
         """
         limit = min(timeout_s or safety.shell_timeout_s, safety.shell_timeout_s * 10)
-        return await run_command(
-            command, cwd=safety.shell_cwd, timeout_s=limit, max_bytes=safety.shell_output_bytes
-        )
+        confined: Sandbox | None = None
+        if confinement_requested():
+            if sandbox.active:
+                confined = sandbox
+            elif sandbox.mode == "bwrap":
+                return ToolResult.fail(
+                    f"the read-only sandbox is required (safety.sandbox = bwrap) but unavailable: "
+                    f"{sandbox.available.detail}",
+                    sandbox.available.hint,
+                    sandbox="unavailable",
+                )
+        cwd, max_bytes = safety.shell_cwd, safety.shell_output_bytes
+        result = await run_command(command, cwd=cwd, timeout_s=limit, max_bytes=max_bytes, sandbox=confined)
+        if confinement_requested() and confined is None:
+            result.metadata["sandbox"] = "inactive"
+        return result
 
     return ts
 

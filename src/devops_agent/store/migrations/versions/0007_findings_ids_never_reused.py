@@ -1,7 +1,7 @@
 """A deleted finding's id is never given to another finding.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-11-27
 
 On SQLite an ``INTEGER PRIMARY KEY`` without ``AUTOINCREMENT`` takes one more than the largest id
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | None = "0005"
+revision: str = "0007"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,178 @@
+"""Provider token formats generated from gitleaks' rule set, applied with gitleaks' own semantics.
+
+The data is ``data/gitleaks_rules.json``, written by ``scripts/gen_secret_rules.py`` from gitleaks'
+``config/gitleaks.toml`` (MIT, Copyright (c) 2019 Zachary Rice; notice in
+``data/gitleaks_LICENSE.txt``); the file's header records the upstream commit and how many rules
+were translated from Go RE2 or skipped. Nothing here is edited by hand: to update, regenerate.
+
+Each rule is applied as gitleaks applies it: the regex runs where one of its keywords occurs
+(case-insensitively); the secret is the rule's ``secretGroup`` or else the first non-empty group
+(or the whole match); a rule with an entropy threshold drops a secret whose Shannon entropy is not
+above it; the global and the rule's allowlists (regexes on the secret, the match or the line;
+stopwords in the secret) cancel a finding. This module imports nothing from the package and never
+returns secret values, only spans.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Allowlist:
+    target: str  # "secret", "match" or "line"
+    regexes: tuple[re.Pattern[str], ...]
+    stopwords: tuple[str, ...]
+    all: bool  # gitleaks' condition AND: every check present must hold
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        """Whether this allowlist cancels a finding of ``secret`` (in ``match``, on ``line``)."""
+        target = match if self.target == "match" else line if self.target == "line" else secret
+        checks: list[bool] = []
+        if self.regexes:
+            checks.append(any(rx.search(target) for rx in self.regexes))
+        if self.stopwords:
+            low = secret.lower()
+            checks.append(any(w in low for w in self.stopwords))
+        return all(checks) if self.all else any(checks)
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedRule:
+    """One gitleaks rule: ``kind`` is its id with ``_`` for ``-`` (``github_pat``)."""
+
+    kind: str
+    keywords: tuple[str, ...]
+    regex: re.Pattern[str]
+    entropy: float
+    secret_group: int
+    allowlists: tuple[_Allowlist, ...]
+
+    def find(
+        self, text: str, lo: int, hi: int, global_allow: tuple[_Allowlist, ...]
+    ) -> Iterator[tuple[int, int]]:
+        """Spans of secrets in ``text[lo:hi]`` (whole lines) as gitleaks would report them."""
+        for m in self.regex.finditer(text, lo, hi):
+            start, end = _secret_span(m, self.secret_group)
+            if end <= start:
+                continue
+            secret = text[start:end]
+            if self.entropy and shannon_entropy(secret) <= self.entropy:
+                continue
+            if any(a.allows(secret, secret, secret) for a in global_allow):
+                continue  # the global allowlist looks at the secret only
+            if self.allowlists:
+                line_lo = text.rfind("\n", 0, m.start()) + 1
+                line_hi = text.find("\n", m.end())
+                line = text[line_lo : len(text) if line_hi < 0 else line_hi]
+                if any(a.allows(secret, m.group(), line) for a in self.allowlists):
+                    continue
+            yield start, end
+
+
+def _secret_span(m: re.Match[str], group: int) -> tuple[int, int]:
+    if group:
+        return m.span(group) if m.re.groups >= group and m.group(group) is not None else (0, 0)
+    for g in range(1, m.re.groups + 1):
+        if m.group(g):
+            return m.span(g)
+    return m.span()
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of ``value``'s character distribution (0 for an empty string)."""
+    n = len(value)
+    if not n:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _allowlists(items: Iterable[dict[str, Any]]) -> tuple[_Allowlist, ...]:
+    # The regexes of one allowlist are tried as one alternation (one search instead of a dozen).
+    return tuple(
+        _Allowlist(
+            a["target"],
+            (re.compile("|".join(f"(?:{r})" for r in a["regexes"]), re.ASCII),) if a["regexes"] else (),
+            tuple(a["stopwords"]),
+            bool(a["all"]),
+        )
+        for a in items
+    )
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    path = importlib.resources.files("devops_agent.privacy") / "data" / "gitleaks_rules.json"
+    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return data
+
+
+def source() -> dict[str, Any]:
+    """Where the rules come from (repository, commit, licence) and the generator's counts."""
+    data = _data()
+    return {**data["source"], **data["counts"]}
+
+
+@functools.cache
+def global_allowlist() -> tuple[_Allowlist, ...]:
+    """gitleaks' global allowlist (placeholders such as ``${VAR}``, one letter repeated)."""
+    return _allowlists(_data()["global_allowlist"])
+
+
+@functools.cache
+def generated_rules() -> tuple[GeneratedRule, ...]:
+    """Every generated rule, compiled (``re.ASCII``: RE2's ``\\w``, ``\\d``, ``\\b`` are ASCII)."""
+    return tuple(
+        GeneratedRule(
+            kind=r["id"].replace("-", "_"),
+            keywords=tuple(r["keywords"]),
+            regex=re.compile(r["regex"], re.ASCII),
+            entropy=float(r.get("entropy", 0.0)),
+            secret_group=int(r.get("secret_group", 0)),
+            allowlists=_allowlists(r.get("allowlists", [])),
+        )
+        for r in _data()["rules"]
+    )
+
+
+_LITERAL_RX = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@functools.cache
+def _known_values() -> tuple[frozenset[str], re.Pattern[str] | None, tuple[str, ...]]:
+    """The rule allowlists' secret tests (OR allowlists): literal values (compared whole: findings
+    are the tokens themselves),
+    the other regexes as one alternation, and the stopwords."""
+    lists = [
+        a
+        for r in _data()["rules"]
+        for a in r.get("allowlists", [])
+        if a["target"] == "secret" and not a["all"]
+    ]
+    patterns = [p for a in lists for p in a["regexes"]]
+    literals = frozenset(p for p in patterns if _LITERAL_RX.fullmatch(p))
+    # A search for ".+X$" is quadratic; anchored ("^.+X$") it is the same test on a one-line value.
+    others = ["^" + p if p.startswith((".+", ".*")) else p for p in patterns if p not in literals]
+    combined = re.compile("|".join(f"(?:{p})" for p in others), re.ASCII) if others else None
+    return literals, combined, tuple(w for a in lists for w in a["stopwords"])
+
+
+def known_public_value(value: str) -> bool:
+    """Whether a rule's allowlist in the rule set names ``value`` as a known public or example value
+    (the Firebase SDK's test API keys, ``…EXAMPLE`` keys): applied to every finding, whichever rule
+    made it, since the value is public whatever shape found it."""
+    if len(value) > 256:
+        return False  # a key block or a blob, not a token
+    literals, combined, stopwords = _known_values()
+    if value in literals or (combined is not None and combined.search(value)):
+        return True
+    low = value.lower()
+    return any(w in low for w in stopwords)

@@ -1,0 +1,99 @@
+"""Tests on one candidate value of the secret scrubber: is it a placeholder, a documentation value,
+code, a word-built identifier, or random enough to be a token?
+
+:mod:`devops_agent.privacy.secrets` asks these before redacting what a context rule found (a
+config line's value, the word after "secret"); the shape rules of
+:mod:`devops_agent.privacy.secret_shapes` have their own test of randomness. Pure functions on
+strings: this module imports nothing from the package and never logs or keeps the values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+# Documentation and hand-typed values, never generated: marker words, one character repeated, six
+# ascending letters or digits (``abcdef``, ``123456``: under 1 in 10^8 per position by chance in a
+# random token), and a short unit repeated (``1234-1234-1234-``).
+_DUMMY_RX = re.compile(
+    r"xxxx|\*\*\*\*|####|example|your|here|placeholder|dummy|fake|sample|qwerty|change[_-]?me|a1b2c3"
+)
+_SEQUENCES = tuple(
+    run[i : i + 6] for run in ("abcdefghijklmnopqrstuvwxyz", "0123456789") for i in range(len(run) - 5)
+)
+_REPEAT_HINT_RX = re.compile(r"(...).{0,3}\1")  # needed for a repeat, and cheap: most values stop here
+_REPEAT_RX = re.compile(r"(.)\1{7}|(..)\2{4,}|(...)\3\3|(....)\4\4|(.....)\5\5|(......)\6\6")
+MASK_TAIL = ("####", "****", "xxxx", "XXXX", "...", "…")
+
+
+def is_dummy(value: str) -> bool:
+    """Documentation values: ``ghp_xxxx…``, ``AKIA…EXAMPLE``, ``sk-…abcdef…``, ``1234-1234-1234``.
+
+    Applied to tokens of every format (a real token never holds these patterns, so the choice only
+    decides whether a fake one is redacted), but not to passwords: people choose those, and words
+    in them (``ExamplePas123``) are no evidence of a placeholder. Placeholders are short, so only
+    the head of a long value is looked at.
+    """
+    head = value[:64].lower()
+    if _DUMMY_RX.search(head) or (len(value) >= 12 and len(set(head)) < 6):
+        return True
+    if any(q in head for q in _SEQUENCES):
+        return True
+    return _REPEAT_HINT_RX.search(head) is not None and _REPEAT_RX.search(head) is not None
+
+
+_PLACEHOLDER_RX = re.compile(
+    r"(?i)^(?:.*\.\.\.|\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|%\(.*\)s|%[A-Za-z_]+%|\{\{.*\}\}|\{[A-Za-z_]*\}|<.*>|&lt;.*&gt;|"
+    r"\[REDACTED[A-Z_]*\]|<<[A-Z_]+_[0-9a-f]{8}>>|\*+|x+|\.+|-+|_+|#+|"
+    r"null|none|nil|true|false|yes|no|on|off|undefined|empty|required|optional|string|str|"
+    r"placeholder|redacted|hidden|masked|todo|tbd|"
+    r"env\(.*|process\.env.*|os\.environ.*|os\.getenv.*|getenv.*|!vault.*|vault:.*|ref\+.*)$"
+)
+_IDENTIFIER_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z]+(?:[A-Z][a-z]+)+$")
+
+
+_LONG_HEX_RX = re.compile(r"(?:^|\.)(?=[a-f]{0,63}[0-9])(?=[0-9]{0,63}[a-f])[0-9a-f]{32,}(?:\.|$)")
+
+
+def is_code_reference(value: str) -> bool:
+    """A variable or attribute chain (``settings.SECRET_KEY``), not a dotted token: no segment of an
+    attribute chain is 32+ hex digits (``patXfsZBLOgxbJqSi.fd6210cf…`` is an Airtable token)."""
+    return _IDENTIFIER_RX.match(value) is not None and _LONG_HEX_RX.search(value) is None
+
+
+def is_placeholder(value: str) -> bool:
+    """``${VAR}``, ``<x>``, ``***``, ``null``, ``os.environ[...]``, an already redacted value …"""
+    return bool(_PLACEHOLDER_RX.match(value.strip()))
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value``'s characters, in bits per character."""
+    counts: dict[str, int] = {}
+    for ch in value:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def looks_random(value: str, min_len: int) -> bool:
+    """A token-like value: long enough, several character classes, no spaces, high entropy."""
+    if len(value) < min_len or " " in value:
+        return False
+    classes = sum(
+        (any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value))
+    )
+    return classes >= 2 and entropy(value) >= 3.0
+
+
+_WORD_SPLIT_RX = re.compile(r"[_.\-/ ]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # CPUThrottlingHigh
+
+
+def is_wordy(value: str) -> bool:
+    """Identifier-like values (``DOC_Vector_5_32``, ``jetbrains.mps.v8_elimination``,
+    ``ConnectionString_B2B``), not tokens."""
+    parts = [p for p in _WORD_SPLIT_RX.split(value) if p]
+    if len(parts) < 3 or max(len(p) for p in parts) > 12:
+        return False
+    return all(
+        p.isalpha() or p.isdigit() or len(p) <= 3 or (p[0].isalpha() and p[1:].isdigit()) for p in parts
+    )
