@@ -232,7 +232,7 @@ def test_unreachable_model_endpoint_is_one_line_and_exit_1(tmp_path: Path) -> No
             "DEVOPS_AGENT_ALLOW_MODEL_REQUESTS": "1",
         },
     )
-    assert_one_line_error(proc, 1, "model request failed")
+    assert_one_line_error(proc, 1, "cannot reach the model endpoint at http://127.0.0.1:9/v1")
 
 
 def _rm_script(tmp_path: Path, victim: Path) -> Path:

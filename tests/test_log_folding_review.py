@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from devops_agent.agent.report import Finding
 from devops_agent.runbooks.analyzers import ANALYZERS
 from devops_agent.tools.base import ToolResult
 from test_log_tools_review import _call, _through_middleware, _tools
@@ -225,7 +226,13 @@ def test_records_in_hidden_groups_counts_the_groups_the_output_cap_drops(tmp_pat
     evidence = ToolResult(status=res.status, data=res.data, metadata=res.metadata | {"tool": "logs_errors"})
     found = ANALYZERS["log_error_groups"]({"errors": evidence}, {"max_findings": 1}, {})
     hidden_groups = 12 - len(shown)
-    lines = [line for f in found for line in f.evidence if "not returned by the tool" in line]
+    lines = [
+        line
+        for f in found
+        if isinstance(f, Finding)
+        for line in f.evidence
+        if "not returned by the tool" in line
+    ]
     assert lines == [f"{hidden_groups} more groups not returned by the tool ({true_hidden} errors)"]
 
 

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 
+from devops_agent.agent.report import Finding
 from devops_agent.analysis import TemplateMiner, extract_message, extract_timestamp, group_lines
 from devops_agent.analysis.logline import normalize_level
 from devops_agent.analysis.logshape import with_status_phrase
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
 from devops_agent.runbooks.analyzers.base import ANALYZERS
-from devops_agent.tools import logs
+from devops_agent.tools import logfiles, logs
 from devops_agent.tools.base import ToolEntry, ToolResult
 from test_knowledge_ingest_fixes import _unprivileged
 
@@ -71,7 +72,7 @@ def test_nul_padding_left_by_copytruncate_is_skipped_not_taken_for_binary(tmp_pa
     assert windowed.data["error_lines"] == 40
     # and a file that is nothing but a hole is empty, not binary
     (tmp_path / "hole.log").write_bytes(b"\0" * 9000)
-    assert logs._unreadable(tmp_path / "hole.log") is None
+    assert logfiles.unreadable(tmp_path / "hole.log") is None
 
 
 def test_a_directory_whose_files_cannot_be_read_fails_and_names_them(
@@ -92,7 +93,7 @@ def test_a_directory_whose_files_cannot_be_read_fails_and_names_them(
     (root / "logs" / "app.log").write_bytes(ERRORS)
     real_access = os.access
     monkeypatch.setattr(
-        logs.os, "access", lambda p, mode: not str(p).endswith("app.log") and real_access(p, mode)
+        logfiles.os, "access", lambda p, mode: not str(p).endswith("app.log") and real_access(p, mode)
     )
     result = call(root, "logs_errors", paths=[str(root / "logs")])
     assert result.status == "error"
@@ -112,7 +113,9 @@ def test_a_truncated_gzip_counts_what_was_read_and_the_report_says_it_is_incompl
     assert skipped.startswith(f"{tmp_path / 'old.log.gz'} (read failed:")
     result.metadata.update(tool="logs_errors", args={}, step="log-errors/errors")
     findings = ANALYZERS["log_error_groups"]({"errors": result}, {}, {})
-    incomplete = [f for f in findings if f.title == "1 log input could not be read"]
+    incomplete = [
+        f for f in findings if isinstance(f, Finding) and f.title == "1 log input could not be read"
+    ]
     assert [f.severity for f in incomplete] == ["low"]
     assert incomplete[0].evidence == [skipped]
 

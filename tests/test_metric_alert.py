@@ -365,7 +365,8 @@ def test_only_templates_that_start_or_spike_near_the_onset_are_correlated() -> N
     assert len(correlated_groups(groups, onset, window)) == 4, "without a known start every first line is new"
 
 
-def test_a_query_matching_no_series_is_reported_as_no_data(prometheus_url: str, tmp_path: Path) -> None:
+def test_a_query_matching_no_series_is_a_gap_not_an_all_clear(prometheus_url: str, tmp_path: Path) -> None:
+    """No data is not "no problem": it used to be one INFO "No data for …" and "No problems found"."""
     url = f"sqlite:///{tmp_path / 'store.db'}"
     settings = Settings(database_url=url, prometheus={"url": prometheus_url}, files={"roots": [tmp_path]})
     inputs = {"query": "no_such_metric_anywhere_total", "since": "20m"}
@@ -373,5 +374,8 @@ def test_a_query_matching_no_series_is_reported_as_no_data(prometheus_url: str, 
         _events, final = asyncio.run(SessionService(settings, store).run("latency alert", inputs=inputs))
     assert final.status == "completed"
     assert final.report is not None
-    titles = [f["title"] for f in final.report["findings"]]
-    assert "No data for no_such_metric_anywhere_total" in titles, titles
+    assert final.report["verdict"] == "inconclusive"
+    assert not final.report["summary"].startswith("No problems found"), final.report["summary"]
+    (gap,) = [g for g in final.report["gaps"] if g["tool"] == "prom_anomalies"]
+    assert "no_such_metric_anywhere_total returned no data between" in gap["reason"]
+    assert "the selector may not match" in gap["reason"]

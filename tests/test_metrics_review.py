@@ -190,11 +190,13 @@ def test_an_alert_whose_series_is_too_short_is_not_reported_as_no_anomaly(
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)["report"]
-    metric = [f for f in report["findings"] if f.get("source", "").startswith("prom_anomalies")]
-    assert len(metric) == 1, report["findings"]
-    assert metric[0]["title"].startswith("Could not judge"), metric[0]["title"]
-    assert metric[0]["severity"] == "medium"
-    assert "too few points to judge" in metric[0]["detail"]
+    # nothing was judged: a gap that says so, and the verdict "could not tell" (it was a medium
+    # finding, which made the report claim a problem it had not found either)
+    assert not [f for f in report["findings"] if f.get("source", "").startswith("prom_anomalies")]
+    (gap,) = [g for g in report["gaps"] if g["tool"] == "prom_anomalies"]
+    assert gap["reason"].startswith("could not judge"), gap["reason"]
+    assert "too few points to judge" in gap["reason"]
+    assert report["verdict"] == "inconclusive"
     assert not str(report["summary"]).startswith("No problems found"), report["summary"]
 
 

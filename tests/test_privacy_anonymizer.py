@@ -414,11 +414,15 @@ def test_known_values_are_masked_as_words_or_anywhere_but_never_inside_a_placeho
         assert guard.mask_known(text) == (
             f"{jdoe} and zz{jdoe}, {alice} not malice; root cause found; <<HOST_beef1234>> [REDACTED_SECRET]"
         )  # ... but a generic account name is not hunted down everywhere
-        # a dotted name is masked as a whole name, not inside a longer one (a Java package)
-        guard.learn([("com.example", "<<HOST_11111111>>")])
+        # a value masked once stays masked whatever surrounds it, also inside a longer dotted name
+        # (the model's ``<<HOST_…>>.conf`` echoed by a tool; issue 21), but not inside a longer number
+        guard.learn([("com.example", "<<HOST_11111111>>"), ("10.2.3.4", "<<IP_22222222>>")])
         assert guard.mask_known(
-            "at com.example.payments.GatewayClientTest; /srv/com.example/x_com.example_y"
-        ) == ("at com.example.payments.GatewayClientTest; /srv/<<HOST_11111111>>/x_<<HOST_11111111>>_y")
+            "at com.example.payments.Gateway; /srv/com.example/x_com.example_y; 10.2.3.4.conf 10.2.3.45"
+        ) == (
+            "at <<HOST_11111111>>.payments.Gateway; /srv/<<HOST_11111111>>/x_<<HOST_11111111>>_y; "
+            "<<IP_22222222>>.conf 10.2.3.45"
+        )
 
 
 @pytest.mark.parametrize(

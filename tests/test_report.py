@@ -6,9 +6,11 @@ import pytest
 from pydantic import ValidationError
 
 from devops_agent.agent.report import (
+    Checked,
     Finding,
     Gap,
     Report,
+    derive_verdict,
     rank_findings,
     render_markdown,
     summarize,
@@ -69,17 +71,50 @@ def test_unknown_severity_is_rejected() -> None:
 
 def test_summary_counts_problems_names_the_top_one_host_window_and_gaps() -> None:
     report = _report()
-    text = summarize(report.findings, host="web-1", window="since 1h", gaps=1)
+    text = summarize(report.findings, host="web-1", window="since 1h", gaps=report.gaps)
     assert text.startswith("Found 4 problems on web-1 (since 1h): 1 critical, 2 high, 1 low.")
     assert "Most severe: [CRITICAL] Only 2.0% of memory is available." in text
     assert "1 item could not be gathered" in text
     assert "info" not in text.split("Most severe")[0]
 
 
-def test_summary_without_problems_says_so() -> None:
-    assert summarize([_finding("info", "Memory OK")], host="db-2").startswith("No problems found on db-2")
-    assert summarize([]) == "No findings."
-    assert "2 items could not be gathered" in summarize([], gaps=2)
+def _checked(read: int, unit: str = "log lines", **kw: object) -> Checked:
+    return Checked.model_validate({"step": "rb/s", "tool": "t", "read": read, "unit": unit, **kw})
+
+
+def test_summary_without_problems_is_an_all_clear_only_when_every_check_read_data() -> None:
+    ok = summarize(
+        [_finding("info", "Memory OK")], host="db-2", checks=[_checked(120), _checked(3, "series")]
+    )
+    assert (
+        ok
+        == "No problems found on db-2: every check read its source in the window (120 log lines, 3 series) and nothing is above info."
+    )
+    # the defect: "no errors in 0 lines" was an all-clear
+    none = summarize([_finding("info", "No errors")], checks=[_checked(0)])
+    assert none.startswith("Inconclusive: nothing could be read")
+    assert summarize([]) == "Inconclusive: nothing could be read."
+    gap = Gap(step="rb/s", tool="t", reason="journalctl not found")
+    partly = summarize([], checks=[_checked(5)], gaps=[gap, gap])
+    assert partly.startswith("Inconclusive: no problem in what was read (5 log lines), but not everything")
+    assert "— journalctl not found." in partly
+    assert "2 items could not be gathered" in partly
+
+
+def test_the_verdict_is_derived_from_the_evidence_and_cannot_be_set() -> None:
+    assert derive_verdict([], [], []) == "inconclusive"
+    assert derive_verdict([_finding("info", "x")], [], [_checked(1)]) == "all_clear"
+    assert derive_verdict([_finding("info", "x")], [], [_checked(1), _checked(0)]) == "inconclusive"
+    # no commit in the window is an answer; no log line is not
+    assert derive_verdict([], [], [_checked(0, "commits", empty_is_answer=True)]) == "all_clear"
+    assert (
+        derive_verdict([_finding("low", "x")], [Gap(step="a", tool="b", reason="c")], []) == "problems_found"
+    )
+    report = Report.model_validate(
+        {"title": "t", "verdict": "all_clear", "checks": [_checked(0).model_dump()]}
+    )
+    assert report.verdict == "inconclusive"
+    assert report.model_dump(mode="json")["verdict"] == "inconclusive"
 
 
 def test_markdown_has_every_section_in_order_even_when_empty() -> None:
@@ -90,8 +125,11 @@ def test_markdown_has_every_section_in_order_even_when_empty() -> None:
         "## Summary",
         "## Findings",
         "## Next steps",
+        "## What was read",
         "## What could not be gathered",
     ]
+    assert "**Verdict:** inconclusive" in text
+    assert "Nothing was recorded as read: the report cannot be an all-clear." in text
     assert "No findings." in text
     assert "Nothing — every step succeeded." in text
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from devops_agent.agent.report import Finding, Report, render_markdown
+from devops_agent.agent.report import Checked, Finding, Gap, Report, render_markdown
 from devops_agent.errors import ConfigError, NotFoundError
 from devops_agent.events import PlanProposed, ToolCall, ToolResultEvent
 from devops_agent.runbooks import (
@@ -83,7 +83,18 @@ def ev(
 def analyze(
     name: str, evidence: dict, params: dict | None = None, inputs: dict | None = None
 ) -> list[Finding]:
-    return ANALYZERS[name](evidence, params or {}, inputs or {})
+    """The analyzer's findings and gaps; what it read (its Checked items) is left out."""
+    items = ANALYZERS[name](evidence, params or {}, inputs or {})
+    return [item for item in items if not isinstance(item, Checked)]  # type: ignore[misc]
+
+
+def checks_of(
+    name: str, evidence: dict, params: dict | None = None, inputs: dict | None = None
+) -> list[Checked]:
+    """What the analyzer says it read."""
+    return [
+        item for item in ANALYZERS[name](evidence, params or {}, inputs or {}) if isinstance(item, Checked)
+    ]
 
 
 def write(tmp_path: Path, text: str, name: str = "rb.yaml") -> Path:
@@ -303,7 +314,8 @@ def test_failing_steps_become_gaps_with_hints_and_the_report_is_still_made() -> 
     assert crashed.findings == []  # nothing gathered, nothing invented
     assert len(crashed.gaps) == 3
     assert all("raised RuntimeError: middleware bug" in g.reason for g in crashed.gaps)
-    assert crashed.summary.startswith("No findings.")
+    assert crashed.verdict == "inconclusive"
+    assert crashed.summary.startswith("Inconclusive: nothing could be read — ")
 
 
 def test_events_plan_first_then_each_call_before_its_result() -> None:
@@ -399,7 +411,9 @@ def test_report_from_the_engine_round_trips_and_renders(tmp_path: Path) -> None:
         "system_top_processes",
         "system_failing_processes",
         "logs_journal",
+        "logs_errors",  # /var/log, read because the journal gave nothing
     }
+    assert report.verdict == "inconclusive"
 
 
 # --- analyzers -------------------------------------------------------------------------------
@@ -615,8 +629,11 @@ def test_log_error_groups_reads_the_logs_tools_shape() -> None:
     assert "Spikes: all grouped records: 40 of 60 in the 5 minutes from 14:05 UTC." in found[0].detail
     assert "in /var/log/app/api.log" in found[1].detail
     assert found[3].evidence == ["3× ERROR other", "6 more groups not returned by the tool (54 errors)"]
-    empty = ToolResult.empty("no errors in 900 lines from 1 file(s)")
-    (none,) = analyze("log_error_groups", ev("logs_errors", None, status="no_data", hint=empty.hint))
+    empty = ToolResult.empty("no errors in 900 lines from 1 file(s)", matched_lines=900, lines_in_window=900)
+    (none,) = analyze(
+        "log_error_groups",
+        ev("logs_errors", None, status="no_data", hint=empty.hint, metadata=empty.metadata),
+    )
     assert (none.severity, none.title) == ("info", "No errors found in the logs")
     assert none.detail == "no errors in 900 lines from 1 file(s)"
 
@@ -836,12 +853,16 @@ def test_analyzers_read_the_shapes_the_system_tool_returns() -> None:
             ],
         },
     }
-    found = analyze("failing_processes", ev("system_failing_processes", failing))
+    items = analyze("failing_processes", ev("system_failing_processes", failing))
+    found = [f for f in items if isinstance(f, Finding)]
     assert [(f.severity, f.title) for f in found] == [
         ("high", "4 OOM kills: java"),
         ("medium", "140 zombie processes: sh"),
         ("info", "Not checked: failed systemd units"),
     ]
+    # what could not be checked is a gap too: its silence is no all-clear
+    (gap,) = [g for g in items if isinstance(g, Gap)]
+    assert gap.reason == "failed systemd units not checked: systemd is not the init system (PID 1 is tini)"
     assert found[0].evidence == ["[123.4] Out of memory: Killed process 77 (java)"]
     assert found[1].evidence == ["pid 9 sh ppid=1 parent_name=init"]
     assert "PID 1 is tini" in found[2].detail
@@ -932,6 +953,11 @@ def _real_call_tool(tmp_path: Path, *modules: str) -> Callable[[str, dict[str, A
     return call_tool
 
 
+def _not_checked_here(gap: Gap) -> bool:
+    """A part of the process table this host does not let us read (no systemd, no kernel log)."""
+    return gap.tool == "system_failing_processes" and " not checked: " in gap.reason
+
+
 def _git_repo(tmp_path: Path) -> Path:
     git = shutil.which("git")
     assert git is not None
@@ -955,9 +981,13 @@ def test_host_health_and_recent_changes_against_the_real_tools(tmp_path: Path) -
     call_tool = _real_call_tool(tmp_path, "system", "git")
     report = asyncio.run(run_runbooks(books, inputs, call_tool, lambda e: None, max_parallel=4))
 
-    # logs_journal belongs to the logs toolset (not loaded here); everything else, analyzers
-    # included, must have understood the real tools' output.
-    assert [g.tool for g in report.gaps] == ["logs_journal"]
+    # logs_journal and logs_errors (the /var/log fallback) belong to the logs toolset (not loaded
+    # here); the parts of the process table this host does not let us read are gaps; everything
+    # else, analyzers included, must have understood the real tools' output.
+    assert [g.tool for g in report.gaps if not _not_checked_here(g)] == [
+        "logs_journal",
+        "logs_errors",
+    ]
     assert report.host == socket.gethostname()
     sources = {f.source.split(" ")[0] for f in report.findings}
     assert {"system_overview", "system_disk_usage", "system_memory", "system_failing_processes"} <= sources
@@ -985,13 +1015,18 @@ def test_all_shipped_runbooks_against_the_real_tools(tmp_path: Path) -> None:
 
     assert report.runbooks[0] == "host-health"
     assert "log-errors" in report.runbooks
-    # Only journald may be missing on a test machine; every other step and every analyzer worked.
-    assert [g for g in report.gaps if g.tool != "logs_journal"] == []
+    # Only journald (and /var/log, outside this test's roots, read in its place) and parts of the
+    # process table may be missing on a test machine; every other step and every analyzer worked.
+    assert [
+        g
+        for g in report.gaps
+        if g.tool != "logs_journal" and g.step != "host-health/var_log" and not _not_checked_here(g)
+    ] == []
     assert report.host == socket.gethostname()
     assert any(f.source.startswith("logs_errors") and "×" in f.title for f in report.findings)
     if "repo" in inputs:
         assert any(f.source.startswith("git_log") and f.severity == "medium" for f in report.findings)
-    assert render_markdown(report).count("\n## ") == 4
+    assert render_markdown(report).count("\n## ") == 5  # summary, findings, next steps, read, gaps
 
 
 @pytest.mark.skipif(bool(_missing("git")), reason="git tool module not there yet")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from devops_agent.agent.report import Finding, Gap
+from devops_agent.agent.report import Checked, Finding, Gap
 from devops_agent.config import Settings
 from devops_agent.errors import ConfigError
 from devops_agent.runbooks import ANALYZERS, get_runbook, load_runbooks
@@ -167,13 +167,13 @@ def test_journal_entries_at_the_steps_limit_are_a_floor_not_a_count() -> None:
     at_limit = ANALYZERS["journal_errors"](
         ev("logs_journal", _journal(200), args={"lines": 200}), {}, {"since": "1h"}
     )
-    (finding,) = at_limit
-    assert isinstance(finding, Finding)
+    (finding,) = [f for f in at_limit if isinstance(f, Finding)]
     assert finding.title == "200+ error-priority journal entries since 1h"
     assert "newest 200" in finding.detail
     below = ANALYZERS["journal_errors"](ev("logs_journal", _journal(150), args={"lines": 200}), {}, {})
-    assert [f.title for f in below if isinstance(f, Finding)] == ["150 error-priority journal entries"]
-    assert "newest" not in below[0].detail
+    (shown,) = [f for f in below if isinstance(f, Finding)]
+    assert shown.title == "150 error-priority journal entries"
+    assert "newest" not in shown.detail
 
 
 # --- metric alert ------------------------------------------------------------------------------
@@ -268,16 +268,24 @@ def test_validation_errors_name_the_line_and_the_field(
     assert "(top level)" not in info.value.message
 
 
-def test_every_analyzer_result_is_a_finding_or_a_gap() -> None:
-    """The analyzers changed here now return gaps among their findings; the engine sorts them."""
+def test_every_analyzer_result_is_a_finding_a_gap_or_what_it_read() -> None:
+    """The analyzers changed here return gaps among their findings, and what they read; the
+    engine sorts them."""
     for name in ("log_error_groups", "journal_errors", "metric_alert"):
         assert name in ANALYZERS
     found = ANALYZERS["log_error_groups"](
-        ev("logs_errors", None, status="no_data", hint="no errors in 10 lines", metadata={"partial": True}),
+        ev(
+            "logs_errors",
+            None,
+            status="no_data",
+            hint="no errors in 10 lines",
+            metadata={"partial": True, "matched_lines": 10},
+        ),
         {},
         {},
     )
-    assert [type(f) for f in found] == [Finding, Gap]
+    assert [type(f) for f in found] == [Checked, Finding, Gap]
+    assert found[0].read == 10
 
 
 def test_non_fatal_errors_are_not_ranked_as_fatal() -> None:

@@ -79,7 +79,11 @@ def srv(server: SlowReplay) -> SlowReplay:
 def test_finds_the_ticket_in_free_text() -> None:
     assert find_ticket_ref("please triage https://acme.atlassian.net/browse/OPS-200?x=1 asap") == "OPS-200"
     assert find_ticket_ref("https://acme.atlassian.net/jira/boards/1?selectedIssue=OPS-9") == "OPS-9"
-    assert find_ticket_ref("the build https://ci/job/APP-2/3/ broke, see ops-17") == "OPS-17"
+    assert find_ticket_ref("the build https://ci/job/APP-2/3/ broke, see OPS-17") == "OPS-17"
+    # a lowercase key is one only where it was given as a ticket, or its project is configured
+    assert find_ticket_ref("the build https://ci/job/APP-2/3/ broke, see ops-17") is None
+    assert find_ticket_ref("see ops-17", any_case=True) == "OPS-17"
+    assert find_ticket_ref("db-7 and ops-17 are slow", projects=["OPS"]) == "OPS-17"
     assert find_ticket_ref("nothing here") is None
 
 
@@ -410,7 +414,10 @@ def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: SlowRepl
         assert LEAKED not in sent
         # The tools got the real key, and the model got the evidence a triage needs.
         assert srv.count(f"{API}/issue/OPS-200") == 1
-        assert "com.example.payments.GatewayClientTest" in sent
+        # (``com.example`` itself is masked: Maven's "< com.example:payments >" made it a host name,
+        # and a value masked once stays masked wherever it turns up, package names included)
+        assert "payments.GatewayClientTest" in sent
+        assert "com.example" not in sent
         assert "refundsWithinTimeout" in sent
         assert "java.net.SocketTimeoutException: Read timed out after 2000 ms" in sent
         assert "payment-gateway-timeouts.md:" in sent

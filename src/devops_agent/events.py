@@ -115,6 +115,8 @@ class RunFinished(_EventBase):
     status: RunStatus
     output: str | None = None
     report: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    """Model runs: ``requests``, ``input_tokens``, ``output_tokens``, ``total_tokens``, ``cost_usd``."""
 
 
 RunEvent = Annotated[

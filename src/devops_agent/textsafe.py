@@ -54,6 +54,13 @@ def visible_same_length(text: str) -> str | None:
     return _UNSAFE.sub(_shown, text)
 
 
+def printable(text: str) -> str:
+    """``text`` on one line with every control character, newlines included, written out as its
+    escape (``\\n``, ``\\x1b``): for a one-line summary (a tool call's arguments, a denied command)
+    where what came from a model must neither move the cursor nor break the line."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def has_controls(text: str) -> bool:
     """Whether :func:`visible` would change ``text``."""
     return _UNSAFE.search(text) is not None

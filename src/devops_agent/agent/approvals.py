@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # the CLI imports this module for every command; the runtime 
 from devops_agent.errors import UserError
 
 PENDING_KEY = "pending_approvals"
+POLICY_KEY = "approvals_policy"
+"""Where a session keeps how its calls that need approval are answered (``ask``, ``deny``,
+``pause``), so that a run resumed by ``devops-agent approve`` in another process keeps to it."""
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,14 @@
 is the deterministic model shipped in the package. ``llamacpp:`` and ``openai-compatible:``
 talk to any OpenAI-compatible base URL with a profile for that server's quirks; every other
 prefix (``openai:``, ``anthropic:``, ``google-gla:``, ``ollama:``, ``vllm:`` …) is resolved by
-pydantic-ai with the API key and base URL from our settings. pydantic-ai errors become
-:class:`ConfigError` / :class:`ModelError` here.
+pydantic-ai with the API key and base URL from our settings. ``openai:`` with a ``model.base_url``
+speaks Chat Completions (``openai-chat:``), which every OpenAI-compatible server serves; the
+Responses API stays available as ``openai-responses:``. pydantic-ai errors met while resolving
+become :class:`ConfigError` here; errors of a run are mapped in :mod:`.model_errors`.
+
+:func:`request_settings` turns ``model.request_timeout_s``, ``connect_timeout_s`` and
+``max_retries`` into the per-request settings every run passes to pydantic-ai, so an endpoint
+that never answers costs ``request_timeout_s``, not the SDK's 10 minutes per attempt.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.profiles.openai import OpenAIModelProfile
 from pydantic_ai.providers import Provider, infer_provider_class
 from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.settings import ModelSettings as RequestSettings
 
 from devops_agent.agent.scripted import ScriptedModel, load_script
 from devops_agent.config.settings import ModelSettings
@@ -43,12 +50,15 @@ _EXAMPLES = (
 )
 
 # llama.cpp and some vLLM builds reject strict tool schemas, tool_choice=required and
-# max_completion_tokens (measured; see docs/models.md).
+# max_completion_tokens (measured; see docs/models.md). ``supports_forced_tool_choice`` is the
+# current name of ``openai_supports_tool_choice_required``: the old one warned on every run.
 _COMPAT_PROFILE = OpenAIModelProfile(
     openai_supports_strict_tool_definition=False,
-    openai_supports_tool_choice_required=False,
+    supports_forced_tool_choice=False,
     openai_chat_supports_max_completion_tokens=False,
 )
+# Providers whose SDK takes a timeout in seconds only, not an httpx.Timeout with a connect phase.
+_NUMERIC_TIMEOUT = ("google", "google-gla", "google-vertex", "mistral")
 
 
 def provider_of(name: str) -> str:
@@ -70,6 +80,33 @@ def _provider_factory(settings: ModelSettings) -> Any:
         return cls(**{k: v for k, v in kwargs.items() if k in accepted or not accepted})
 
     return factory
+
+
+def base_url_of(settings: ModelSettings) -> str | None:
+    """The endpoint the model is asked at, when it is not the provider's own default."""
+    name = settings.name or ""
+    return settings.base_url or DEFAULT_BASE_URLS.get(provider_of(name))
+
+
+def request_settings(settings: ModelSettings) -> RequestSettings:
+    """The per-request settings of every model request of a run.
+
+    ``timeout`` bounds each attempt (and each wait for the next streamed chunk) with a separate,
+    shorter connect phase; ``max_retries`` bounds the SDK's own retries; ``first_event_timeout``
+    bounds the wait for the first output over all attempts together, so an endpoint that accepts
+    the connection and never answers fails after ``request_timeout_s`` while a long answer that
+    keeps streaming is never cut off.
+    """
+    import httpx
+
+    seconds = settings.request_timeout_s
+    connect = min(settings.connect_timeout_s, seconds)
+    timeout: float | httpx.Timeout = (
+        seconds
+        if provider_of(settings.name or "") in _NUMERIC_TIMEOUT
+        else httpx.Timeout(seconds, connect=connect)
+    )
+    return RequestSettings(timeout=timeout, max_retries=settings.max_retries, first_event_timeout=seconds)
 
 
 def resolve_model(settings: ModelSettings) -> Model | None:
@@ -104,6 +141,10 @@ def resolve_model(settings: ModelSettings) -> Model | None:
             return OpenAIChatModel(
                 model_name, provider=OpenAIProvider(base_url=base_url, api_key=key), profile=profile
             )
+        if provider == "openai" and settings.base_url:
+            # pydantic-ai sends ``openai:`` to the Responses API, which OpenAI-compatible servers
+            # (vLLM, llama.cpp, proxies) lack: they answer 404. A custom URL gets Chat Completions.
+            name = f"openai-chat:{model_name}"
         return infer_model(name, provider_factory=_provider_factory(settings))
     except PydanticAIUserError as exc:
         raise ConfigError(f"cannot use model {name!r}: {exc}", hint=_KEYLESS_HINT) from exc

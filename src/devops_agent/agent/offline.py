@@ -123,10 +123,11 @@ def triage_ref(prompt: str, inputs: dict[str, Any], settings: Settings, catalog:
     if inputs.get("ticket"):
         return str(inputs["ticket"])
     names = inputs.get("runbooks") or []
+    projects = settings.jira.projects
     if names == [TRIAGE]:
-        return find_ticket_ref(prompt) or prompt
+        return find_ticket_ref(prompt, projects=projects, any_case=True) or prompt
     if not names and settings.jira.url and "jira_issue" in catalog.entries:
-        return find_ticket_ref(prompt)
+        return find_ticket_ref(prompt, projects=projects)
     return None
 
 

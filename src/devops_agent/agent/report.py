@@ -12,13 +12,15 @@ and it must not import from the runbook engine or any interface.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 Severity = Literal["critical", "high", "medium", "low", "info"]
+Verdict = Literal["problems_found", "all_clear", "inconclusive"]
+"""What a report concludes, derived from its evidence (see :func:`derive_verdict`)."""
 
 SEVERITY_ORDER: tuple[Severity, ...] = ("critical", "high", "medium", "low", "info")
 """Most severe first; the rank of a severity is its index here."""
@@ -48,8 +50,46 @@ class Gap(BaseModel):
     hint: str | None = None
 
 
+class Checked(BaseModel):
+    """What one check read inside the report's window: the evidence an all-clear rests on.
+
+    ``read`` counts what was read in the window (log lines, series, commits, entries; a snapshot
+    of current state counts 1). Zero is no evidence, unless ``empty_is_answer``: a repository's
+    history with no commit in the window is an answer, a log with no line in it is not.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    step: str
+    tool: str
+    read: int = Field(ge=0)
+    unit: str
+    detail: str = ""
+    empty_is_answer: bool = False
+
+    @property
+    def counts_as_read(self) -> bool:
+        """Whether this check read something that supports a conclusion."""
+        return self.read > 0 or self.empty_is_answer
+
+
+def derive_verdict(findings: Iterable[Finding], gaps: Iterable[Gap], checks: Iterable[Checked]) -> Verdict:
+    """The verdict the evidence supports.
+
+    ``problems_found``: a finding above info. ``all_clear``: at least one check, every check read
+    data in the window (:attr:`Checked.counts_as_read`) and nothing could not be gathered.
+    ``inconclusive``: anything else — a check that read nothing is not a clean result.
+    """
+    if any(f.severity != "info" for f in findings):
+        return "problems_found"
+    checked = list(checks)
+    if not checked or any(True for _ in gaps) or not all(c.counts_as_read for c in checked):
+        return "inconclusive"
+    return "all_clear"
+
+
 class Report(BaseModel):
-    """The final answer of a run: summary, ranked findings, next steps and gaps."""
+    """The final answer of a run: summary, ranked findings, next steps, gaps and what was read."""
 
     title: str
     question: str = ""
@@ -57,6 +97,7 @@ class Report(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     next_steps: list[str] = Field(default_factory=list)
     gaps: list[Gap] = Field(default_factory=list)
+    checks: list[Checked] = Field(default_factory=list, description="what each check read in the window")
     runbooks: list[str] = Field(default_factory=list)
     generated_at: datetime = Field(default_factory=_now)
     host: str | None = None
@@ -65,6 +106,19 @@ class Report(BaseModel):
     inputs_from_question: dict[str, str] = Field(
         default_factory=dict, description="inputs read from the question's words, not given as options"
     )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def verdict(self) -> Verdict:
+        """Derived from findings, gaps and checks on every read: it cannot claim more than they show."""
+        return derive_verdict(self.findings, self.gaps, self.checks)
+
+
+VERDICT_WORDS: dict[Verdict, str] = {
+    "problems_found": "problems found",
+    "all_clear": "all clear: every check read its source in the window and found nothing wrong",
+    "inconclusive": "inconclusive: could not tell, some checks read no data (see what could not be gathered)",
+}
 
 
 def severity_rank(severity: Severity) -> int:
@@ -77,14 +131,30 @@ def rank_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: severity_rank(f.severity))
 
 
+def _read_words(checks: Sequence[Checked]) -> str:
+    """``1,204 log lines, 3 series`` — what the checks read, summed per unit."""
+    totals: dict[str, int] = {}
+    for check in checks:
+        totals[check.unit] = totals.get(check.unit, 0) + check.read
+    return ", ".join(f"{n:,} {unit}" for unit, n in totals.items())
+
+
 def summarize(
-    findings: list[Finding], *, host: str | None = None, window: str | None = None, gaps: int = 0
+    findings: list[Finding],
+    *,
+    host: str | None = None,
+    window: str | None = None,
+    gaps: Sequence[Gap] = (),
+    checks: Sequence[Checked] = (),
 ) -> str:
-    """One paragraph from the findings: counts by severity, the top finding, host and window."""
+    """One paragraph from the evidence: the verdict, counts by severity, the top finding, what was
+    read, and what could not be gathered (the first reason) when that makes the answer uncertain."""
     where = f" on {host}" if host else ""
     when = f" ({window})" if window else ""
+    verdict = derive_verdict(findings, gaps, checks)
     problems = [f for f in rank_findings(findings) if f.severity != "info"]
-    if problems:
+    read = _read_words(checks)
+    if verdict == "problems_found":
         counts = Counter(f.severity for f in problems)
         by_sev = ", ".join(f"{counts[s]} {s}" for s in SEVERITY_ORDER if counts[s])
         noun = "problem" if len(problems) == 1 else "problems"
@@ -92,14 +162,24 @@ def summarize(
             f"Found {len(problems)} {noun}{where}{when}: {by_sev}. "
             f"Most severe: [{problems[0].severity.upper()}] {problems[0].title}."
         )
-    elif findings:
-        noun = "check" if len(findings) == 1 else "checks"
-        text = f"No problems found{where}{when}: {len(findings)} informational {noun}, nothing above info."
+    elif verdict == "all_clear":
+        text = (
+            f"No problems found{where}{when}: every check read its source in the window ({read}) "
+            "and nothing is above info."
+        )
     else:
-        text = f"No findings{where}{when}."
+        if read and any(c.read for c in checks):
+            text = (
+                f"Inconclusive{where}{when}: no problem in what was read ({read}), "
+                "but not everything could be checked"
+            )
+        else:
+            text = f"Inconclusive{where}{when}: nothing could be read"
+        first = next(iter(gaps), None)
+        text += f" — {_one_line(first.reason)}." if first is not None else "."
     if gaps:
-        noun = "item" if gaps == 1 else "items"
-        text += f" {gaps} {noun} could not be gathered; see the last section."
+        noun = "item" if len(gaps) == 1 else "items"
+        text += f" {len(gaps)} {noun} could not be gathered; see the last section."
     return text
 
 
@@ -130,7 +210,8 @@ def render_markdown(report: Report) -> str:
     if report.inputs_from_question:
         named = ", ".join(f"{k} `{_one_line(v)}`" for k, v in report.inputs_from_question.items())
         out += [f"**Taken from the question:** {named} (not given as an option; name it to override)", ""]
-    out += ["## Summary", "", report.summary or summarize(report.findings, gaps=len(report.gaps)), ""]
+    summary = report.summary or summarize(report.findings, gaps=report.gaps, checks=report.checks)
+    out += ["## Summary", "", f"**Verdict:** {VERDICT_WORDS[report.verdict]}", "", summary, ""]
 
     out += ["## Findings", ""]
     ranked = rank_findings(report.findings)
@@ -152,6 +233,15 @@ def render_markdown(report: Report) -> str:
         out += [f"{i}. {step}" for i, step in enumerate(report.next_steps, 1)] + [""]
     else:
         out += ["None suggested.", ""]
+
+    out += ["## What was read", ""]
+    if report.checks:
+        for check in report.checks:
+            line = f"- **{check.step}** (`{check.tool}`): {check.read:,} {check.unit}"
+            out.append(line + (f" — {_one_line(check.detail)}" if check.detail else ""))
+        out.append("")
+    else:
+        out += ["Nothing was recorded as read: the report cannot be an all-clear.", ""]
 
     out += ["## What could not be gathered", ""]
     if report.gaps:

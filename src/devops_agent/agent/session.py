@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,6 @@ import structlog
 from pydantic import Discriminator, TypeAdapter
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.capabilities import AbstractCapability, Hooks, ProcessHistory
-from pydantic_ai.exceptions import ModelAPIError, UsageLimitExceeded
 from pydantic_ai.messages import (
     AgentStreamEvent,
     FunctionToolCallEvent,
@@ -39,6 +39,7 @@ from pydantic_ai.messages import (
     TextPartDelta,
     ToolReturnPart,
     UserPromptPart,
+    repair_messages,
 )
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
@@ -53,12 +54,19 @@ from devops_agent.agent.approvals import (
     pending_from,
 )
 from devops_agent.agent.journal import Journal
-from devops_agent.agent.models import resolve_model
+from devops_agent.agent.model_errors import (
+    is_unknown_tool,
+    model_failure,
+    shorten_retry_prompts,
+    shorten_unknown_tool,
+)
+from devops_agent.agent.models import base_url_of, request_settings, resolve_model
 from devops_agent.agent.offline import make_call_tool, run_offline
 from devops_agent.agent.report import Report
 from devops_agent.agent.runtime import build_agent, build_toolset
+from devops_agent.agent.usage import run_usage
 from devops_agent.config import Settings
-from devops_agent.errors import DevOpsAgentError, ModelError, UserError
+from devops_agent.errors import DevOpsAgentError, UserError
 from devops_agent.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -132,6 +140,8 @@ class RunHandle:
     task: asyncio.Task[None] | None = None
     seq: int = 0
     final: RunFinished | None = None
+    usage: dict[str, Any] | None = None
+    """Token counts and cost of a model run, once it has ended."""
 
 
 class SessionService:
@@ -230,6 +240,13 @@ class SessionService:
             if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
                 prompt = scrub(prompt).text
             session = self.open_session(session_id, title=prompt, mode=mode)
+            waiting = session.context_state.get(PENDING_KEY)
+            if waiting:  # the paused run's calls are answered first; a new question would orphan them
+                short = session.id[:12]
+                raise UserError(
+                    f"session {short} waits for approval of {len(waiting)} call(s)",
+                    hint=f"answer them first: `devops-agent approve {short}` (or --deny)",
+                )
         handle = RunHandle(session.id, uuid.uuid4().hex, journal=Journal(self.store))
         self._runs[handle.run_id] = handle
         run = self._run(handle, session, prompt, dict(inputs or {}), approvals)
@@ -385,6 +402,7 @@ class SessionService:
             status=status,
             output=output,
             report=report,
+            usage=handle.usage,
         )
         stamped = self._stamp(handle, final)
         try:
@@ -607,7 +625,12 @@ class SessionService:
         if approvals is not None:
             self._answer(handle, session, mode, approvals)
             deferred = deferred_results(approvals)
+        else:
+            # A run that failed between a tool call and its result left the call open; a new question
+            # closes it (pydantic-ai refuses a new prompt after an unanswered call).
+            history = repair_messages(history)
         persisted = len(history)
+        seen: list[ModelMessage] = []  # the run's conversation as far as it got, for a failure
 
         def persist(messages: list[ModelMessage], *, final: bool) -> None:
             nonlocal persisted
@@ -619,12 +642,17 @@ class SessionService:
                 persisted = upto
 
         async def after_node(ctx: Any, *, node: Any, result: Any) -> Any:
-            persist(list(ctx.messages), final=False)
+            nonlocal seen
+            seen = list(ctx.messages)
+            persist(seen, final=False)
             return result
 
         approvers = {cid: a.approver for cid, a in (approvals or {}).items() if a.approved}
         guard = None
-        capabilities: list[AbstractCapability[Any]] = [Hooks(after_node_run=after_node)]
+        capabilities: list[AbstractCapability[Any]] = [
+            Hooks(after_node_run=after_node),
+            ProcessHistory(shorten_retry_prompts),
+        ]
         if self.privacy:
             guard = PrivacyGuard.for_session(
                 self.settings, self.store, handle.session_id, hmac_key(self.settings)
@@ -645,39 +673,75 @@ class SessionService:
         )
         agent = build_agent(self.model, toolset, capabilities=capabilities)
         ids = {"session_id": handle.session_id, "run_id": handle.run_id}
-        about_ticket = find_ticket_ref(prompt or session.title) and "jira_issue" in self.catalog.entries
+        ref = find_ticket_ref(prompt or session.title, projects=self.settings.jira.projects)
+        about_ticket = ref is not None and "jira_issue" in self.catalog.entries
         guidance = triage_guidance() if about_ticket else None
         limits = UsageLimits(request_limit=self.settings.model.max_tool_steps + 1)
         output: str | DeferredToolRequests = ""
+        unknown: dict[str, list[str]] = {}  # tools the model called that it was not offered
         try:
-            async with agent.run_stream_events(
-                prompt,
-                message_history=history,
-                usage_limits=limits,
-                deferred_tool_results=deferred,
-                instructions=guidance,
-            ) as stream:
+            # Entering the agent enters the model's provider, which closes the HTTP client it made
+            # when the run ends: no connection outlives the run (or its event loop).
+            async with (
+                agent,
+                agent.run_stream_events(
+                    prompt,
+                    message_history=history,
+                    usage_limits=limits,
+                    deferred_tool_results=deferred,
+                    instructions=guidance,
+                    model_settings=request_settings(self.settings.model),
+                ) as stream,
+            ):
                 async for ev in stream:
                     if isinstance(ev, AgentRunResultEvent):
                         result = ev.result.output
                         output = result if isinstance(result, DeferredToolRequests) else str(result)
                         if guard is not None and isinstance(output, str):
                             output = guard.final_output(output, restore=self.settings.privacy.restore_output)
-                        persist(ev.result.all_messages(), final=True)
+                        seen = ev.result.all_messages()
+                        persist(seen, final=True)
                     else:
+                        _note_unknown_tool(ev, unknown)
                         for out in _translate(ev, ids, scrub_errors=self.scrub_secrets):
                             self._emit(handle, out)
-        except UsageLimitExceeded as exc:
-            raise ModelError(
-                f"the model used up its step budget: {exc}",
-                hint="raise model.max_tool_steps or ask a narrower question",
-            ) from exc
-        except ModelAPIError as exc:
-            raise ModelError(
-                f"model request failed: {exc}",
-                hint="check model.name, base_url and API key; `devops-agent doctor` tests the endpoint",
-            ) from exc
+        except Exception as exc:
+            handle.usage = run_usage(seen[len(history) :])
+            self._keep_failed_run(handle, prompt, seen, persisted > len(history), persist)
+            failure = model_failure(
+                exc, model=self.model_name, base_url=base_url_of(self.settings.model), unknown_tools=unknown
+            )
+            if failure is None:
+                raise
+            raise failure from exc
+        handle.usage = run_usage(seen[len(history) :])
         return output
+
+    def _keep_failed_run(
+        self,
+        handle: RunHandle,
+        prompt: str | None,
+        seen: list[ModelMessage],
+        saved_some: bool,
+        persist: Callable[..., None],
+    ) -> None:
+        """Store what a failed run got through, the question first: "try again" in the same session
+        must reach the model with the question it failed on."""
+        try:
+            if seen:
+                persist(seen, final=True)
+            elif prompt is not None and not saved_some:
+                persist([ModelRequest(parts=[UserPromptPart(prompt)])], final=True)
+        except Exception as exc:  # the run's own error is the one to tell
+            log.error("failed_run_not_saved", session_id=handle.session_id, error=repr(exc))
+
+
+def _note_unknown_tool(ev: AgentStreamEvent, unknown: dict[str, list[str]]) -> None:
+    """Remember a call to a tool the model was not offered, with the names it was offered (from
+    pydantic-ai's retry), so that a run that fails on it can say so."""
+    if isinstance(ev, FunctionToolResultEvent) and is_unknown_tool(ev.part):
+        offered = str(ev.part.content).partition("Available tools:")[2]
+        unknown[ev.part.tool_name or ""] = re.findall(r"'([^']+)'", offered)
 
 
 def _translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool = False) -> list[RunEvent]:
@@ -706,7 +770,7 @@ def _translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool 
             status, error = str(content["status"]), content.get("error")
             duration, truncated, keep = meta.get("duration_ms"), bool(meta.get("truncated")), None
         else:  # a retry prompt
-            status, error = "error", str(getattr(part, "content", ""))
+            status, error = "error", shorten_unknown_tool(str(getattr(part, "content", "")))
             duration, truncated, keep = None, False, 500
         if scrub_errors and error:
             error = scrub(str(error)).text

@@ -19,7 +19,8 @@ This module is pure: it must not open files or import from tools, policies, agen
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,7 +38,7 @@ from devops_agent.analysis.logline import (
 from devops_agent.analysis.logshape import message_shape
 from devops_agent.analysis.timeparse import extract_timestamp
 
-__all__ = ["ErrorGroup", "LogSummary", "choose_bucket", "group_lines"]
+__all__ = ["ErrorGroup", "LogSummary", "SourceStats", "choose_bucket", "group_lines"]
 
 MAX_EXAMPLES = 3
 MAX_EXAMPLE_CHARS = 500
@@ -117,11 +118,31 @@ class ErrorGroup:
         }
 
 
+SOURCE_TAIL = 20
+"""How many of a source's last records before the window :class:`SourceStats` keeps."""
+
+
+@dataclass
+class SourceStats:
+    """What one source (a file) held: records inside the window, and its newest line.
+
+    ``before`` keeps the last records read that lie before the window (at most SOURCE_TAIL):
+    for a source with nothing in the window, what it said before it went quiet.
+    """
+
+    records: int = 0
+    in_window: int = 0
+    newest: datetime | None = None
+    newest_line: str = ""
+    before: deque[str] = field(default_factory=lambda: deque(maxlen=SOURCE_TAIL))
+
+
 @dataclass
 class LogSummary:
     """What :func:`group_lines` found: counts, the groups by count, and a timeline.
 
-    ``total_lines`` counts every line read, ``matched_lines`` the lines inside the time window,
+    ``total_lines`` counts every line read, ``matched_lines`` the lines inside the time window
+    (``total_lines - matched_lines`` were read but lay outside it),
     ``error_lines`` the error records (a multi-line traceback is one record), ``undated_lines``
     the records with no timestamp of their own or inherited (they are kept). ``other_count`` is
     the records whose shape arrived after ``max_groups`` groups existed.
@@ -137,6 +158,8 @@ class LogSummary:
     other_count: int = 0
     timeline: list[tuple[datetime, int]] = field(default_factory=list)
     spikes: list[str] = field(default_factory=list)
+    sources: dict[str, SourceStats] = field(default_factory=dict)
+    """Per source (file): records in the window and the newest line; see :class:`SourceStats`."""
 
     def top(self, n: int) -> list[ErrorGroup]:
         """The ``n`` largest groups, plus any spiking group beyond them (a burst is news)."""
@@ -294,6 +317,7 @@ class _Grouper:
         until: datetime | None,
         max_groups: int,
         default_year: int | None,
+        undated_before: Collection[str] = (),
     ) -> None:
         self.errors_only = errors_only
         self.fixed_step = max(1, int(bucket.total_seconds())) if bucket is not None else None
@@ -301,6 +325,7 @@ class _Grouper:
         self.until = until.timestamp() if until is not None else None
         self.max_groups = max_groups
         self.default_year = default_year
+        self.undated_before = undated_before
         self.summary = LogSummary()
         self.groups: dict[str, _Acc] = {}
         self.timeline = _Series(self.fixed_step)  # grouped records, over the range of all lines
@@ -308,6 +333,8 @@ class _Grouper:
         self.record: _Record | None = None
         self.idle = _Record("", "", None, False)  # never grouped: error stays False
         self.partial = PartialLines()
+        self._source_name: str | None = None
+        self._source = SourceStats()
 
     def feed(self, source: str, raw: str) -> None:
         self.summary.total_lines += 1
@@ -332,7 +359,8 @@ class _Grouper:
     def _line(self, source: str, line: str, content: str) -> None:
         rec = self.record
         if rec is not None and rec.source == source:
-            body = continuation(content, rec.in_traceback, rec.error, rec.head, rec.chained)
+            done = rec.exc is not None and not rec.in_traceback  # a whole traceback came already
+            body = continuation(content, rec.in_traceback, rec.error, rec.head, rec.chained, done)
             if body is not None:
                 self._continue(rec, body)
                 return
@@ -367,9 +395,20 @@ class _Grouper:
             ts: float | None = epoch
         else:
             ts = self.last_ts.get(source)
-        keep = ts is None or (
-            (self.since is None or ts >= self.since) and (self.until is None or ts <= self.until)
-        )
+        if ts is None:
+            # no time of its own or inherited: inside the window, unless its file was last
+            # written before the window began
+            keep = self.since is None or source not in self.undated_before
+        else:
+            keep = (self.since is None or ts >= self.since) and (self.until is None or ts <= self.until)
+        stats = self._stats(source)
+        stats.records += 1
+        if ts_dt is not None and (stats.newest is None or ts_dt >= stats.newest):
+            stats.newest, stats.newest_line = ts_dt, line
+        if keep:
+            stats.in_window += 1
+        else:
+            stats.before.append(line)
         if keep:
             self.summary.matched_lines += 1
             if ts is None:
@@ -386,6 +425,13 @@ class _Grouper:
         rec.in_traceback = starts_traceback(content)
         rec.message, rec.level = extract_message(line)
         rec.error = is_error(rec.message, rec.level)
+
+    def _stats(self, source: str) -> SourceStats:
+        # Lines come file by file: one lookup per file, not per line.
+        if source != self._source_name:
+            self._source_name = source
+            self._source = self.summary.sources.setdefault(source, SourceStats())
+        return self._source
 
     def _flush(self) -> None:
         rec, self.record = self.record, None
@@ -470,6 +516,7 @@ def group_lines(
     until: datetime | None = None,
     max_groups: int = 10_000,
     default_year: int | None = None,
+    undated_before: Collection[str] = (),
 ) -> LogSummary:
     """Group log records by message shape in one streaming pass with bounded memory.
 
@@ -490,8 +537,11 @@ def group_lines(
         until: skip records after this time (aware datetime).
         max_groups: at most this many groups; records of further new shapes go to ``other_count``.
         default_year: the year for timestamps that omit it (syslog); default: the current one.
+        undated_before: sources (files) last written before ``since``: their lines without a
+            timestamp lie before the window, not in it. Checked as lines arrive, so it may fill
+            up while ``lines`` is consumed.
     """
-    grouper = _Grouper(errors_only, bucket, since, until, max_groups, default_year)
+    grouper = _Grouper(errors_only, bucket, since, until, max_groups, default_year, undated_before)
     for source, line in lines:
         grouper.feed(source, line)
     return grouper.finish()

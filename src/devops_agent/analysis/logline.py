@@ -401,7 +401,7 @@ def _indent(text: str) -> int:
 
 
 def _stamped_continuation(
-    body: str, head: str, in_traceback: bool, after_error: bool, chained: bool
+    body: str, head: str, in_traceback: bool, after_error: bool, chained: bool, done: bool = False
 ) -> str | None:
     """:func:`continuation` of a line with a timestamp prefix (``body`` is the rest)."""
     if (
@@ -423,9 +423,7 @@ def _stamped_continuation(
     if stripped.startswith("Traceback"):
         # under an error message (logger.exception) or after "During handling …": the same record;
         # after a whole traceback of its own, a stamped Traceback is the next occurrence
-        return (
-            stripped if after_error and (chained or not head_body.lstrip().startswith("Traceback")) else None
-        )
+        return stripped if _traceback_continues(head_body, after_error, chained, done) else None
     if stripped.startswith(CHAIN_MARKERS):
         return stripped
     if in_traceback:
@@ -433,8 +431,24 @@ def _stamped_continuation(
     return stripped if after_error and _EXCEPTION_LINE_RE.match(stripped) is not None else None
 
 
+def _traceback_continues(head: str, after_error: bool, chained: bool, done: bool) -> bool:
+    """Whether a ``Traceback`` line continues the record rather than starting the next one.
+
+    It does under an error message (``logger.exception``) whose traceback has not come yet, and
+    after "During handling of the above exception" / "The above exception was …" (``chained``).
+    After a whole traceback (the record starts with one, or its exception line came: ``done``)
+    it is the next occurrence: a worker's stderr with five crashes holds five errors.
+    """
+    return after_error and (chained or not (done or head.lstrip().startswith("Traceback")))
+
+
 def continuation(
-    text: str, in_traceback: bool, after_error: bool = False, head: str | None = None, chained: bool = False
+    text: str,
+    in_traceback: bool,
+    after_error: bool = False,
+    head: str | None = None,
+    chained: bool = False,
+    done: bool = False,
 ) -> str | None:
     """``text`` as a continuation of the previous record, or ``None`` when it starts a new one.
 
@@ -448,6 +462,10 @@ def continuation(
     handling of the above exception" or "The above exception …" line came since). The
     value returned is then the line without its timestamp prefix (a blank line for a timestamp
     alone), unindented unless it is indented further than the first line.
+
+    ``done`` says the record holds a whole traceback already (its exception line came): with
+    ``head``, a ``Traceback`` line then starts the next record unless ``chained``, with or
+    without a timestamp (:func:`_traceback_continues`).
     """
     if not text:
         return text if in_traceback else None
@@ -462,7 +480,9 @@ def continuation(
                 return None
         body = _stamped_body(text)
         if body is not None:
-            return _stamped_continuation(body, head, in_traceback, after_error, chained)
+            return _stamped_continuation(body, head, in_traceback, after_error, chained, done)
+    if head is not None and text.startswith("Traceback"):
+        return text if _traceback_continues(head, after_error, chained, done) else None
     return text if is_continuation(text, in_traceback, after_error) else None
 
 
@@ -560,11 +580,14 @@ class Continuations:
         self.in_traceback = False
         self.after_error = False
         self.chained = False  # a chain marker came since the last Traceback line
+        self.done = False  # the record holds a whole traceback (its exception line came)
 
     def continues(self, source: str, content: str) -> bool:
         """True when ``content`` (a line without its container prefix) belongs to the last record."""
         if source == self.source:
-            body = continuation(content, self.in_traceback, self.after_error, self.head, self.chained)
+            body = continuation(
+                content, self.in_traceback, self.after_error, self.head, self.chained, self.done
+            )
             if body is not None:
                 if body.startswith(CHAIN_MARKERS):
                     self.chained = True
@@ -576,11 +599,12 @@ class Continuations:
                     and not body.startswith(CHAIN_MARKERS)
                 ):
                     self.in_traceback = False  # the exception line ends a Python traceback
+                    self.done = True
                 return True
         self.source = source
         self.head = content
         self.in_traceback = starts_traceback(content)
-        self.after_error = self.chained = False
+        self.after_error = self.chained = self.done = False
         return False
 
     def started(self, error: bool) -> None:

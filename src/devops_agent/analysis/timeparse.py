@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from devops_agent.errors import UserError
 
-__all__ = ["SINCE_FORMS", "extract_timestamp", "parse_since", "to_utc"]
+__all__ = ["SINCE_FORMS", "extract_timestamp", "parse_since", "stamp_has_zone", "to_utc"]
 
 SINCE_FORMS = (
     "a relative time such as 90s, 15m, 2h, 3d, 1w or '2 hours ago'; an ISO 8601 date or "
@@ -362,3 +362,30 @@ def extract_timestamp(line: str, default_year: int | None = None) -> datetime | 
         return _from_iso(m3)
     db2 = _find_db2(line)
     return _from_db2(db2) if db2 is not None else None
+
+
+def stamp_has_zone(line: str) -> bool:
+    """Whether the timestamp of ``line`` says its zone: an offset, ``Z`` or ``UTC`` after an
+    ISO 8601 or access-log time, or epoch seconds in a JSON line. ``False`` for a stamp read as
+    local time (syslog, Python logging without ``%z``, klog …) and for a line without one.
+
+    A log whose stamps carry no zone, written by a host in another zone, is read hours off:
+    callers use this to say so rather than report its lines as old or new.
+    """
+    if not line:
+        return False
+    if line[0] == "{":
+        m = _JSON_TS_RE.search(line)
+        if m is None:
+            return False
+        if m.group(1) is None:
+            return True  # epoch seconds
+        iso = _ISO_RE.match(m.group(1))
+        return iso is not None and bool(iso.group(8) or iso.group(9))
+    bracket = line.find("[", 0, _HEAD + 64)
+    if bracket >= 0:
+        clf = _CLF_RE.match(line, bracket)
+        if clf is not None:
+            return clf.group(7) is not None
+    m = _ISO_RE.match(line) or _ISO_RE.search(line, 0, _HEAD)
+    return m is not None and bool(m.group(8) or m.group(9))

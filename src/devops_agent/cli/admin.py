@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -14,10 +15,10 @@ from rich.table import Column
 from rich.text import Text
 
 from devops_agent.cli.context import out, state
-from devops_agent.cli.render import folding_table, print_markdown
+from devops_agent.cli.render import describe_usage, folding_table, print_markdown
 from devops_agent.config import describe
 from devops_agent.errors import NotFoundError, UserError
-from devops_agent.events import event_from_json
+from devops_agent.events import RunFinished, event_from_json
 from devops_agent.runbooks import get_runbook, load_runbooks
 from devops_agent.textsafe import visible
 from devops_agent.tools.registry import build_catalog, default_registry
@@ -71,11 +72,15 @@ def sessions_show(
 ) -> None:
     """A session's conversation (and events with --events)."""
     from devops_agent.agent.session import load_message
+    from devops_agent.privacy.vault import restore_text
 
-    store = state(ctx).store()
+    app = state(ctx)
+    store = app.store()
     rec = store.get_session(session_id)
     payloads = store.load_messages(rec.id)
-    evs = [event_from_json(e.payload) for e in store.list_events(rec.id)] if events or json_out else []
+    all_events = [event_from_json(e.payload) for e in store.list_events(rec.id)]
+    evs = all_events if events or json_out else []
+    usage = _total_usage(e.usage for e in all_events if isinstance(e, RunFinished))
     if json_out:
         _emit_json(
             {
@@ -83,29 +88,62 @@ def sessions_show(
                 # As stored: pydantic-ai's own message JSON (ModelMessagesTypeAdapter's form).
                 "messages": [json.loads(p) for p in payloads],
                 "events": [e.model_dump(mode="json") for e in evs],
+                "usage": usage,
             }
         )
         return
     messages = [load_message(p) for p in payloads]
     # What a session holds is printed literally: a question may say "[/var/log]" or "[error]".
     out.print(f"[bold]{escape(rec.title)}[/]  ({rec.id}, {rec.mode} mode, {rec.status})")
-    for m in messages:
-        for part in m.parts:
-            kind = part.part_kind
-            if kind == "user-prompt":
-                out.print(f"\n[bold cyan]user:[/] {escape(str(part.content))}")  # type: ignore[union-attr]
-            elif kind == "text":
-                out.print("\n[bold green]agent:[/]")
-                print_markdown(str(part.content))  # type: ignore[union-attr]
-            elif kind == "tool-call":
-                call = f"→ {part.tool_name}({part.args_as_json_str()})"  # type: ignore[union-attr]
-                out.print(call, style="dim", markup=False, highlight=False)
-            elif kind == "tool-return":
-                ret = f"← {part.tool_name}: {str(part.content)[:200]}"  # type: ignore[union-attr]
-                out.print(ret, style="dim", markup=False, highlight=False)
+    if describe_usage(usage):
+        out.print(f"[dim]{escape(describe_usage(usage))}[/]", highlight=False)
+    lines = _conversation(messages)
+    if app.settings.privacy.restore_output:  # the model saw placeholders; its user sees the values
+        texts, restored = restore_text(store, rec.id, [t for _, t in lines])
+        lines = [(kind, t) for (kind, _), t in zip(lines, texts, strict=True)]
+        if not restored:
+            out.print("[yellow](identifiers are shown masked: the privacy vault could not be read)[/]")
+    for kind, text in lines:
+        if kind == "user-prompt":
+            out.print(f"\n[bold cyan]user:[/] {escape(text)}")
+        elif kind == "text":
+            out.print("\n[bold green]agent:[/]")
+            print_markdown(text)
+        else:
+            out.print(text, style="dim", markup=False, highlight=False)
     for e in evs:
         line = f"{e.seq:4} {e.type} {e.model_dump_json(exclude=_EVENT_IDS)[:160]}"
         out.print(line, style="dim", markup=False, highlight=False)
+
+
+def _conversation(messages: list[Any]) -> list[tuple[str, str]]:
+    """The parts of a stored conversation worth showing, as ``(part kind, text)``."""
+    lines: list[tuple[str, str]] = []
+    for m in messages:
+        for part in m.parts:
+            kind = part.part_kind
+            if kind in ("user-prompt", "text"):
+                lines.append((kind, str(part.content)))
+            elif kind == "tool-call":
+                lines.append((kind, f"→ {part.tool_name}({part.args_as_json_str()})"))
+            elif kind == "tool-return":
+                lines.append((kind, f"← {part.tool_name}: {str(part.content)[:200]}"))
+    return lines
+
+
+def _total_usage(runs: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The model usage of a session's runs added up (``cost_usd`` only if every run has one)."""
+    used = [u for u in runs if u and u.get("requests")]
+    if not used:
+        return None
+    total: dict[str, Any] = {
+        k: sum(int(u.get(k) or 0) for u in used)
+        for k in ("requests", "input_tokens", "output_tokens", "total_tokens")
+    }
+    costs: list[float | None] = [u.get("cost_usd") for u in used]
+    known = [c for c in costs if c is not None]
+    total["cost_usd"] = round(sum(known), 6) if len(known) == len(costs) else None
+    return total
 
 
 @sessions_app.command("output")

@@ -20,9 +20,11 @@ from rich.markup import escape
 from rich.text import Text
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
+from devops_agent.analysis.timeparse import parse_since
 from devops_agent.cli.context import AppState, err, out, state
 from devops_agent.cli.render import folding_table
 from devops_agent.errors import UserError
+from devops_agent.textsafe import printable
 
 if TYPE_CHECKING:
     from devops_agent.config import Settings
@@ -92,6 +94,9 @@ def answers_for(
         f"[yellow]denied {len(pending)} call(s) that need approval: {NO_APPROVER}.[/] "
         "Run in a terminal to be asked, or use --approvals pause and answer with `devops-agent approve`."
     )
+    for p in pending.values():  # what was refused, literally and on one line each
+        what = p.get("command") or f"{p.get('tool')}({json.dumps(p.get('args', {}), ensure_ascii=False)})"
+        err.print(f"  denied: {printable(str(what))}", markup=False, highlight=False)
     return {cid: ApprovalDecision(False, NO_APPROVER, "policy") for cid in pending}
 
 
@@ -239,8 +244,6 @@ def audit(
 
 def _audit_since(value: str) -> datetime:
     """``--since`` of ``audit``: a bound in the past, counted back from now."""
-    from devops_agent.analysis.timeparse import parse_since
-
     if value.strip().startswith("-"):
         back = value.strip().lstrip("-")
         raise UserError(

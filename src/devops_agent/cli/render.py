@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -9,12 +11,37 @@ from rich.status import Status
 from rich.table import Column, Table
 
 from devops_agent.cli.context import err, out
-from devops_agent.textsafe import visible
+from devops_agent.textsafe import printable, visible
 
 if TYPE_CHECKING:  # pydantic and the Markdown parser load when a run is rendered, not for --help
-    from devops_agent.events import RunEvent, RunFinished
+    from devops_agent.events import ErrorEvent, RunEvent, RunFinished
 
 _STATUS_MARK = {"success": "[green]✓[/]", "no_data": "[yellow]∅[/]", "error": "[red]✗[/]"}
+_ARGS_CHARS = 100  # of a tool call's argument summary on its progress line
+
+
+def args_summary(args: Mapping[str, Any], limit: int = _ARGS_CHARS) -> str:
+    """A tool call's arguments as one short line: ``path='/var/log/syslog', limit=50``."""
+    parts = []
+    for key, value in args.items():
+        shown = repr(value) if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+        parts.append(f"{key}={shown}")
+    text = printable(", ".join(parts))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_usage(usage: Mapping[str, Any] | None) -> str:
+    """A run's model usage for people: ``2 model requests · 1,234 tokens in, 56 out · $0.0031``
+    (no cost when the price data does not know the model: a local server's is not guessed)."""
+    if not usage or not usage.get("requests"):
+        return ""
+    n = usage["requests"]
+    text = (
+        f"{n} model request{'s' if n != 1 else ''} · {usage.get('input_tokens', 0):,} tokens in, "
+        f"{usage.get('output_tokens', 0):,} out"
+    )
+    cost = usage.get("cost_usd")
+    return text + (f" · ${cost:.4f}" if cost is not None else "")
 
 
 def _watched(stream: Any) -> bool:
@@ -43,6 +70,9 @@ class ProgressRenderer:
         self.steps_done = 0
         self.session_id: str | None = None
         """The run's session, once its ``RunStarted`` event has come."""
+        self.errors: list[ErrorEvent] = []
+        """The run's error events (what ``--json`` reports when it failed)."""
+        self._calls: dict[str, str] = {}  # argument summaries by tool call id
         self._status: Status | None = None
 
     def __enter__(self) -> ProgressRenderer:
@@ -72,15 +102,21 @@ class ProgressRenderer:
         elif isinstance(event, PlanProposed):
             self.steps_total = len(event.steps)
         elif isinstance(event, ToolCall):
+            summary = args_summary(event.args)
+            self._calls[event.tool_call_id] = summary
             if self._status is not None:
                 progress = f" [{self.steps_done}/{self.steps_total}]" if self.steps_total else ""
-                self._status.update(f"running {event.tool}{progress}…")
+                self._status.update(escape(f"running {printable(event.tool)}({summary}){progress}…"))
         elif isinstance(event, ToolResultEvent):
             self.steps_done += 1
             mark = _STATUS_MARK.get(event.status, event.status)
             ms = f" {event.duration_ms:.0f} ms" if event.duration_ms is not None else ""
             note = f" — {event.error}" if event.error else (" (truncated)" if event.truncated else "")
-            self._say(f"  {mark} {escape(event.tool)}{ms}{escape(note)}")  # an error may quote "[/path]"
+            call = printable(event.tool)
+            if event.tool_call_id in self._calls:
+                call += f"({self._calls.pop(event.tool_call_id)})"
+            # tool names, arguments and errors come from outside: literal ("[/path]"), on one line
+            self._say(f"  {mark} {escape(call)}{ms}{escape(printable(note))}")
         elif isinstance(event, Token):
             self.streamed.append(event.text)
             if self.stream_tokens:
@@ -91,17 +127,20 @@ class ProgressRenderer:
             elif self._status is not None:
                 self._status.update("writing the answer…")
         elif isinstance(event, ErrorEvent):
+            self.errors.append(event)
             hint = f" ({event.hint})" if event.hint else ""
-            err.print(f"[red]error:[/] {escape(event.message + hint)}", highlight=False)
+            err.print(f"[red]error:[/] {escape(printable(event.message + hint))}", highlight=False)
 
 
 def print_final(final: RunFinished, renderer: ProgressRenderer) -> None:
-    """Print the answer unless it was already streamed token by token."""
+    """Print the answer unless it was already streamed token by token, then what the run used."""
     if renderer.stream_tokens and renderer.streamed:
         out.print()
-        return
-    if final.output:
+    elif final.output:
         print_markdown(final.output)
+    used = describe_usage(final.usage)
+    if used and not renderer.quiet:
+        err.print(f"[dim]{escape(used)}[/]", highlight=False)
 
 
 def folding_table(*headers: str | Column, **kwargs: Any) -> Table:

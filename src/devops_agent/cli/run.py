@@ -9,12 +9,12 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
+from devops_agent.agent.approvals import PENDING_KEY, POLICY_KEY, ApprovalDecision
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
@@ -120,7 +120,12 @@ def _run_until_answered(
     renderer = ProgressRenderer(stream_tokens=stream_tokens, quiet=json_out)
     final = _drive(first(), renderer)
     while final.status == "paused":
-        pending = app.store().get_session(final.session_id).context_state.get(PENDING_KEY, {})
+        record = app.store().get_session(final.session_id)
+        if record.context_state.get(POLICY_KEY) != on_approval:
+            # `devops-agent approve`, in another process, resumes the run with the same policy
+            state = dict(record.context_state, **{POLICY_KEY: on_approval})
+            record = app.store().update_session(record.id, context_state=state)
+        pending = record.context_state.get(PENDING_KEY, {})
         answers = answers_for(pending, "deny" if json_out and on_approval == "ask" else on_approval)
         if answers is None:
             err.print(f"paused; answer with `devops-agent approve {final.session_id[:12]}`")
@@ -132,13 +137,17 @@ def _run_until_answered(
 
 def _report(final: RunFinished, renderer: ProgressRenderer, json_out: bool) -> None:
     if json_out:
-        payload = {
+        payload: dict[str, Any] = {
             "session_id": final.session_id,
             "run_id": final.run_id,
             "status": final.status,
             "output": final.output,
             "report": final.report,
+            "usage": final.usage,
         }
+        if renderer.errors:  # why a run failed, for the script that reads this
+            last = renderer.errors[-1]
+            payload["error"] = {"type": last.error_type, "message": last.message, "hint": last.hint}
         out.print_json(json.dumps(payload, default=str))
     else:
         print_final(final, renderer)
@@ -187,13 +196,15 @@ def execute_resume(
     from devops_agent.agent.session import SessionService
 
     service = SessionService(settings or app.settings, app.store())
+    # Calls the resumed run asks approval for are answered as the run that paused said (--approvals)
+    policy = app.store().get_session(session_id).context_state.get(POLICY_KEY, "ask")
     final, renderer = _run_until_answered(
         app,
         service,
         lambda: service.stream(None, session_id=session_id, approvals=answers),
         json_out=json_out,
         stream_tokens=True,
-        on_approval="ask",
+        on_approval=policy if policy in ("ask", "deny", "pause") else "ask",
     )
     _report(final, renderer, json_out)
     return final
@@ -249,22 +260,42 @@ def _from_alert(
     return " ".join(p for p in (question or generated, listing) if p), inputs
 
 
+_SPOOL_SUFFIX = ((b"\x1f\x8b", ".log.gz"), (b"\xfd7zXZ\x00", ".log.xz"), (b"BZh", ".log.bz2"))
+
+
+def _spool(src: IO[bytes], target: Path) -> Path:
+    """Copy a stream to ``target``, named for what it holds (``.log.gz`` for a gzip stream, as
+    ``cat app.log.gz | …`` gives), so the log tools read it as they would the file."""
+    head = src.read(8)
+    suffix = next((sfx for magic, sfx in _SPOOL_SUFFIX if head.startswith(magic)), ".log")
+    target = target.with_name(target.name + suffix)
+    with target.open("wb") as dst:
+        dst.write(head)
+        shutil.copyfileobj(src, dst)
+    return target
+
+
 def _log_paths(ctx: typer.Context, values: list[Path] | None) -> list[Path] | None:
-    """``--logs`` checked and resolved; a pipe or FIFO (``<(kubectl logs …)``) is read once into a
-    temporary file, removed when the command ends, because the log tools read files by path."""
+    """``--logs`` checked and resolved; standard input (``-``) or a pipe or FIFO
+    (``<(kubectl logs …)``) is read once into a temporary file, removed when the command ends,
+    because the log tools read files by path."""
     if not values:
         return values
     paths: list[Path] = []
     spool: Path | None = None
     for value in values:
-        if is_stream(value, "'--logs'"):
+        stdin = str(value) == "-"
+        if stdin or is_stream(value, "'--logs'"):
             if spool is None:
                 spool = Path(tempfile.mkdtemp(prefix="devops-agent-logs-"))
                 ctx.call_on_close(lambda where=spool: shutil.rmtree(where, ignore_errors=True))
-            target = spool / f"{value.name.replace(':', '_') or 'pipe'}-{len(paths) + 1}.log"
-            with open(value, "rb") as src, target.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-            paths.append(target)
+            name = "stdin" if stdin else value.name.replace(":", "_") or "pipe"
+            target = spool / f"{name}-{len(paths) + 1}"
+            if stdin:
+                paths.append(_spool(sys.stdin.buffer, target))
+            else:
+                with open(value, "rb") as src:
+                    paths.append(_spool(src, target))
             continue
         if not os.access(value, os.R_OK):
             raise PathAccessError(f"cannot read {value}: permission denied", hint="check its permissions")
@@ -320,7 +351,8 @@ def investigate(
         typer.Option(
             "--logs",
             callback=_log_paths,
-            help="log file or directory (repeatable); a pipe such as <(kubectl logs deploy/web) works too",
+            help="log file or directory (repeatable); - reads standard input, and a pipe such as "
+            "<(kubectl logs deploy/web) works too",
         ),
     ] = None,
     repo: Annotated[
@@ -393,6 +425,10 @@ def investigate(
     app = state(ctx)
     k8s = _k8s_inputs(pod=pod, namespace=namespace, selector=selector, deployment=deployment)
     alert_inputs: dict[str, Any] = {}
+    if alert is not None and str(alert) == "-" and any(p.name.startswith("stdin-") for p in logs or []):
+        raise typer.BadParameter(
+            "standard input can hold the alert or the logs, not both", param_hint="'--alert' / '--logs'"
+        )
     if alert is not None:
         question, alert_inputs = _from_alert(alert, question, since, query, alert_index)
         since, query = alert_inputs.get("since"), alert_inputs.get("query")
@@ -497,7 +533,7 @@ def triage(
 
     app = state(ctx)
     on_approval = _check_approvals(approvals)
-    key = find_ticket_ref(ticket)
+    key = find_ticket_ref(ticket, any_case=True)  # the argument is given as a ticket reference
     if key is None:
         raise UserError(
             f"no Jira issue key or URL in {ticket!r}",
@@ -544,7 +580,7 @@ def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
     from devops_agent.runbooks.triage import find_ticket_ref
     from devops_agent.tools.jira import markdown_to_wiki
 
-    key = find_ticket_ref(ticket) or ticket
+    key = find_ticket_ref(ticket, any_case=True) or ticket
     body = markdown_to_wiki(final.output or "")
     pending = {
         "post-report": {

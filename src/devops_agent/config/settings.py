@@ -225,6 +225,11 @@ class JiraSettings(Section):
     deployment: Literal["auto", "cloud", "server"] = Field(
         "auto", description="auto: *.atlassian.net is Cloud"
     )
+    projects: list[str] = Field(
+        default_factory=list,
+        description='project keys, e.g. ["OPS", "PAY"]: then only their issue keys are taken for tickets, '
+        "in any case (by default a key must be in capitals: OPS-123, not db-7)",
+    )
 
 
 class JenkinsSettings(Section):
@@ -281,7 +286,13 @@ class ModelSettings(Section):
     )
     api_key: SecretStr | None = None
     profile: Literal["auto", "openai", "vllm", "llamacpp", "ollama"] = "auto"
-    request_timeout_s: float = Field(120.0, gt=0)
+    request_timeout_s: float = Field(
+        120.0, gt=0, description="longest wait for a model's answer to start, retries included"
+    )
+    connect_timeout_s: float = Field(10.0, gt=0, description="longest wait to connect to the endpoint")
+    max_retries: int = Field(
+        1, ge=0, le=5, description="retries of a failed model request (429, 5xx, dropped connection)"
+    )
     max_tool_steps: int = Field(20, ge=1)
 
 

@@ -29,7 +29,7 @@ import dataclasses
 import ipaddress
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -76,14 +76,11 @@ _GENERIC_NAMES = frozenset(
     {"root", "admin", "administrator", "user", "guest", "test", "nobody", "daemon", "ubuntu", "debian",
      "centos", "postgres", "mysql", "redis", "www-data", "ec2-user", "default", "jenkins", "git"}
 )  # fmt: skip
-# Where a known value may match: all-letter values as a word; dotted names (hosts, e-mails, IPs)
-# not as part of a longer dotted name (``com.example`` is not masked in ``com.example.payments.Foo``,
-# a Java package) but beside ``/``, ``_`` or ``:``; other values (``jdoe42``, account ids) anywhere.
-_KNOWN_EDGES = {
-    "word": (r"(?<![^\W_])", r"(?![^\W_])"),
-    "dotted": (r"(?<![A-Za-z0-9.-])", r"(?![A-Za-z0-9-]|\.[A-Za-z0-9])"),
-    "anywhere": ("", ""),
-}
+# Where a known value may match: all-letter values as a word (``alice``, not in ``malice``); any
+# other value whatever surrounds it (``<<HOST_…>>.conf`` sent by the model reaches the tool as
+# ``db1.example.conf``, and the tool's echo must not hand the name back), except that a value
+# starting or ending with a digit does not match inside a longer number (``10.0.0.1`` in ``10.0.0.12``).
+_WORD_EDGES = (r"(?<![^\W_])", r"(?![^\W_])")
 _MARKERS = PLACEHOLDER_RX.pattern + "|" + re.escape(REDACTED)  # kept whole by mask_known
 # Keys of a tool's output that name the file a piece of text comes from, and keys that hold its text.
 _FILE_KEYS = frozenset({"path", "file"})
@@ -173,6 +170,7 @@ class PrivacyGuard:
     # Masked messages by id; held, so that a freed one's id cannot be reused by an unmasked message.
     _seen: dict[int, ModelMessage] = field(default_factory=dict)
     _known: dict[str, str] = field(default_factory=dict)  # lower-cased original -> placeholder
+    _anywhere: set[str] = field(default_factory=set)  # known values matched without a digit guard
     _known_rx: re.Pattern[str] | None = None
     _history_learned: bool = False
 
@@ -214,12 +212,19 @@ class PrivacyGuard:
         self.learn((e.original, e.placeholder) for e in result.entities)
         return result.text
 
-    def learn(self, pairs: Iterable[tuple[str, str]]) -> None:
-        """Remember ``(original, placeholder)`` pairs for :meth:`mask_known`."""
+    def learn(self, pairs: Iterable[tuple[str, str]], *, anywhere: bool = False) -> None:
+        """Remember ``(original, placeholder)`` pairs for :meth:`mask_known`; with ``anywhere``
+        (values restored for a tool: the model composed text around their placeholders) they are
+        masked even inside a longer number (``<<IP_…>>9`` echoed as ``10.0.0.19``)."""
         for original, placeholder in pairs:
             low = original.lower()
-            if len(low) >= MIN_KNOWN_CHARS and low not in _GENERIC_NAMES and low not in self._known:
+            if len(low) < MIN_KNOWN_CHARS or low in _GENERIC_NAMES:
+                continue
+            if low not in self._known:
                 self._known[low] = placeholder
+                self._known_rx = None
+            if anywhere and not low.isalpha() and low not in self._anywhere:
+                self._anywhere.add(low)
                 self._known_rx = None
 
     def mask_known(self, text: str) -> str:
@@ -227,24 +232,18 @@ class PrivacyGuard:
         in any case, outside the placeholders and redaction markers already in ``text``.
 
         The recognizers find ``user=jdoe42`` but not ``Accepted publickey for jdoe42``, nor a tool
-        echoing the real value of a placeholder the model sent it (``no lines match 'zzjdoe42'``);
-        once a value is known, it does not reach the model in any of those forms. Values with a
-        digit or a symbol match anywhere (also inside ``zzjdoe42``), dotted names as a whole name,
-        all-letter ones as a word (see ``_KNOWN_EDGES``).
+        echoing the real value of a placeholder the model sent it (``no lines match 'zzjdoe42'``,
+        ``cat: /etc/db1.example.conf: No such file``); once a value is known, it does not reach the
+        model in any of those forms. Values with a digit or a symbol match whatever surrounds them
+        (inside ``zzjdoe42``, ``db1.example.conf``, ``db1.example.10.0.0.1``) but not inside a longer
+        number, all-letter ones as a word (see ``_WORD_EDGES``).
         """
         if not self._known or not text:
             return text
         if self._known_rx is None:
-            kinds: dict[str, list[str]] = {"word": [], "dotted": [], "anywhere": []}
-            for k in self._known:
-                kinds["word" if k.isalpha() else "dotted" if "." in k or "@" in k else "anywhere"].append(k)
-            parts = [
-                f"{before}(?:{trie_pattern(kinds[kind])}){after}"
-                for kind, (before, after) in _KNOWN_EDGES.items()
-                if kinds[kind]
-            ]
             # placeholders and redaction markers first, so that they are matched whole and kept
-            self._known_rx = re.compile(f"(?P<marker>{_MARKERS})|" + "|".join(parts), re.IGNORECASE)
+            pattern = f"(?P<marker>{_MARKERS})|" + _known_pattern(self._known, self._anywhere)
+            self._known_rx = re.compile(pattern, re.IGNORECASE)
         return self._known_rx.sub(
             lambda m: m.group() if m.group("marker") else self._known[m.group().lower()], text
         )
@@ -389,7 +388,7 @@ class PrivacyGuard:
         except VaultUnavailable:
             self.restore_failed = True
             return text
-        self.learn((original, placeholder) for placeholder, original in mapping.items())
+        self.learn(((original, placeholder) for placeholder, original in mapping.items()), anywhere=True)
         return PLACEHOLDER_RX.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
 
     def restore_value(self, value: Any) -> Any:
@@ -507,6 +506,25 @@ def _text_size(message: ModelMessage) -> int:
         elif isinstance(content, BinaryContent):
             size += len(content.data)
     return size
+
+
+def _known_pattern(values: Iterable[str], anywhere: Collection[str] = ()) -> str:
+    """One alternation matching every known value with its edges (see ``_WORD_EDGES``); values in
+    ``anywhere`` have no digit guard."""
+    words: list[str] = []
+    groups: dict[tuple[bool, bool], list[str]] = {}
+    for v in values:
+        if v.isalpha():
+            words.append(v)
+        elif v in anywhere:
+            groups.setdefault((False, False), []).append(v)
+        else:
+            groups.setdefault((v[0].isdigit(), v[-1].isdigit()), []).append(v)
+    parts = [f"{_WORD_EDGES[0]}(?:{trie_pattern(words)}){_WORD_EDGES[1]}"] if words else []
+    for (digit_first, digit_last), group in sorted(groups.items()):
+        before, after = ("(?<![0-9])" if digit_first else ""), ("(?![0-9])" if digit_last else "")
+        parts.append(f"{before}(?:{trie_pattern(group)}){after}")
+    return "|".join(parts)
 
 
 def trie_pattern(words: Iterable[str]) -> str:

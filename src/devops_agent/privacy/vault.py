@@ -24,7 +24,8 @@ import structlog
 
 from devops_agent.config import Settings
 from devops_agent.errors import ConfigError, DevOpsAgentError, RuntimeFailure
-from devops_agent.privacy.anonymizer import Entity
+from devops_agent.privacy.anonymizer import Entity, deanonymize
+from devops_agent.privacy.recognizers import PLACEHOLDER_RX
 from devops_agent.store import VAULT_NAMESPACES, Store, VaultEntry
 
 LOOKUP_ORDER = ("tool_args", "user_in", "tool_out", "final_out")
@@ -62,6 +63,21 @@ class Vault:
             raise VaultUnavailable(
                 f"the privacy vault cannot be read: {exc.message}", hint="identifiers stay masked"
             ) from exc
+
+
+def restore_text(store: Store, session_id: str, texts: Sequence[str]) -> tuple[list[str], bool]:
+    """``texts`` of a stored session with their placeholders restored from the vault, for showing
+    the session to its user (``sessions show``), and whether that worked. Secrets never come back:
+    they were redacted, never stored. When the vault cannot be read the texts stay masked."""
+    found = sorted({p for t in texts for p in PLACEHOLDER_RX.findall(t)})
+    if not found:
+        return list(texts), True
+    try:
+        mapping = Vault(store, session_id).lookup(found)
+    except VaultUnavailable as exc:
+        log.warning("vault_read_failed", error=exc.message)
+        return list(texts), False
+    return [deanonymize(t, mapping) for t in texts], True
 
 
 def purge_expired(store: Store, ttl_hours: dict[str, float], now: datetime | None = None) -> int:

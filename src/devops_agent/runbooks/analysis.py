@@ -5,6 +5,10 @@ analyzer; an analyzer whose steps all failed is not run, so no finding is invent
 that cannot read its evidence (or fails) becomes a gap instead of ending the run, as does what an
 analyzer reports as not gathered (a :class:`Gap` among its findings).
 
+What each analyzer read (its :class:`Checked` items) goes into the report, and the report's
+verdict is derived from it: an analyzer that ran but did not say what it read, or read nothing
+in the window, leaves a gap here, so it can never make an all-clear.
+
 This module must not call tools or emit events.
 """
 
@@ -15,7 +19,15 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from devops_agent.agent.report import Finding, Gap, Report, rank_findings, severity_rank, summarize
+from devops_agent.agent.report import (
+    Checked,
+    Finding,
+    Gap,
+    Report,
+    rank_findings,
+    severity_rank,
+    summarize,
+)
 from devops_agent.runbooks.analyzers import ANALYZERS, CannotAnalyze, Evidence
 from devops_agent.runbooks.model import Runbook
 from devops_agent.runbooks.plan import PlannedCall
@@ -56,33 +68,71 @@ def evidence_for(runbook: Runbook, calls: Sequence[PlannedCall], step_ids: Seque
 
 def analyze(
     runbook: Runbook, calls: Sequence[PlannedCall], context: dict[str, Any]
-) -> tuple[list[Finding], list[Gap]]:
-    """Run ``runbook``'s analyzers over its gathered evidence; returns findings and analysis gaps."""
+) -> tuple[list[Finding], list[Gap], list[Checked]]:
+    """Run ``runbook``'s analyzers over its gathered evidence: findings, analysis gaps, what was read."""
     findings: list[Finding] = []
     gaps: list[Gap] = []
+    checks: list[Checked] = []
     for use in runbook.analyzers:
         evidence = evidence_for(runbook, calls, use.on)
         if not evidence:
             continue  # the tool-failure gaps already say why
         where = ", ".join(s if "/" in s else f"{runbook.name}/{s}" for s in use.on)
+        tool = f"analyzer:{use.use}"
+        found: list[Checked] = []
+        explained = False
         try:
             for item in ANALYZERS[use.use](evidence, dict(use.params), context):
                 if isinstance(item, Gap):
                     gaps.append(item)
+                    explained = True
+                elif isinstance(item, Checked):
+                    found.append(item)
                 else:
                     findings.append(item)
         except CannotAnalyze as exc:
-            gaps.append(Gap(step=where, tool=f"analyzer:{use.use}", reason=exc.reason, hint=exc.hint))
+            gaps.append(Gap(step=where, tool=tool, reason=exc.reason, hint=exc.hint))
+            continue
         except Exception as exc:  # a broken analyzer must not cost the user the rest of the report
             gaps.append(
                 Gap(
                     step=where,
-                    tool=f"analyzer:{use.use}",
+                    tool=tool,
                     reason=f"analyzer failed: {type(exc).__name__}: {exc}",
                     hint="this is a bug in the analyzer; the raw tool output is in the tool_result events",
                 )
             )
-    return findings, gaps
+            continue
+        if not found and not explained:
+            gaps.append(
+                Gap(
+                    step=where,
+                    tool=tool,
+                    reason="the analyzer did not say what it read, so finding nothing there is no all-clear",
+                    hint="analyzers return a Checked item per source they read (analyzers.base.checked)",
+                )
+            )
+        checks += found
+    return findings, gaps, checks
+
+
+def unread_gaps(checks: Sequence[Checked], gaps: Sequence[Gap]) -> list[Gap]:
+    """A gap for each check that read nothing in the window and has no gap of its own saying why."""
+    explained = {gap.step for gap in gaps}
+    out: list[Gap] = []
+    for check in checks:
+        if check.counts_as_read or check.step in explained:
+            continue
+        explained.add(check.step)
+        out.append(
+            Gap(
+                step=check.step,
+                tool=check.tool,
+                reason=f"read no {check.unit} in the window" + (f" ({check.detail})" if check.detail else ""),
+                hint="nothing read is not nothing wrong: widen the window or check the source",
+            )
+        )
+    return out
 
 
 def _dedupe(items: Sequence[str]) -> list[str]:
@@ -183,8 +233,14 @@ def build_report(
     findings: Sequence[Finding],
     gaps: Sequence[Gap],
     stats: dict[str, Any],
+    checks: Sequence[Checked] = (),
 ) -> Report:
-    """Merge findings (deduplicated, ranked), advice and gaps of all runbooks into one report."""
+    """Merge findings (deduplicated, ranked), advice, gaps and what was read into one report.
+
+    The verdict follows from them (:attr:`Report.verdict`); a check that read nothing without a
+    gap saying why gets one here (:func:`unread_gaps`)."""
+    checks = list(dict.fromkeys(checks))  # runbooks sharing a call and an analyzer read it once
+    gaps = [*gaps, *unread_gaps(checks, gaps)]
     ranked = rank_findings(_unique_findings(findings))
     # The first (most useful) step of each problem finding; the rest stay under the finding.
     advice = [f.next_steps[0] for f in ranked if f.next_steps and severity_rank(f.severity) <= _ADVICE_UP_TO]
@@ -195,10 +251,11 @@ def build_report(
     return Report(
         title=_title(runbooks, contexts),
         question=str(inputs.get("question") or ""),
-        summary=summarize(ranked, host=host, window=window, gaps=len(gaps)),
+        summary=summarize(ranked, host=host, window=window, gaps=gaps, checks=checks),
         findings=ranked,
         next_steps=_dedupe(advice),
-        gaps=list(gaps),
+        gaps=gaps,
+        checks=checks,
         runbooks=[r.name for r in runbooks],
         host=host,
         window=window,

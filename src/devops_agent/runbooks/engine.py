@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from devops_agent.agent.report import Finding, Gap, Report
+from devops_agent.agent.report import Checked, Finding, Gap, Report
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.events import PlanProposed, RunEvent, ToolCall, ToolResultEvent
 from devops_agent.runbooks.analysis import analyze, build_report
@@ -114,6 +114,10 @@ async def _execute(
     )
 
 
+def _gathered_nothing(result: ToolResult | None) -> bool:
+    return result is None or result.status != "success"
+
+
 def _failure_gap(call: PlannedCall) -> Gap | None:
     result = call.result
     if result is None or result.status in ("success", "no_data"):
@@ -153,19 +157,29 @@ async def run_runbooks(
     sem = asyncio.Semaphore(max_parallel)
     async with asyncio.TaskGroup() as group:
         for call in plan.calls:
-            group.create_task(_execute(call, call_tool, emit, sem, (session_id, run_id)))
+            if not call.fallback_for:
+                group.create_task(_execute(call, call_tool, emit, sem, (session_id, run_id)))
+    # Fallbacks run once what they stand in for came back empty (no journal: read /var/log).
+    outcome = {name: c.result for c in plan.calls for name in c.step_names.split(", ")}
+    async with asyncio.TaskGroup() as group:
+        for call in plan.calls:
+            if call.fallback_for and any(_gathered_nothing(outcome.get(n)) for n in call.fallback_for):
+                group.create_task(_execute(call, call_tool, emit, sem, (session_id, run_id)))
 
     gaps = list(plan.gaps)
     gaps += [gap for call in plan.calls if (gap := _failure_gap(call)) is not None]
     findings: list[Finding] = []
+    checks: list[Checked] = []
     for runbook in runbooks:
-        found, analysis_gaps = analyze(runbook, plan.calls, plan.contexts[runbook.name])
+        found, analysis_gaps, read = analyze(runbook, plan.calls, plan.contexts[runbook.name])
         findings += found
         gaps += analysis_gaps
+        checks += read
     statuses = [c.result.status for c in plan.calls if c.result is not None]
     stats: dict[str, Any] = {
         "steps": plan.steps,
-        "tool_calls": len(plan.calls),
+        "tool_calls": len(statuses),
+        "fallbacks_not_needed": sum(1 for c in plan.calls if c.result is None),
         "deduplicated": plan.steps - plan.skipped - plan.unrenderable - len(plan.calls),
         "succeeded": statuses.count("success"),
         "no_data": statuses.count("no_data"),
@@ -174,4 +188,4 @@ async def run_runbooks(
         "max_parallel": max_parallel,
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
     }
-    return build_report(runbooks, inputs, plan.contexts, plan.calls, findings, gaps, stats)
+    return build_report(runbooks, inputs, plan.contexts, plan.calls, findings, gaps, stats, checks)

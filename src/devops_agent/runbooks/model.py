@@ -37,12 +37,15 @@ class RunbookInput(_Strict):
 
 
 class Step(_Strict):
-    """One tool call. ``args`` are templated; ``when`` skips the step if that input is empty."""
+    """One tool call. ``args`` are templated; ``when`` skips the step if that input is empty;
+    ``fallback_for`` runs it only when that other step of the runbook gathered nothing (it
+    failed or returned no data), e.g. reading /var/log when the host has no journal."""
 
     id: str = Field(pattern=_NAME)
     tool: str = Field(min_length=1)
     args: dict[str, Any] = Field(default_factory=dict)
     when: str | None = None
+    fallback_for: str | None = None
     description: str = ""
 
 
@@ -111,6 +114,10 @@ class Runbook(_Strict):
         for i, step in enumerate(self.steps):
             if step.when is not None and step.when not in known:
                 raise ValueError(f"steps[{i}].when: unknown input {step.when!r}; declare it under inputs")
+            if step.fallback_for is not None and step.fallback_for not in ids[:i]:
+                raise ValueError(
+                    f"steps[{i}].fallback_for: {step.fallback_for!r} is not a step before this one"
+                )
             _check_templates(f"steps[{i}].args", step.args, known)
         _check_templates("report.title", self.report_title, known)
         for i, use in enumerate(self.analyzers):

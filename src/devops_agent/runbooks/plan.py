@@ -31,6 +31,14 @@ class PlannedCall:
     duration_ms: float = 0.0
 
     @property
+    def fallback_for(self) -> list[str]:
+        """``runbook/step`` names whose failure makes this call run; empty when it always runs
+        (a call that some step asks for unconditionally always runs)."""
+        if any(step.fallback_for is None for _, step in self.refs):
+            return []
+        return [f"{rb.name}/{step.fallback_for}" for rb, step in self.refs]
+
+    @property
     def step_names(self) -> str:
         return ", ".join(f"{rb.name}/{step.id}" for rb, step in self.refs)
 
@@ -39,7 +47,10 @@ class PlannedCall:
         args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in self.args.items())
         if len(args) > 120:
             args = args[:119] + "…"
-        return f"{self.step_names}: {self.tool}({args})"
+        label = f"{self.step_names}: {self.tool}({args})"
+        if self.fallback_for:
+            label += f" if {' or '.join(self.fallback_for)} gathers nothing"
+        return label
 
 
 @dataclass

@@ -55,7 +55,15 @@ SECTIONS = (
 
 Confidence = Literal["high", "medium", "low"]
 
-_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][A-Z0-9_]+-\d+)(?![\w-])")
+# A Jira issue key: a project key (a capital letter, then 1-9 capitals, digits or underscores: the
+# shape Jira allows) and an issue number without a leading zero, standing as a word. Lowercase
+# words of that shape (``db-7``, ``api-2``, ``utf-8``) are host and version names, not tickets,
+# unless ``jira.projects`` names the project; so are these standards' names in capitals.
+_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][A-Z0-9_]{1,9}-[1-9]\d{0,8})(?![\w-])")
+_ANY_CASE_KEY = re.compile(_KEY.pattern, re.IGNORECASE)
+_STANDARDS = frozenset(
+    {"UTF", "UCS", "SHA", "MD", "ISO", "IEC", "RFC", "CVE", "CWE", "TLS", "AES", "RSA", "HTTP"}
+)
 _URL = re.compile(r"https?://\S+")
 _FINISHED = re.compile(r"^Finished: ([A-Z_]+)\s*$", re.M)
 _FAILED_RESULTS = {"FAILURE", "UNSTABLE", "ABORTED"}
@@ -95,11 +103,15 @@ _MAX_BACKOFF_S = 5.0
 # -- input ------------------------------------------------------------------------------------
 
 
-def find_ticket_ref(text: str) -> str | None:
+def find_ticket_ref(text: str, *, projects: Sequence[str] = (), any_case: bool = False) -> str | None:
     """The first Jira issue key in ``text``: a bare key, a ``/browse/KEY`` URL or ``?selectedIssue=``.
 
-    Jenkins URLs in the same text are skipped (a job named ``APP-2`` is not a ticket).
+    A bare key must be in capitals (``OPS-123``), unless ``any_case`` (the text is a ticket
+    reference the user gave as such) or its project is one of ``projects`` (``jira.projects``:
+    then only those projects' keys count, in any case). Jenkins URLs in the same text are skipped
+    (a job named ``APP-2`` is not a ticket).
     """
+    wanted = {p.upper() for p in projects}
     for match in _URL.finditer(text):
         parts = urlsplit(match.group(0).rstrip(".,;:!?)("))
         selected = parse_qs(parts.query).get("selectedIssue")
@@ -110,8 +122,13 @@ def find_ticket_ref(text: str) -> str | None:
             if seg in ("browse", "issue") and _KEY.fullmatch(segs[i + 1].upper()):
                 return segs[i + 1].upper()
     without_urls = _URL.sub(" ", text)
-    found = _KEY.search(without_urls) or _KEY.search(without_urls.upper())
-    return found.group(1) if found else None
+    rx = _ANY_CASE_KEY if any_case or wanted else _KEY
+    for found in rx.finditer(without_urls):
+        key = found.group(1).upper()
+        project = key.rsplit("-", 1)[0]
+        if (project in wanted) if wanted else (project not in _STANDARDS):
+            return key
+    return None
 
 
 # -- calls: memoized, bounded, retried, budgeted -------------------------------------------------
@@ -433,7 +450,7 @@ async def run_triage(
         call_tool, emit, ids, max_parallel, step_budget, retry_budget, backoff_s, cache or TriageCache()
     )
     gaps: list[Gap] = []
-    key = find_ticket_ref(ref)
+    key = find_ticket_ref(ref, any_case=True)  # ``ref`` is what was given to triage
     plan = plan_steps(key or ref, tail_lines)
     await emit_event(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=plan))
     if key is None:

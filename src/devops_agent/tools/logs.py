@@ -1,23 +1,20 @@
-"""The ``logs`` toolset: tail, search and analyze log files (plain or gzip) and the systemd journal.
+"""The ``logs`` toolset: tail, search and analyze log files (plain or compressed) and the journal.
 
-Read-only by construction: files are only opened for reading, always after
-:func:`~devops_agent.tools.paths.resolve_in_roots` has checked they lie inside ``files.roots``;
-the only command run is the fixed ``journalctl -o json --no-pager`` with argv (no shell).
-``logs_tail`` and ``logs_search`` read at most ``files.max_read_bytes`` per file (a plain file's
-window is found by bisecting on timestamps, so ``since``/``until`` reach into big files cheaply;
-a .gz is decompressed from its start and only its lines inside the window count);
-``logs_errors`` streams every line through :func:`~devops_agent.analysis.group_lines`, so a 200 MB
-log costs bounded memory. The analysis itself lives in :mod:`devops_agent.analysis`; this module
-only finds, opens and reads files.
+Read-only by construction: files are found and opened by :mod:`devops_agent.tools.logfiles`
+(inside ``files.roots`` only, each real file once); the only command run is the fixed
+``journalctl -o json --no-pager`` with argv (no shell). ``logs_tail`` and ``logs_search`` read at
+most ``files.max_read_bytes`` per file (a plain file's window is found by bisecting on
+timestamps, so ``since``/``until`` reach into big files cheaply; a .gz, .xz or .bz2 is
+decompressed from its start and only its lines inside the window count); ``logs_errors`` streams
+every line through :func:`~devops_agent.analysis.group_lines`, so a 200 MB log costs bounded
+memory, and says what it read: the lines inside the window, those outside it, and for each file
+with nothing in the window how old its newest line is and what it said. The analysis itself
+lives in :mod:`devops_agent.analysis`; this module only calls it and shapes the results.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-import os
-import re
 import shutil
 import subprocess
 import time
@@ -25,7 +22,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
 from devops_agent.analysis import (
     Template,
@@ -44,380 +41,64 @@ from devops_agent.analysis.logshape import with_status_phrase
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
-from devops_agent.tools.files import BINARY_PROBE_BYTES, is_binary_head, search_pattern
-from devops_agent.tools.paths import resolve_in_roots, roots_of
+from devops_agent.tools.files import search_pattern
+from devops_agent.tools.logfiles import (
+    MAX_SCAN_FILES,
+    MAX_SHOWN_CHARS,
+    FileRead,
+    collect,
+    file_lines,
+    iso,
+    newest,
+    nothing_read,
+    read_paths,
+    read_stream,
+    resolve_log_path,
+    stream_files,
+    unreadable,
+    walk,
+    window_args,
+    window_words,
+)
+from devops_agent.tools.logwindow import window_facts
+from devops_agent.tools.paths import roots_of
 from devops_agent.tools.registry import ToolRegistry
 
-NAME = "logs"
-DESCRIPTION = "Tail, search and group errors in log files (plain or .gz) and the systemd journal"
+__all__ = [
+    "build",
+    "mine_templates",
+    "nothing_read",
+    "read_paths",
+    "read_stream",
+    "register",
+    "summarize_log",
+    "window_args",
+]
 
-LOG_NAME_RE = re.compile(
-    r"(?:\.log(?:\.\d+)?|\.gz|\.jsonl|\.out|\.err|^(?:syslog|messages|kern|auth|daemon|dmesg)(?:\.\d+)?)$"
-)
+NAME = "logs"
+DESCRIPTION = "Tail, search and group errors in log files (plain, .gz, .xz) and the systemd journal"
+
 MAX_TAIL_FILES = 5
 MAX_SEARCH_FILES = 50
-MAX_SCAN_FILES = 2000
 # Share of the tool timeout (tools.timeout_s) that logs_errors / logs_patterns spend reading: a
 # larger input returns what was read by then, marked partial, instead of timing out while the
 # worker thread reads on.
 READ_BUDGET_SHARE = 0.75
-MAX_LINE_CHARS = 65536
-MAX_SHOWN_CHARS = 2000
-GZ_BUDGET_FACTOR = 20  # a .gz cannot be read from the end: allow this many times the byte limit
-BISECT_STOP = 65536
 JOURNAL_TIMEOUT_S = 20
 JOURNAL_DIRS = (Path("/var/log/journal"), Path("/run/log/journal"))
 PRIORITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 
 
-# --- finding and reading files ---------------------------------------------------------------
-
-
-def _resolve(path: str, roots: list[Path]) -> Path:
-    resolved = resolve_in_roots(path, roots)
-    if not resolved.exists():
-        raise UserError(
-            f"{path!r} does not exist", hint="check the path; logs_tail on a directory lists logs"
-        )
-    return resolved
-
-
-def _is_log_name(path: Path) -> bool:
-    return LOG_NAME_RE.search(path.name) is not None
-
-
-# Text is decoded leniently; utf-8-sig drops a byte-order mark at the start of a file or stream.
-ENCODING = "utf-8-sig"
-
-
-def _padding_end(fh: IO[bytes]) -> int:
-    """Where a file's leading run of NUL bytes ends (0 when it starts with text).
-
-    ``logrotate``'s copytruncate, or a writer that keeps its offset after the file was
-    truncated, leaves the start of a live log as a hole of NULs; the text after it is the log.
-    """
-    fh.seek(0)
-    pos = 0
-    while block := fh.read(1 << 20):
-        rest = block.lstrip(b"\0")
-        if rest:
-            return pos + len(block) - len(rest)
-        pos += len(block)
-    return pos
-
-
-def _open_text(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding=ENCODING, errors="replace")
-    raw = path.open("rb")
-    if raw.read(1) == b"\0":
-        raw.seek(_padding_end(raw))
-    else:
-        raw.seek(0)
-    return io.TextIOWrapper(raw, encoding=ENCODING, errors="replace")
-
-
-def _unreadable(path: Path) -> str | None:
-    """Why ``path`` cannot be read as a text log (binary, permission, corrupt gzip), or None.
-
-    A NUL run at the start of a plain file is padding, not a sign of binary content.
-    """
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as gz:
-                head = gz.read(BINARY_PROBE_BYTES)
-        else:
-            with path.open("rb") as fh:
-                head = fh.read(BINARY_PROBE_BYTES)
-                if head[:1] == b"\0":
-                    fh.seek(_padding_end(fh))
-                    head = fh.read(BINARY_PROBE_BYTES)
-    except PermissionError:
-        return "permission denied"
-    except (OSError, EOFError) as exc:
-        return f"cannot read: {exc}"
-    return "binary" if is_binary_head(head) else None
-
-
-def _walk(
-    root: Path, roots: list[Path], limit: int, logs_only: bool, skipped: list[str] | None = None
-) -> tuple[list[Path], bool]:
-    """Readable files under ``root`` (itself if a file), inside the roots; True if ``limit`` hit.
-
-    What a directory holds but cannot be read (an unreadable file or subdirectory, a link
-    leading outside the roots) is noted in ``skipped``, so an empty result is never silent.
-    """
-    if root.is_file():
-        return [root], False
-    found: list[Path] = []
-    notes: list[str] = skipped if skipped is not None else []
-
-    def cannot_list(exc: OSError) -> None:
-        notes.append(f"{exc.filename} (cannot list: {exc.strerror or exc})")
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=cannot_list):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath, name)
-            if logs_only and not _is_log_name(path):
-                continue
-            try:
-                path = resolve_in_roots(str(path), roots)  # a symlink must not lead outside
-                if not path.is_file():
-                    continue
-            except UserError:
-                notes.append(f"{Path(dirpath, name)} (a link outside the allowed roots)")
-                continue
-            except OSError as exc:  # listed but not searchable: a directory without x permission
-                notes.append(f"{path} (cannot read: {exc.strerror or exc})")
-                continue
-            if not os.access(path, os.R_OK):
-                notes.append(f"{path} (permission denied)")
-                continue
-            if len(found) >= limit:
-                return found, True
-            found.append(path)
-    return found, False
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:  # rotated away since it was listed
-        return 0.0
-
-
-def _newest(files: list[Path], n: int) -> list[Path]:
-    return sorted(files, key=_mtime, reverse=True)[:n]
-
-
-def _first_ts_after(fh: IO[bytes], pos: int) -> datetime | None:
-    fh.seek(pos)
-    if pos:
-        fh.readline(MAX_LINE_CHARS)  # the partial line we landed in
-    for _ in range(64):
-        raw = fh.readline(MAX_LINE_CHARS)
-        if not raw:
-            return None
-        ts = extract_timestamp(raw.decode("utf-8", "replace"))
-        if ts is not None:
-            return ts
-    return None
-
-
-def _next_stamped_line(fh: IO[bytes], pos: int) -> int:
-    """The offset of the first timestamped line after ``pos``: a seek must not start mid-record."""
-    fh.seek(pos)
-    fh.readline(MAX_LINE_CHARS)  # the partial line we landed in
-    first = fh.tell()
-    for _ in range(1000):
-        start = fh.tell()
-        raw = fh.readline(MAX_LINE_CHARS)
-        if not raw:
-            break
-        if extract_timestamp(raw.decode("utf-8", "replace")) is not None:
-            return start
-    return first  # no timestamps here: start at the first whole line
-
-
-SORT_SAMPLES = 16
-SORT_SLACK_S = 300.0  # writers out of step by up to this much still count as in time order
-
-
-def _time_sorted(fh: IO[bytes], size: int) -> bool:
-    """Whether the file looks written in time order, judged at SORT_SAMPLES evenly spaced offsets.
-
-    Bisection on timestamps assumes it; a concatenation such as ``cat app.log app.log.1`` is
-    not, and is then read whole (and filtered line by line) rather than cut in the wrong place.
-    """
-    previous: datetime | None = None
-    for k in range(SORT_SAMPLES):
-        ts = _first_ts_after(fh, size * k // SORT_SAMPLES)
-        if ts is None:
-            continue
-        if previous is not None and (previous - ts).total_seconds() > SORT_SLACK_S:
-            return False
-        previous = ts
-    return True
-
-
-def _bisect(fh: IO[bytes], size: int, target: datetime, known_sorted: bool = False) -> tuple[int, int]:
-    """Byte offsets (lo, hi) with the first line stamped >= ``target`` starting between them.
-
-    (0, 0) for a file that is not in time order (:func:`_time_sorted`, unless ``known_sorted``
-    says the caller checked): read it from the start.
-    """
-    lo, hi = 0, size
-    if hi - lo > BISECT_STOP and not known_sorted and not _time_sorted(fh, size):
-        return 0, 0
-    while hi - lo > BISECT_STOP:
-        mid = (lo + hi) // 2
-        ts = _first_ts_after(fh, mid)
-        if ts is not None and ts < target:
-            lo = mid
-        else:
-            hi = mid  # no timestamp there: look earlier rather than skip lines
-    return lo, hi
-
-
-def _end_offset(fh: IO[bytes], size: int, until: datetime) -> int:
-    """The offset of the first line stamped after ``until`` (``size`` when there is none, or
-    when the file is not in time order)."""
-    if size > BISECT_STOP and not _time_sorted(fh, size):
-        return size
-    lo = _bisect(fh, size, until, known_sorted=True)[0]
-    fh.seek(lo)
-    if lo:
-        fh.readline(MAX_LINE_CHARS)
-    while (start := fh.tell()) < lo + 4 * BISECT_STOP:  # a stretch without timestamps ends the scan
-        raw = fh.readline(MAX_LINE_CHARS)
-        if not raw:
-            return size
-        ts = extract_timestamp(raw.decode("utf-8", "replace"))
-        if ts is not None and ts > until:
-            return start
-    return start
-
-
-def _read_window(
-    path: Path, since: datetime | None, until: datetime | None, budget: int, keep_end: bool
-) -> tuple[list[str], bool]:
-    """Lines of a plain file between since and until (by bisection), at most ``budget`` bytes.
-
-    When the window is larger than the budget, keep its end (``keep_end``) or its start.
-    """
-    with path.open("rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        lo = _bisect(fh, size, since)[0] if since is not None else 0
-        hi = _end_offset(fh, size, until) if until is not None else size
-        truncated = hi - lo > budget
-        if truncated:
-            lo, hi = (hi - budget, hi) if keep_end else (lo, lo + budget)
-        if lo > 0:
-            lo = min(hi, _next_stamped_line(fh, lo))
-        fh.seek(lo)
-        data = fh.read(hi - lo)
-    text = data.decode(ENCODING, "replace")
-    lines = text.splitlines()
-    if hi < size and lines and not text.endswith("\n"):
-        lines = lines[:-1]  # stopped inside a line
-    return lines, truncated
-
-
-def _iter_lines(fh: IO[str]) -> Iterator[str]:
-    """Lines of ``fh``; an overlong line is cut to MAX_LINE_CHARS and the rest skipped."""
-    while line := fh.readline(MAX_LINE_CHARS):
-        if len(line) == MAX_LINE_CHARS and not line.endswith("\n"):
-            while (rest := fh.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
-                pass
-        yield line.lstrip("\0").rstrip("\r\n") if line[:1] == "\0" else line.rstrip("\r\n")
-
-
-class _Read:
-    """How reading one file went: whether the byte limit cut the window short."""
-
-    truncated: bool = False
-
-
-def _file_lines(
-    path: Path, since: datetime | None, until: datetime | None, max_bytes: int, keep_end: bool, read: _Read
-) -> Iterator[str]:
-    """The lines of one file inside [since, until], reading a bounded number of bytes.
-
-    A plain file's window is found by bisection and cut to ``max_bytes`` (its end when
-    ``keep_end``). A .gz file cannot be read from its end or bisected, so it is streamed from its
-    start, and the budget counts only the lines inside the window: with ``keep_end`` the last
-    ``max_bytes`` of them are kept, otherwise up to GZ_BUDGET_FACTOR times that from its start.
-    Counting every line read instead would stop before a window late in the file, and report
-    its absence, or older lines as the file's last ones.
-    """
-    if path.suffix != ".gz":
-        lines, read.truncated = _read_window(path, since, until, max_bytes, keep_end)
-        yield from _in_window(lines, since, until)
-        return
-    with _open_text(path) as fh:
-        window = _in_window(_iter_lines(fh), since, until)
-        if keep_end:
-            yield from _last_bytes(window, max_bytes, read)
-        else:
-            yield from _budgeted(window, max_bytes * GZ_BUDGET_FACTOR, read)
-
-
-def _last_bytes(lines: Iterable[str], budget: int, read: _Read) -> list[str]:
-    """The last lines of ``lines`` that fit in ``budget`` characters (at least the last one)."""
-    kept: deque[str] = deque()
-    size = 0
-    for line in lines:
-        kept.append(line)
-        size += len(line) + 1
-        while size > budget and len(kept) > 1:
-            size -= len(kept.popleft()) + 1
-            read.truncated = True
-    return list(kept)
-
-
-def _budgeted(lines: Iterable[str], budget: int, read: _Read) -> Iterator[str]:
-    seen = 0
-    for line in lines:
-        seen += len(line) + 1
-        if seen > budget:
-            read.truncated = True
-            return
-        yield line
-
-
-def _in_window(lines: Iterable[str], since: datetime | None, until: datetime | None) -> Iterator[str]:
-    """Lines inside [since, until]; a line without a timestamp inherits the previous one's."""
-    if since is None and until is None:
-        yield from lines
-        return
-    current: datetime | None = None
-    for line in lines:
-        current = extract_timestamp(line) or current
-        if current is None or ((since is None or current >= since) and (until is None or current <= until)):
-            yield line
-
-
-def window_args(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
-    now = datetime.now(UTC)
-    start = parse_since(since, now) if since else None
-    end = parse_since(until, now) if until else None
-    if start is not None and end is not None and start > end:
-        raise UserError("since is after until", hint="swap them, or leave one out")
-    return start, end
-
-
-def _iso(dt: datetime | None) -> str | None:
-    return dt.isoformat().replace("+00:00", "Z") if dt is not None else None
+# --- the toolset ------------------------------------------------------------------------------
 
 
 def _fail(exc: UserError) -> ToolResult:
     return ToolResult.fail(exc.message, hint=exc.hint)
 
 
-def nothing_read(paths: list[str], skipped: list[str]) -> UserError:
-    """The error for inputs of which no file could be read: what was skipped, or that none exist.
-
-    Reading nothing is not evidence of no errors, so the tools fail (a gap in a report) and
-    the CLI exits 2, rather than report an empty result.
-    """
-    if skipped:
-        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
-        return UserError(
-            f"no log file could be read: {'; '.join(skipped[:3])}{more}",
-            hint="pass text log files (plain or .gz) you can read, or directories holding some",
-        )
-    return UserError(
-        f"no files found in {', '.join(paths)}", hint="pass log files or directories holding some"
-    )
-
-
 def _nothing_read(paths: list[str], skipped: list[str]) -> ToolResult:
     exc = nothing_read(paths, skipped)
     return ToolResult.fail(exc.message, hint=exc.hint, skipped=skipped[:50])
-
-
-# --- the toolset ------------------------------------------------------------------------------
 
 
 def _journal_present() -> bool:
@@ -439,7 +120,7 @@ def _journal_entry(raw: dict[str, Any]) -> dict[str, Any]:
         datetime.fromtimestamp(int(stamp) / 1e6, UTC) if isinstance(stamp, str) and stamp.isdigit() else None
     )
     return {
-        "time": _iso(when),
+        "time": iso(when),
         "unit": raw.get("_SYSTEMD_UNIT") or raw.get("UNIT"),
         "identifier": raw.get("SYSLOG_IDENTIFIER"),
         "pid": raw.get("_PID"),
@@ -506,7 +187,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         """
         try:
             roots = roots_of(settings)
-            target = _resolve(path, roots)
+            target = resolve_log_path(path, roots)
             start, end = window_args(since, until)
         except UserError as exc:
             return _fail(exc)
@@ -514,20 +195,20 @@ def build(settings: Settings) -> ToolsetBuilder:
         skipped: list[str] = []
         capped = False
         if target.is_dir():
-            candidates, capped = _walk(target, roots, MAX_SCAN_FILES, logs_only=True, skipped=skipped)
+            candidates, capped = walk(target, roots, MAX_SCAN_FILES, logs_only=True, skipped=skipped)
         else:
             candidates = [target]
         results: list[dict[str, Any]] = []
         # the newest readable logs: a binary or corrupt file must not take the place of a log
-        for file in _newest(candidates, len(candidates)):
+        for file in newest(candidates, len(candidates)):
             if sum("lines" in r for r in results) == MAX_TAIL_FILES:
                 break
-            if reason := _unreadable(file):
+            if reason := unreadable(file):
                 skipped.append(f"{file} ({reason})")
                 continue
-            read = _Read()
+            read = FileRead()
             try:
-                tail = list(deque(_file_lines(file, start, end, max_bytes, True, read), maxlen=count))
+                tail = list(deque(file_lines(file, start, end, max_bytes, True, read), maxlen=count))
             except (OSError, EOFError) as exc:
                 skipped.append(f"{file} (read failed: {exc})")
                 continue
@@ -541,11 +222,9 @@ def build(settings: Settings) -> ToolsetBuilder:
             meta["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass a narrower path"
         if not any(r["lines"] for r in results):
             return ToolResult.empty(
-                f"no lines in {path}{_window_words(start, end)}", files=[r["path"] for r in results], **meta
+                f"no lines in {path}{window_words(start, end)}", files=[r["path"] for r in results], **meta
             )
-        return ToolResult.ok(
-            {"files": results}, source=str(target), since=_iso(start), until=_iso(end), **meta
-        )
+        return ToolResult.ok({"files": results}, source=str(target), since=iso(start), until=iso(end), **meta)
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
     def logs_search(
@@ -577,7 +256,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         """
         try:
             roots = roots_of(settings)
-            target = _resolve(path, roots)
+            target = resolve_log_path(path, roots)
             start, end = window_args(since, until)
         except UserError as exc:
             return _fail(exc)
@@ -586,19 +265,19 @@ def build(settings: Settings) -> ToolsetBuilder:
             return rx
         cap = max(1, min(limit, 2000))
         skipped: list[str] = []
-        candidates, capped = _walk(target, roots, MAX_SCAN_FILES, logs_only=target.is_dir(), skipped=skipped)
-        files = _newest(candidates, MAX_SEARCH_FILES)
+        candidates, capped = walk(target, roots, MAX_SCAN_FILES, logs_only=target.is_dir(), skipped=skipped)
+        files = newest(candidates, MAX_SEARCH_FILES)
         matches: list[dict[str, str]] = []
         total, searched, truncated_files = 0, 0, []
         for file in files:
-            if reason := _unreadable(file):
+            if reason := unreadable(file):
                 skipped.append(f"{file} ({reason})")
                 continue
-            read = _Read()
+            read = FileRead()
             # Without since the end of the file is searched, so its last matches are the news.
             kept: deque[dict[str, str]] = deque(maxlen=cap - len(matches) if since is None else None)
             try:
-                for line in _file_lines(file, start, end, max_bytes, since is None, read):
+                for line in file_lines(file, start, end, max_bytes, since is None, read):
                     if rx.search(line):
                         total += 1
                         if since is None or len(matches) + len(kept) < cap:
@@ -621,7 +300,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             )
         if not matches:
             return ToolResult.empty(
-                f"no line matches {pattern!r} in {searched} file(s){_window_words(start, end)}"
+                f"no line matches {pattern!r} in {searched} file(s){window_words(start, end)}"
                 + (" (only part of some files was read; narrow with since/until)" if truncated_files else "")
                 + (f"; {meta['note']}" if "note" in meta else ""),
                 **meta,
@@ -652,31 +331,48 @@ def build(settings: Settings) -> ToolsetBuilder:
             return ToolResult.fail("no paths given", hint="pass log files or directories, e.g. ['/var/log']")
         try:
             roots = roots_of(settings)
-            targets = [_resolve(p, roots) for p in paths]
+            targets = [resolve_log_path(p, roots) for p in paths]
             start, end = window_args(since, until)
         except UserError as exc:
             return _fail(exc)
         skipped: list[str] = []
-        files, capped = _collect(targets, roots, skipped)
+        files, capped = collect(targets, roots, skipped)
         scanned: list[str] = []
+        older: list[str] = []
+        written_before: set[str] = set()
         budget = ReadBudget(settings)
-        stream = budget.wrap(_stream_files(files, start, scanned, skipped))
-        summary = group_lines(stream, errors_only=True, since=start, until=end)
+        stream = budget.wrap(stream_files(files, start, scanned, skipped, older, written_before))
+        summary = group_lines(stream, errors_only=True, since=start, until=end, undated_before=written_before)
         if not scanned:
+            if older and start is not None:
+                return ToolResult.fail(
+                    f"no log file was written in the window: the {len(older)} compressed file(s) "
+                    f"found were last modified before {iso(start)} ({', '.join(older[:3])})",
+                    hint="widen the window (--since), or pass the log that is being written now",
+                    older_files=older[:50],
+                )
             return _nothing_read(paths, skipped)
+        facts = window_facts(summary, scanned, start, end, older)
         data = summary.to_dict(max(1, min(max_groups, 200)))
         data["files_scanned"] = len(scanned)
         data["files"] = scanned[:50]
         data["skipped"] = skipped[:50]
+        data.update(facts)
         if capped:
             data["note"] = f"stopped listing files at {MAX_SCAN_FILES}; pass narrower paths"
         budget.mark(data)
         if summary.error_lines == 0:
             counts = {k: data[k] for k in ("total_lines", "matched_lines", "files_scanned", "skipped")}
+            outside = facts["lines_outside_window"]
             return ToolResult.empty(
                 f"no errors in {summary.matched_lines} lines from {len(scanned)} file(s)"
-                f"{_window_words(start, end)}" + (f" ({budget.note()})" if budget.spent else ""),
+                f"{window_words(start, end)}"
+                + (f"; {outside} lines read outside the window were not counted" if outside else "")
+                + (f" ({budget.note()})" if budget.spent else ""),
                 **counts,
+                **facts,
+                since=iso(start.replace(microsecond=0)) if start else None,
+                until=iso(end.replace(microsecond=0)) if end else None,
                 partial=budget.spent,
             )
         # ranked by count: the output cap drops the smallest groups, never the middle ones, and
@@ -684,8 +380,8 @@ def build(settings: Settings) -> ToolsetBuilder:
         return ToolResult.ok(
             data,
             source=", ".join(paths),
-            since=_iso(start),
-            until=_iso(end),
+            since=iso(start),
+            until=iso(end),
             ranked=["groups"],
             ranked_tally={
                 "groups": {"count": "count", "shown": "groups_shown", "hidden": "records_in_hidden_groups"}
@@ -723,7 +419,7 @@ def build(settings: Settings) -> ToolsetBuilder:
         budget.mark(data)
         if not data["templates"]:
             return ToolResult.empty(
-                f"no log lines in {len(scanned)} file(s){_window_words(start, end)}",
+                f"no log lines in {len(scanned)} file(s){window_words(start, end)}",
                 skipped=skipped[:50],
                 partial=budget.spent,
             )
@@ -799,7 +495,7 @@ def build(settings: Settings) -> ToolsetBuilder:
                 )
             return ToolResult.empty(
                 f"no journal entries at priority {prio} or more severe"
-                f"{' for ' + unit if unit else ''}{_window_words(start, None)}"
+                f"{' for ' + unit if unit else ''}{window_words(start, None)}"
             )
         shapes = Counter(message_shape(e["message"]) for e in entries)
         data = {
@@ -810,108 +506,6 @@ def build(settings: Settings) -> ToolsetBuilder:
         return ToolResult.ok(data, source="journald", command=" ".join(["journalctl", *argv[1:]]))
 
     return ts
-
-
-def _open_at(path: Path, since: datetime | None) -> IO[str]:
-    """Open a log for reading text; a plain file with ``since`` starts about where that time is."""
-    if since is None or path.suffix == ".gz":
-        return _open_text(path)
-    raw = path.open("rb")
-    try:
-        pad = _padding_end(raw) if raw.read(1) == b"\0" else 0
-        lo, _ = _bisect(raw, os.fstat(raw.fileno()).st_size, since)
-        raw.seek(max(pad, _next_stamped_line(raw, lo) if lo else 0))
-    except BaseException:
-        raw.close()
-        raise
-    return io.TextIOWrapper(raw, encoding=ENCODING, errors="replace")
-
-
-def _window_words(start: datetime | None, end: datetime | None) -> str:
-    parts = []
-    if start is not None:
-        parts.append(f"since {_iso(start)}")
-    if end is not None:
-        parts.append(f"until {_iso(end)}")
-    return f" ({', '.join(parts)})" if parts else ""
-
-
-def _collect(targets: list[Path], roots: list[Path], skipped: list[str]) -> tuple[list[Path], bool]:
-    """Every file under ``targets`` (deduplicated, capped at MAX_SCAN_FILES); see :func:`_walk`."""
-    files: list[Path] = []
-    capped = False
-    for target in targets:
-        found, hit = _walk(target, roots, MAX_SCAN_FILES - len(files), logs_only=False, skipped=skipped)
-        seen = set(files)
-        files.extend(f for f in found if f not in seen)
-        capped = capped or hit
-    return files, capped
-
-
-def _stream_files(
-    files: list[Path], start: datetime | None, scanned: list[str], skipped: list[str]
-) -> Iterator[tuple[str, str]]:
-    """(file, line) for every line of ``files``, skipping binaries; notes what was read or skipped."""
-    for file in files:
-        if reason := _unreadable(file):
-            skipped.append(f"{file} ({reason})")
-            continue
-        scanned.append(str(file))
-        try:
-            fh = _open_at(file, start)
-        except (OSError, EOFError) as exc:
-            skipped.append(f"{file} (read failed: {exc})")
-            continue
-        with fh:
-            yield from _stream_lines(fh, str(file), skipped)
-
-
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-def _stream_lines(fh: IO[str], source: str, skipped: list[str]) -> Iterator[tuple[str, str]]:
-    try:
-        for line in _iter_lines(fh):
-            yield source, line
-    except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
-        skipped.append(f"{source} (read failed: {exc})")
-
-
-def read_stream(
-    raw: IO[bytes], source: str = "stdin"
-) -> tuple[Iterator[tuple[str, str]], list[str], list[str]]:
-    """Lines of a byte stream such as standard input: (lines, scanned, skipped), as :func:`read_paths`.
-
-    A stream that starts with the gzip magic bytes is decompressed on the fly, so
-    ``cat app.log.gz | …`` reads like the .gz file itself.
-    """
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast("io.RawIOBase", raw))
-    text: IO[str]
-    head = buffered.peek(BINARY_PROBE_BYTES)
-    if is_binary_head(head) and not head.startswith(GZIP_MAGIC):  # as files are judged
-        return iter(()), [], [f"{source} (binary)"]
-    if head.startswith(GZIP_MAGIC):
-        text = io.TextIOWrapper(
-            gzip.GzipFile(fileobj=buffered, mode="rb"), encoding=ENCODING, errors="replace"
-        )
-    else:
-        text = io.TextIOWrapper(buffered, encoding=ENCODING, errors="replace")
-    skipped: list[str] = []
-    return _stream_lines(text, source, skipped), [source], skipped
-
-
-def read_paths(
-    paths: list[str], settings: Settings, since: datetime | None = None
-) -> tuple[Iterator[tuple[str, str]], list[str], list[str], bool]:
-    """Lines of every log file under ``paths`` (inside the roots): (lines, scanned, skipped, capped).
-
-    ``scanned`` and ``skipped`` fill up as the iterator is consumed.
-    """
-    roots = roots_of(settings)
-    skipped: list[str] = []
-    files, capped = _collect([_resolve(p, roots) for p in paths], roots, skipped)
-    scanned: list[str] = []
-    return _stream_files(files, since, scanned, skipped), scanned, skipped, capped
 
 
 def _span_buckets(templates: list[Template], bucket_s: int) -> int:
@@ -998,8 +592,8 @@ def mine_templates(
         return {
             "template": t.template,
             "count": t.count,
-            "first_seen": _iso(t.first_seen),
-            "last_seen": _iso(t.last_seen),
+            "first_seen": iso(t.first_seen),
+            "last_seen": iso(t.last_seen),
             "examples": list(t.examples),
             "burst": _burst(t, span),
             "buckets": dict(sorted(t.buckets.items())[-60:]),

@@ -8,6 +8,11 @@ status is ``success`` or ``no_data`` reach an analyzer. Among its findings an an
 :class:`Gap` for evidence that came back empty because its source is not there at all (no journald
 on the host), so that the report does not claim every step succeeded.
 
+An analyzer also says what it read, one :class:`Checked` per source (:func:`checked`): how many
+log lines, series, commits or entries lay in the window. The report's verdict is derived from
+these: an analyzer that reads nothing, or does not say what it read, can never make an all-clear
+(the engine turns its silence into a gap).
+
 Tool output shapes are owned by the tools and may change or arrive truncated to a string by the
 size cap: helpers here accept the documented variants (a bare list, or a dict holding the list)
 and raise :class:`CannotAnalyze` when the data is not structured, which the engine reports as a
@@ -20,11 +25,13 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from devops_agent.agent.report import Finding, Gap
+from devops_agent.agent.report import Checked, Finding, Gap
 from devops_agent.tools.base import ToolResult
 
 Evidence = dict[str, ToolResult]
-Analyzer = Callable[[Evidence, dict[str, Any], dict[str, Any]], Sequence[Finding | Gap]]
+Item = Finding | Gap | Checked
+"""What an analyzer returns: findings, gaps, and what it read."""
+Analyzer = Callable[[Evidence, dict[str, Any], dict[str, Any]], Sequence[Item]]
 
 ANALYZERS: dict[str, Analyzer] = {}
 """Every registered analyzer by name; runbooks name them under ``analyzers: - use:``."""
@@ -68,6 +75,20 @@ def source_of(result: ToolResult) -> str:
     tool = str(result.metadata.get("tool", "?"))
     step = result.metadata.get("step")
     return f"{tool} ({step})" if step else tool
+
+
+def checked(
+    result: ToolResult, read: int, unit: str, *, detail: str = "", empty_is_answer: bool = False
+) -> Checked:
+    """What ``result``'s step read in the window (``read`` of ``unit``), for the report's verdict."""
+    return Checked(
+        step=str(result.metadata.get("step") or result.metadata.get("tool") or "?"),
+        tool=str(result.metadata.get("tool") or "?"),
+        read=max(0, int(read)),
+        unit=unit,
+        detail=detail,
+        empty_is_answer=empty_is_answer,
+    )
 
 
 def structured(result: ToolResult) -> Any:

@@ -21,7 +21,9 @@ from devops_agent.agent.report import Finding
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,
+    Item,
     as_records,
+    checked,
     dict_field,
     first_result,
     list_field,
@@ -234,19 +236,23 @@ def _timeline(commits: list[dict[str, Any]], onset: Onset | None, max_lines: int
 
 
 @register_analyzer("recent_changes")
-def recent_changes(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
+def recent_changes(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """Commits in the window as evidence, placed around the onset when one is known; medium when
-    any touches config-like files or landed in the ``change_window_hours`` before the onset."""
+    any touches config-like files or landed in the ``change_window_hours`` before the onset.
+
+    A history read with no commit in the window is an answer (nothing changed), unlike a log
+    with no line in it."""
     max_lines = int(params.get("max_commits", 20))
     change_window = timedelta(hours=float(params.get("change_window_hours", 2)))
     window = f" since {inputs['since']}" if inputs.get("since") else ""
     repo = f" in {inputs['repo']}" if inputs.get("repo") else ""
     onset, unknown_onset = find_onset(evidence, inputs)
-    findings: list[Finding] = []
+    findings: list[Item] = []
     for result in results_for(evidence, "git_log"):
         data = structured(result) if result.status == "success" else None
         # newest landed first, whatever order the tool listed them in (merges interleave)
         commits = sorted(as_records(data, "commits"), key=lambda c: landed(c) or _EARLIEST, reverse=True)
+        findings.append(checked(result, len(commits), "commits", empty_is_answer=True))
         if not commits:
             findings.append(
                 Finding(severity="info", title=f"No changes{repo}{window}", source=source_of(result))

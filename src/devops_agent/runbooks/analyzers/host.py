@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from devops_agent.agent.report import Finding, Severity
+from devops_agent.agent.report import Finding, Gap, Severity
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,
+    Item,
     as_mapping,
+    checked,
     describe_item,
     fmt_duration,
     number,
@@ -40,16 +42,17 @@ def _uptime_s(data: dict[str, Any]) -> float | None:
 
 
 @register_analyzer("host_overview")
-def host_overview(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
+def host_overview(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """An info finding naming the host; a reboot less than ``recent_reboot_s`` (3600) ago is medium."""
     recent = float(params.get("recent_reboot_s", 3600))
-    findings: list[Finding] = []
+    findings: list[Item] = []
     for result in results_for(evidence, "system_overview"):
         if result.status != "success":
             continue
         data = as_mapping(structured(result))
         if not any(data.get(k) for k in ("hostname", "os", "kernel", "uptime_s", "boot_time")):
             raise CannotAnalyze("system_overview output has none of hostname/os/kernel/uptime_s")
+        findings.append(checked(result, 1, "host snapshot"))
         host = str(data.get("hostname") or "this host")
         uptime = _uptime_s(data)
         lines = [
@@ -170,15 +173,17 @@ _CHECKS = (
 
 
 @register_analyzer("failing_processes")
-def failing_processes(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
+def failing_processes(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """OOM kills (high), failed units and D-state processes (medium), zombies (low; medium from
-    ``zombie_warn`` (10) on)."""
+    ``zombie_warn`` (10) on). A part the host does not let us read (no systemd, no kernel log)
+    is "not checked" and a gap: its silence is no all-clear."""
     zombie_warn = int(params.get("zombie_warn", 10))
-    findings: list[Finding] = []
+    findings: list[Item] = []
     for result in results_for(evidence, "system_failing_processes"):
         if result.status != "success":
             continue
         data = as_mapping(structured(result))
+        findings.append(checked(result, 1, "process table snapshot"))
         not_checked: list[tuple[str, str]] = []
         for check in _CHECKS:
             count, records, unavailable = _section(data, check)
@@ -201,7 +206,7 @@ def failing_processes(evidence: Evidence, params: dict[str, Any], inputs: dict[s
                     next_steps=[check.next_step],
                 )
             )
-        if not findings:
+        if not any(isinstance(f, Finding) for f in findings):
             findings.append(
                 Finding(
                     severity="info",
@@ -219,6 +224,11 @@ def failing_processes(evidence: Evidence, params: dict[str, Any], inputs: dict[s
                     source=source_of(result),
                 )
             )
+            step = str(result.metadata.get("step") or "system_failing_processes")
+            findings += [
+                Gap(step=step, tool="system_failing_processes", reason=f"{what} not checked: {why}")
+                for what, why in not_checked
+            ]
     return findings
 
 

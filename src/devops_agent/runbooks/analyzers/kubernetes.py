@@ -20,8 +20,10 @@ from typing import Any
 from devops_agent.agent.report import Finding
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
+    Item,
     as_mapping,
     as_records,
+    checked,
     dict_field,
     list_field,
     register_analyzer,
@@ -395,8 +397,25 @@ def _crash(
 
 
 @register_analyzer("pod_crashloop")
-def pod_crashloop(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
-    """Classify each failing pod's cause: OOMKilled, image pull failure, configuration error, or crash."""
+def pod_crashloop(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
+    """Classify each failing pod's cause: OOMKilled, image pull failure, configuration error, or crash.
+
+    What was read is the pods seen (the one named, else all listed): none seen is no all-clear.
+    """
+    wanted = inputs.get("pod")
+    pods = _records(evidence, "k8s_pods", "pods") + [
+        d for d in _describes(evidence) if d.get("kind") == "Pod"
+    ]
+    seen = {str(p.get("name")) for p in pods if not wanted or p.get("name") == wanted}
+    first = next(iter(evidence.values()))
+    for result in (*results_for(evidence, "k8s_pods"), *results_for(evidence, "k8s_describe")):
+        if result.status == "success":
+            first = result
+            break
+    return [checked(first, len(seen), "pods"), *_pod_crashloop(evidence, params, inputs)]
+
+
+def _pod_crashloop(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
     max_pods = int(params.get("max_pods", 5))
     pods = _records(evidence, "k8s_pods", "pods")
     described = _describes(evidence)

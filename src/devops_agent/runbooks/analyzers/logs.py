@@ -10,12 +10,15 @@ import re
 from collections import Counter
 from typing import Any
 
-from devops_agent.agent.report import Finding, Gap, Severity
+from devops_agent.agent.report import Checked, Finding, Gap, Severity
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
+    Item,
     as_mapping,
     as_records,
+    checked,
     dict_field,
+    fmt_duration,
     list_field,
     number,
     register_analyzer,
@@ -105,38 +108,195 @@ def _partial_gap(result: ToolResult, note: Any) -> Gap:
     )
 
 
+def _name(path: Any) -> str:
+    return str(path).rsplit("/", 1)[-1] or str(path)
+
+
+def _age(seconds: Any) -> str:
+    value = number(seconds)
+    return fmt_duration(value) if value is not None and value >= 0 else "?"
+
+
+def _window_text(inputs: dict[str, Any], facts: dict[str, Any]) -> str:
+    since = facts.get("since") or inputs.get("since")
+    until = facts.get("until") or inputs.get("until")
+    parts = [f"since {since}" if since else "", f"until {until}" if until else ""]
+    return " ".join(p for p in parts if p) or "in the window"
+
+
+def _nothing_in_window(result: ToolResult, facts: dict[str, Any], inputs: dict[str, Any]) -> Gap:
+    """Zero lines in the window: a gap that says why, never "no errors"."""
+    window = _window_text(inputs, facts)
+    quiet = [q for q in list_field(facts, "quiet_files") if isinstance(q, dict)]
+    empty = [str(e) for e in list_field(facts, "empty_files")]
+    if facts.get("window_in_future"):
+        reason = f"the window starts in the future ({window}): no log line can be in it"
+    elif quiet:
+        top = quiet[0]
+        reason = (
+            f"no log line {window}; the newest line, in {_name(top.get('path'))}, is "
+            f"{_age(top.get('newest_age_s'))} old and says: {shorten(top.get('newest_line'), 200)}"
+        )
+    elif empty and len(empty) >= int(number(facts.get("files_scanned")) or len(empty)):
+        reason = "the log file(s) are empty: " + ", ".join(_name(e) for e in empty[:5])
+    else:
+        reason = f"no log line {window} in what was read"
+    return Gap(
+        step=str(result.metadata.get("step") or "logs_errors"),
+        tool="logs_errors",
+        reason=reason + " — nothing read is not nothing wrong",
+        hint="widen the window (--since) to read the lines before it; a service that stopped "
+        "logging has often stopped working",
+    )
+
+
+def _quiet_items(result: ToolResult, facts: dict[str, Any], params: dict[str, Any]) -> list[Finding | Gap]:
+    """A finding for each live log that went quiet (worded by what it said last), a gap for one
+    whose stamps may be in another zone (quiet or not, it cannot tell)."""
+    quiet_severity: Severity = params.get("quiet_severity", "low")
+    source = source_of(result)
+    out: list[Finding | Gap] = []
+    for q in list_field(facts, "quiet_files"):
+        if not isinstance(q, dict) or q.get("rotated"):
+            continue  # a rotated file is old by design
+        name, age = _name(q.get("path")), _age(q.get("newest_age_s"))
+        errors = [e for e in list_field(q, "last_errors") if isinstance(e, dict)]
+        line = shorten(q.get("newest_line"), 300)
+        said = f"The newest line, at {q.get('newest')} ({age} ago), says: {line}"
+        if q.get("undated"):
+            said = f"It was last written at {q.get('newest')} ({age} ago), without timestamps; "
+            said += f"its last line: {line}"
+        evidence = [f"{e.get('count')}× {shorten(e.get('example'), 300)}" for e in errors[:5]]
+        evidence += [f"{'last' if q.get('undated') else 'newest'}: {line}"]
+        zone = q.get("zone_note")
+        if zone:
+            out.append(
+                Gap(
+                    step=str(result.metadata.get("step") or "logs_errors"),
+                    tool="logs_errors",
+                    reason=f"{name}: cannot tell whether it went quiet {age} ago: {zone}",
+                    hint="read it with --since as an absolute time in the writer's zone, or fix the "
+                    "writer to stamp its zone (ISO 8601 with an offset)",
+                )
+            )
+            if not errors:
+                continue
+        if errors:
+            group = {"shape": errors[-1].get("shape"), "examples": [e.get("example") for e in errors]}
+            severity: Severity = "high" if group_severity(group, 10**9) == "high" else "medium"
+            top = max(errors, key=lambda e: number(e.get("count")) or 0)
+            shape = shorten(top.get("shape"), 80)
+            if zone:
+                title = f"{name}: errors in its newest lines, stamped {age} ago: {shape}"
+                detail = f"{said}. Its stamps may be off ({zone}), so these errors may be recent."
+            else:
+                title = f"{name}: errors, then nothing for {age}: {shape}"
+                detail = f"{said}. Errors came just before it stopped: a service that stops logging "
+                detail += "has often died."
+            detail += f" Counted among its last {q.get('lines_considered') or 'few'} lines before the window."
+        else:
+            severity = quiet_severity
+            title = f"{name} has logged nothing for {age}"
+            detail = f"{said}. Nothing was written in the window; check that the service still runs."
+        out.append(
+            Finding(
+                severity=severity,
+                title=title,
+                detail=detail,
+                evidence=evidence,
+                source=source,
+                next_steps=[
+                    f"Check whether the process writing {name} still runs (systemctl status, "
+                    "kubectl get pods, docker ps) and read the lines before it went quiet"
+                ],
+            )
+        )
+    future = [f for f in list_field(facts, "future_files") if isinstance(f, dict)]
+    if future:
+        out.append(
+            Finding(
+                severity="info",
+                title=f"{len(future)} log file(s) have lines stamped in the future",
+                detail="Up to "
+                + _age(max(number(f.get("ahead_s")) or 0 for f in future))
+                + " ahead of this host's clock: stamps without a zone from a host ahead of this one, "
+                "or a wrong clock. Those lines were counted as inside the window.",
+                evidence=[f"{_name(f.get('path'))}: {_age(f.get('ahead_s'))} ahead" for f in future[:5]],
+                source=source,
+            )
+        )
+    return out
+
+
+def _read_check(result: ToolResult, facts: dict[str, Any]) -> Checked:
+    # lines_in_window (this tool), matched_lines (grouping's count in the window), else every
+    # line read (an output from before windows were counted, with no window)
+    in_window = next(
+        (
+            n
+            for key in ("lines_in_window", "matched_lines", "total_lines")
+            if (n := number(facts.get(key))) is not None
+        ),
+        0.0,
+    )
+    outside = int(number(facts.get("lines_outside_window")) or 0)
+    detail = f"{outside:,} lines read outside the window were not counted" if outside else ""
+    older = dict_field(facts, "older_files")
+    if older:
+        detail += (
+            "; " if detail else ""
+        ) + f"{older.get('count')} compressed file(s) rotated before it not read"
+    return checked(result, int(in_window), "log lines", detail=detail)
+
+
 @register_analyzer("log_error_groups")
-def log_error_groups(
-    evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]
-) -> list[Finding | Gap]:
+def log_error_groups(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """One finding per top error group (``max_findings``, 5), plus an info finding on what was read.
 
-    A read the tool cut short (``partial``: its time ran out) is a gap, and its "no errors" says
+    What was read is the lines inside the window. None is a gap that says why (a log that went
+    quiet: how old its newest line is and what it says; an empty file; a window in the future),
+    never "no errors"; a live log with nothing in the window is a finding of its own (medium, or
+    high when its last lines were fatal errors; ``quiet_severity``, low, when they were not). A
+    read the tool cut short (``partial``: its time ran out) is a gap, and its "no errors" says
     "in the lines read", never "in the logs".
     """
     max_findings = int(params.get("max_findings", 5))
     medium_count = int(params.get("medium_count", 10))
-    findings: list[Finding | Gap] = []
+    skipped_severity: Severity = params.get("skipped_severity", "low")
+    findings: list[Item] = []
     for result in results_for(evidence, "logs_errors"):
         source = source_of(result)
+        facts = result.metadata if result.status == "no_data" else as_mapping(structured(result))
+        read = _read_check(result, facts)
+        findings.append(read)
+        findings += _quiet_items(result, facts, params)
+        if read.read == 0:
+            findings.append(_nothing_in_window(result, facts, inputs))
         if result.status == "no_data":  # the tool says "no errors in N lines …" in its hint
-            detail = result.hint or ""
             partial = bool(result.metadata.get("partial"))
-            title = _NO_ERRORS_READ if partial else _NO_ERRORS
-            findings.append(Finding(severity="info", title=title, detail=detail, source=source))
-            findings += _skipped_finding(list_field(result.metadata, "skipped"), source)
+            if read.read:
+                title = _NO_ERRORS_READ if partial else _NO_ERRORS
+                findings.append(
+                    Finding(severity="info", title=title, detail=result.hint or "", source=source)
+                )
+            findings += _skipped_finding(list_field(result.metadata, "skipped"), source, skipped_severity)
             if partial:
                 findings.append(_partial_gap(result, None))
             continue
-        data = as_mapping(structured(result))
-        findings += _skipped_finding(list_field(data, "skipped"), source)
+        data = facts
+        findings += _skipped_finding(list_field(data, "skipped"), source, skipped_severity)
         partial = bool(data.get("partial") or result.metadata.get("partial"))
         if partial:
             findings.append(_partial_gap(result, data.get("note")))
         groups = as_records(data.get("groups") or [], "groups")
-        total, errors = number(data.get("total_lines")), number(data.get("error_lines"))
+        errors = number(data.get("error_lines"))
         window = _fmt_range(data.get("time_range"))
-        scope = f"{total or 0:.0f} lines read" + (f", {window}" if window else "") + "."
+        windowed = result.metadata.get("since") or result.metadata.get("until")
+        scope = f"{read.read:,} lines in the window" if windowed else ""
+        scope = scope or f"{read.read:,} lines read"
+        if read.detail:
+            scope += f" ({read.detail})"
+        scope += (f", {window}" if window else "") + "."
         if partial:
             scope += " Reading stopped before the end of the logs: the counts cover only the lines read."
         if not groups or errors == 0:
@@ -179,14 +339,15 @@ def log_error_groups(
     return findings
 
 
-def _skipped_finding(skipped: list[Any], source: str) -> list[Finding]:
-    """A low finding naming the inputs that could not be read: what was read is not all there is."""
+def _skipped_finding(skipped: list[Any], source: str, severity: Severity = "low") -> list[Finding]:
+    """A finding (low, unless the runbook says otherwise) naming the inputs that could not be
+    read: what was read is not all there is."""
     if not skipped:
         return []
     n = len(skipped)
     return [
         Finding(
-            severity="low",
+            severity=severity,
             title=f"{n} log input{'s' if n != 1 else ''} could not be read",
             detail="Errors in them are not counted above (binary, unreadable or corrupt).",
             evidence=[str(s) for s in skipped[:10]],
@@ -232,14 +393,17 @@ def _entry_fields(entry: Any) -> tuple[str, str, str]:
 
 
 @register_analyzer("journal_errors")
-def journal_errors(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding | Gap]:
+def journal_errors(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """Repeated error-priority journal messages: emerg/alert/crit → high, ``medium_count`` (20)+ → medium.
 
-    A host without journald is "not checked" (and a gap), never "no error-priority entries".
+    A host without journald is "not checked" (and a gap), never "no error-priority entries" —
+    unless the runbook read log files instead (a ``logs_errors`` step among the evidence, e.g.
+    /var/log), whose error groups are then reported as :func:`log_error_groups` does.
     """
     medium_count = int(params.get("medium_count", 20))
     since = f" since {inputs['since']}" if inputs.get("since") else ""
-    findings: list[Finding | Gap] = []
+    files = {step: r for step, r in evidence.items() if r.metadata.get("tool") == "logs_errors"}
+    findings: list[Item] = []
     for result in results_for(evidence, "logs_journal"):
         data = structured(result) if result.status == "success" else None
         entries: list[Any] = (
@@ -247,18 +411,23 @@ def journal_errors(evidence: Evidence, params: dict[str, Any], inputs: dict[str,
         )
         if not entries and result.metadata.get("journald") is False:
             why = str(result.hint)
+            instead = ", ".join(
+                str(dict_field(r.metadata, "args").get("paths") or "") for r in files.values()
+            )
             findings.append(
                 Finding(
                     severity="info",
-                    title="Not checked: journal",
+                    title="Not checked: journal" + (f"; read {instead} instead" if files else ""),
                     detail=f"journal: {why}.",
                     source=source_of(result),
                 )
             )
-            reason, _, hint = why.partition("; ")
-            step = str(result.metadata.get("step") or "logs_journal")
-            findings.append(Gap(step=step, tool="logs_journal", reason=reason, hint=hint or None))
+            if not files:
+                reason, _, hint = why.partition("; ")
+                step = str(result.metadata.get("step") or "logs_journal")
+                findings.append(Gap(step=step, tool="logs_journal", reason=reason, hint=hint or None))
             continue
+        findings.append(checked(result, len(entries), "journal entries", empty_is_answer=True))
         if not entries:
             detail = result.hint or "journald returned nothing at this priority"
             findings.append(
@@ -299,4 +468,6 @@ def journal_errors(evidence: Evidence, params: dict[str, Any], inputs: dict[str,
                 next_steps=["`journalctl -p err -S -1h -u <unit> --no-pager` for the full context of a unit"],
             )
         )
+    if files:
+        findings += log_error_groups(files, params, inputs)
     return findings

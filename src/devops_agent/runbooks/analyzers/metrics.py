@@ -20,16 +20,20 @@ from devops_agent.agent.report import Finding, Gap, Severity
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,
+    Item,
     as_records,
+    checked,
     dict_field,
     first_result,
     list_field,
     number,
     register_analyzer,
+    results_for,
     shorten,
     source_of,
     structured,
 )
+from devops_agent.tools.base import ToolResult
 
 _KIND_WORDS = {
     "spike": "spiked",
@@ -306,14 +310,114 @@ def _readable(evidence: Evidence) -> tuple[Evidence, list[Gap]]:
     return kept, gaps
 
 
+def _firing(inputs: dict[str, Any]) -> bool:
+    """Whether the run investigates an alert that is still firing (it has a start, no end)."""
+    return bool(inputs.get("onset")) and not inputs.get("until")
+
+
+def _no_data_gap(result: ToolResult, inputs: dict[str, Any]) -> Gap:
+    """The metric returned no series: a gap to explain, never an all-clear (an alert that fires
+    is evidence; "the query returns nothing now" is not evidence that nothing is wrong)."""
+    meta = result.metadata
+    query = shorten(inputs.get("query") or meta.get("query") or "the query", 120)
+    start, end = _when(meta.get("start")), _when(meta.get("end"))
+    between = f" between {_utc(start)} and {_utc(end)}" if start and end else ""
+    reasons = [
+        "the selector may not match (a metric name or label that differs from the series)",
+        "the series may be gone (its target is down or no longer scraped, the metric was renamed)",
+    ]
+    onset = _when(inputs.get("onset"))
+    if onset is not None and start is not None and onset < start:
+        reasons.append(f"the range starts after the alert did ({_utc(onset)})")
+    elif onset is not None:
+        reasons.append("the data may have aged out of retention, or the alert was evaluated elsewhere")
+    who = str(inputs.get("alert_title") or "").rstrip(": ")
+    head = f"{who} fires, but its" if who and _firing(inputs) else "The"
+    return Gap(
+        step=str(meta.get("step") or "prom_anomalies"),
+        tool="prom_anomalies",
+        reason=f"{head} metric {query} returned no data{between}: " + "; ".join(reasons),
+        hint="open the query in Prometheus (or `devops-agent metrics anomalies 'QUERY' --since 6h`) "
+        "and compare its labels with the alert's; rerun with --query when the alert's expression is wrong",
+    )
+
+
+def _side_checks(evidence: Evidence) -> list[Item]:
+    """What the log and commit steps read, for the verdict."""
+    out: list[Item] = []
+    for result in results_for(evidence, "logs_errors"):
+        data = structured(result) if result.status == "success" else result.metadata
+        lines = number(data.get("matched_lines")) if isinstance(data, dict) else None
+        out.append(checked(result, int(lines or 0), "log lines"))
+    for result in results_for(evidence, "git_log"):
+        commits = as_records(structured(result), "commits") if result.status == "success" else []
+        out.append(checked(result, len(commits), "commits", empty_is_answer=True))
+    return out
+
+
+def _metric_checks(evidence: Evidence, inputs: dict[str, Any]) -> list[Item]:
+    """What the metric step read, and the gap when it read nothing or judged nothing of a firing
+    alert; a run without a query says the metric was not analysed."""
+    result = first_result(evidence, "prom_anomalies")
+    if result is None:
+        if inputs.get("query"):
+            return []  # the step failed: its gap says why
+        return [
+            Gap(
+                step="metric-alert/metric",
+                tool="prom_anomalies",
+                reason="no PromQL was given, so the metric was not analysed",
+                hint="give the metric's PromQL with --query",
+            )
+        ]
+    meta = result.metadata
+    if result.status == "no_data" and meta.get("series_total") == 0:
+        return [checked(result, 0, "series"), _no_data_gap(result, inputs)]
+    analyzed = int(number(meta.get("series_analyzed")) or 0)
+    if result.status == "success" and isinstance(data := structured(result), dict):
+        analyzed = int(number(data.get("series_analyzed")) or analyzed or len(as_records(data, "anomalous")))
+    judged = max(0, analyzed - int(number(meta.get("series_too_short")) or 0))
+    out: list[Item] = [checked(result, judged, "series")]
+    if analyzed and not judged:
+        query = shorten(inputs.get("query") or meta.get("query") or "the query", 120)
+        out.append(
+            Gap(
+                step=str(meta.get("step") or "prom_anomalies"),
+                tool="prom_anomalies",
+                reason=f"could not judge {query}: too few points — "
+                + (result.hint or "every series was too short for the detector").rstrip(". ")
+                + (". " + _fires_when(inputs) if _fires_when(inputs) else ""),
+                hint="widen --since so the detector has history from before the alert, or use a finer step",
+            )
+        )
+    if result.status == "no_data" and judged and _firing(inputs):
+        who = str(inputs.get("alert_title") or "the alert").rstrip(": ")
+        threshold = f" (it fires when the value is {inputs['threshold']})" if inputs.get("threshold") else ""
+        out.append(
+            Gap(
+                step=str(meta.get("step") or "prom_anomalies"),
+                tool="prom_anomalies",
+                reason=f"{who} fires, but no anomaly was found in its {judged} series{threshold}: "
+                "the value may have been past the threshold for the whole range, or the rule "
+                "reads something else",
+                hint="compare the latest values with the alert's threshold, and widen --since "
+                "to give the detector history from before the alert",
+            )
+        )
+    return out
+
+
 @register_analyzer("metric_alert")
-def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding | Gap]:
+def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """One finding per anomalous series, with the log templates and changes that line up.
 
-    Log or commit output that cannot be read becomes a gap; the metric is still reported.
+    Log or commit output that cannot be read becomes a gap; the metric is still reported. A
+    metric that returns no data, or a firing alert whose series shows no anomaly, is a gap:
+    the report cannot say all clear about an alert it could not explain.
     """
     readable, gaps = _readable(evidence)
-    return [*_metric_alert(readable, params, inputs), *gaps]
+    findings: list[Item] = list(_metric_alert(readable, params, inputs))
+    return [*findings, *gaps, *_metric_checks(readable, inputs), *_side_checks(readable)]
 
 
 def _metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
@@ -346,17 +450,13 @@ def _metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, 
         # every analysed series was too short for the detector: nothing was judged, so this is
         # not an all-clear (from an alert, the firing alert is left unexplained)
         unjudged = not unmatched and meta.get("series_too_short", 0) >= (meta.get("series_analyzed") or 1)
-        severity: Severity = "info"
-        if unjudged:
-            title = f"Could not judge {shorten(query, 80)}: too few points"
-            severity = "medium" if inputs.get("alert_title") else "low"
-        else:
-            title = f"{'No data for' if unmatched else 'No anomaly in'} {shorten(query, 80)}"
+        if unmatched or unjudged:
+            return []  # gaps, not findings: see _metric_checks
         hint = (result.hint or "").rstrip(". ")
         return [
             Finding(
-                severity=severity,
-                title=title,
+                severity="info",
+                title=f"No anomaly in {shorten(query, 80)}",
                 detail=" ".join(p for p in (f"{hint}." if hint else "", fires_when) if p),
                 source=source_of(result),
             )

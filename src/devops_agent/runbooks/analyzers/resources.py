@@ -13,8 +13,10 @@ from devops_agent.agent.report import Finding, Severity
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,
+    Item,
     as_mapping,
     as_records,
+    checked,
     dict_field,
     fmt_bytes,
     number,
@@ -86,7 +88,7 @@ def _only_success(results: list[ToolResult]) -> list[ToolResult]:
 
 
 @register_analyzer("disk_pressure")
-def disk_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
+def disk_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """One finding per filesystem whose space or inode use crosses ``warn_percent`` (85).
 
     ``high_percent`` (default: halfway to critical) makes it high, ``critical_percent`` (95)
@@ -94,14 +96,15 @@ def disk_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str, 
     """
     warn, high, critical = _thresholds(params)
     ignored = set(params.get("ignore_fstypes", IGNORED_FSTYPES))
-    findings: list[Finding] = []
-    checked: list[tuple[float, str]] = []
+    findings: list[Item] = []
+    looked: list[tuple[float, str]] = []
     sources: list[str] = []
     for result in _only_success(list(results_for(evidence, "system_disk_usage"))):
         parts = as_records(structured(result), "partitions", "disks", "filesystems")
         sources.append(source_of(result))
         if not parts:
             raise CannotAnalyze("system_disk_usage reported no filesystems")
+        findings.append(checked(result, len(parts), "filesystems"))
         for part in parts:
             mount = str(part.get("mount") or part.get("mountpoint") or "?")
             if part.get("fstype") in ignored or mount.startswith("/snap/"):
@@ -119,7 +122,7 @@ def disk_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str, 
                 f"{fmt_bytes(part.get('free_bytes'))} free "
                 f"({part.get('device', '?')}, {part.get('fstype', '?')})"
             )
-            checked.append((pct, line))
+            looked.append((pct, line))
             severity = _level(pct, warn, high, critical)
             if severity:
                 findings.append(
@@ -156,15 +159,15 @@ def disk_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str, 
                         ],
                     )
                 )
-    if not findings and checked:
-        checked.sort(reverse=True)
+    if not any(isinstance(f, Finding) for f in findings) and looked:
+        looked.sort(reverse=True)
         findings.append(
             Finding(
                 severity="info",
                 title=f"Disk space below {warn:.0f}% on "
-                + ("the only filesystem" if len(checked) == 1 else f"all {len(checked)} filesystems"),
-                detail=f"Fullest: {checked[0][1].split(':')[0]}.",
-                evidence=[line for _, line in checked[:5]],
+                + ("the only filesystem" if len(looked) == 1 else f"all {len(looked)} filesystems"),
+                detail=f"Fullest: {looked[0][1].split(':')[0]}.",
+                evidence=[line for _, line in looked[:5]],
                 source=", ".join(sources),
             )
         )
@@ -185,16 +188,17 @@ def _unreadable_mount(mount: str, part: dict[str, Any], result: ToolResult) -> F
 
 
 @register_analyzer("memory_pressure")
-def memory_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
+def memory_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """High when available memory < ``low_available_percent`` (10).
 
     Medium when swap use exceeds ``swap_percent`` (50).
     """
     low_available = float(params.get("low_available_percent", 10))
     swap_limit = float(params.get("swap_percent", 50))
-    findings: list[Finding] = []
+    findings: list[Item] = []
     for result in _only_success(list(results_for(evidence, "system_memory"))):
         data = as_mapping(structured(result))
+        findings.append(checked(result, 1, "memory snapshot"))
         virtual = dict_field(data, "virtual") or data
         total, available = _bytes(virtual, "total"), _bytes(virtual, "available")
         used_pct = number(virtual.get("percent"))
@@ -257,10 +261,10 @@ def memory_pressure(evidence: Evidence, params: dict[str, Any], inputs: dict[str
 
 
 @register_analyzer("cpu_load")
-def cpu_load(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
+def cpu_load(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Item]:
     """Load per CPU (1-minute) above ``warn_per_cpu`` (1.5) is medium, above ``high_per_cpu`` (3) high."""
     warn, high = float(params.get("warn_per_cpu", 1.5)), float(params.get("high_per_cpu", 3.0))
-    findings: list[Finding] = []
+    findings: list[Item] = []
     for result in _only_success(list(results_for(evidence, "system_overview"))):
         data = as_mapping(structured(result))
         load = data.get("load_avg")
@@ -269,6 +273,7 @@ def cpu_load(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any])
         cpus = number(data.get("cpu_count"))
         if not isinstance(load, list | tuple) or not load or number(load[0]) is None or not cpus:
             raise CannotAnalyze("system_overview output has no load_avg/cpu_count")
+        findings.append(checked(result, 1, "load snapshot"))
         loads = [number(v) or 0.0 for v in load[:3]]
         per_cpu = loads[0] / cpus
         evidence_lines = [
