@@ -74,35 +74,38 @@ def test_a_zero_start_time_is_refused_with_a_message_not_a_traceback(tmp_path: P
     assert "startsAt" in proc.stderr
 
 
-def test_a_start_time_in_the_future_is_refused_not_investigated(tmp_path: Path) -> None:
-    """A startsAt in 2030 leaves no onset to look around (every window before it is empty): it
-    is refused with the field and the clocks named, while a few minutes of skew are taken."""
+def test_a_start_time_in_the_future_is_flagged_and_investigated_from_now(
+    prometheus_url: str, tmp_path: Path
+) -> None:
+    """A startsAt in 2030 was taken as the onset, silently: every window before it was empty. The
+    alert fires, so it is investigated from now, and the report and stderr say why; a few minutes
+    of clock skew are taken as they are."""
     now = datetime(2026, 11, 25, 19, 0, tzinfo=UTC)
-    skewed = _payload(_alert("HighLatency", now + timedelta(minutes=3), "y > 2"))
-    assert parse_webhook(skewed, now=now)[0].starts_at == now + timedelta(minutes=3)
-    future = _payload(
-        _alert("HighLatency", now - timedelta(minutes=5), "y > 2"),
-        _alert("DiskFull", "2030-01-01T00:00:00Z", "x < 1"),
+    (skewed,) = parse_webhook(_payload(_alert("HighLatency", now + timedelta(minutes=3), "y > 2")), now=now)
+    assert skewed.onset == skewed.starts_at == now + timedelta(minutes=3)
+    assert skewed.future_start is None
+    payload = _payload(_alert("DiskFull", "2030-01-01T00:00:00Z", "x < 1"))
+    (future,) = parse_webhook(payload, now=now)
+    assert future.starts_at == datetime(2030, 1, 1, tzinfo=UTC)
+    assert future.onset == now
+    assert future.history_since == now - timedelta(hours=2)
+    inputs = future.investigation_inputs()
+    assert inputs["onset"] == "2026-11-25T19:00:00Z"
+    assert inputs["future_start"] == (
+        "the alert's startsAt (2030-01-01T00:00:00Z) is 1132 days in the future of this machine's clock "
+        "(2026-11-25T19:00:00Z): its start was taken as now, and nothing can be lined up with the time "
+        "the payload gives"
     )
-    with pytest.raises(
-        UserError, match=r"alerts\.1\.startsAt 2030-01-01T00:00:00Z \(DiskFull\) is in the future"
-    ):
-        parse_webhook(future, now=now)
+    assert "firing, its startsAt 2030-01-01 00:00 UTC in the future of this machine's clock" in to_question(
+        future, now=now
+    )
 
-    (tmp_path / "future.json").write_text(json.dumps(future))
-    proc = subprocess.run(
-        [sys.executable, "-m", "devops_agent", "investigate", "--alert", str(tmp_path / "future.json")],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert "is in the future" in proc.stderr
-    assert "clock" in proc.stderr  # the hint
-    assert "No problems found" not in proc.stdout
+    proc, report = _investigate(tmp_path, payload, prometheus_url=prometheus_url)
+    assert "warning: DiskFull: the alert's startsAt (2030-01-01T00:00:00Z) is " in proc.stderr
+    (gap,) = [g for g in report["gaps"] if g["step"] == "metric-alert/onset"]
+    assert "in the future of this machine's clock" in gap["reason"]
+    assert "clocks" in gap["hint"]
+    assert not str(report["summary"]).startswith("No problems found")
 
 
 def test_alerts_left_out_of_a_truncated_payload_are_mentioned() -> None:

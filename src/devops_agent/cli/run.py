@@ -244,6 +244,8 @@ def _from_alert(
             hint=f"number them from 1 to {len(alerts)}, in the payload's order",
         )
     chosen = alerts[index - 1] if index is not None else investigation_order(alerts)[0]
+    if chosen.future_start is not None:
+        err.print(f"warning: {chosen.alertname}: {chosen.future_start}", markup=False, highlight=False)
     number = index - 1 if index is not None else alerts.index(chosen)
     inputs: dict[str, Any] = chosen.investigation_inputs(query)
     if since:

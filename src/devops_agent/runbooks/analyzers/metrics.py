@@ -417,6 +417,17 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
     """
     readable, gaps = _readable(evidence)
     findings: list[Item] = list(_metric_alert(readable, params, inputs))
+    if inputs.get("future_start"):
+        # the payload's start is after this machine's clock: the onset was taken as now
+        gaps.append(
+            Gap(
+                step="metric-alert/onset",
+                tool="alertmanager_intake",
+                reason=str(inputs["future_start"]),
+                hint="check the clocks of the Alertmanager that sent it and of this machine (NTP), "
+                "or the startsAt of a hand-made payload",
+            )
+        )
     return [*findings, *gaps, *_metric_checks(readable, inputs), *_side_checks(readable)]
 
 
