@@ -63,7 +63,7 @@ def test_migrations_create_tables_and_are_idempotent(store_url: str) -> None:
         assert second.get_session(created.id).title == "kept"
     with raw_engine(store_url) as engine, engine.connect() as conn:
         assert set(inspect(conn).get_table_names()) >= TABLES
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0006"]
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0007"]
 
 
 def test_models_match_migrations(store: Store, store_url: str) -> None:

@@ -489,6 +489,11 @@ def build(settings: Settings) -> ToolsetBuilder:
     return ts
 
 
+def configured(settings: Any) -> str | None:
+    """``None`` when Jira is configured (url and token), else what to set; nothing is contacted."""
+    return None if _config(settings) is not None else _NOT_CONFIGURED
+
+
 def check(settings: Any) -> tuple[bool, str]:
     """Health check for ``devops-agent doctor``: can we log in to Jira (GET /rest/api/2/myself)?"""
     try:
