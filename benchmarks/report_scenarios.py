@@ -915,7 +915,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         findings=("shifted level",),
         gaps=("future",),
         needs=frozenset({"prometheus"}),
-        depends_on="reports-domain: alerts with startsAt in the future",
     ),
     Scenario(
         "alert-flat-above-threshold",

@@ -8,6 +8,7 @@ Real files, real git repositories, the real CLI; a real Prometheus where the met
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -71,6 +72,40 @@ def test_a_zero_start_time_is_refused_with_a_message_not_a_traceback(tmp_path: P
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "startsAt" in proc.stderr
+
+
+def test_a_start_time_in_the_future_is_flagged_and_investigated_from_now(
+    prometheus_url: str, tmp_path: Path
+) -> None:
+    """A startsAt in 2030 was taken as the onset, silently: every window before it was empty. The
+    alert fires, so it is investigated from now, and the report and stderr say why; a few minutes
+    of clock skew are taken as they are."""
+    now = datetime(2026, 11, 25, 19, 0, tzinfo=UTC)
+    (skewed,) = parse_webhook(_payload(_alert("HighLatency", now + timedelta(minutes=3), "y > 2")), now=now)
+    assert skewed.onset == skewed.starts_at == now + timedelta(minutes=3)
+    assert skewed.future_start is None
+    payload = _payload(_alert("DiskFull", "2030-01-01T00:00:00Z", "x < 1"))
+    (future,) = parse_webhook(payload, now=now)
+    assert future.starts_at == datetime(2030, 1, 1, tzinfo=UTC)
+    assert future.onset == now
+    assert future.history_since == now - timedelta(hours=2)
+    inputs = future.investigation_inputs()
+    assert inputs["onset"] == "2026-11-25T19:00:00Z"
+    assert inputs["future_start"] == (
+        "the alert's startsAt (2030-01-01T00:00:00Z) is 1132 days in the future of this machine's clock "
+        "(2026-11-25T19:00:00Z): its start was taken as now, and nothing can be lined up with the time "
+        "the payload gives"
+    )
+    assert "firing, its startsAt 2030-01-01 00:00 UTC in the future of this machine's clock" in to_question(
+        future, now=now
+    )
+
+    proc, report = _investigate(tmp_path, payload, prometheus_url=prometheus_url)
+    assert "warning: DiskFull: the alert's startsAt (2030-01-01T00:00:00Z) is " in proc.stderr
+    (gap,) = [g for g in report["gaps"] if g["step"] == "metric-alert/onset"]
+    assert "in the future of this machine's clock" in gap["reason"]
+    assert "clocks" in gap["hint"]
+    assert not str(report["summary"]).startswith("No problems found")
 
 
 def test_alerts_left_out_of_a_truncated_payload_are_mentioned() -> None:
@@ -169,9 +204,15 @@ def test_when_nothing_lines_up_the_finding_says_so_and_names_a_source_it_could_n
     assert "no commit landed in the 2:00:00 before" in finding["detail"]
     assert "retrying upstream call" not in "\n".join(finding["evidence"])
 
-    not_a_repo = tmp_path / "not-a-repo"
-    not_a_repo.mkdir()
-    finding = level_shift_finding(not_a_repo)
+    # a checkout whose objects are gone: git is there but `git log` fails (a directory that is
+    # not a repository at all is refused up front, exit 2)
+    broken = tmp_path / "broken-repo"
+    broken.mkdir()
+    _git(broken, "init", "-q")
+    _commit(broken, "a.yaml", "lost", onset - timedelta(days=1))
+    for objects in (broken / ".git" / "objects").glob("??"):
+        shutil.rmtree(objects)
+    finding = level_shift_finding(broken)
     assert "the commits could not be read" in finding["detail"]
     assert "no commit landed" not in finding["detail"]
 

@@ -11,6 +11,7 @@ import pytest
 
 from bench_scripts import load
 from devops_agent.analysis.anomaly import DetectorConfig, StreamingDetector, detect, score_series
+from devops_agent.analysis.baselines import ExcursionPeaks
 from devops_agent.analysis.context import ContextDetector, RollingRange
 from devops_agent.analysis.likelihood import AnomalyLikelihood, tail_log10
 
@@ -77,6 +78,57 @@ def test_level_shift() -> None:
     assert a.end > TS[EVENT + 20]
     assert a.explanation.startswith("error rate shifted to ~140, 1.4× its recent median (")
     assert a.explanation.endswith("since 2024-01-06 05:00")
+
+
+def _spiked_then_shifted(seed: int, n: int, spikes: list[tuple[int, int]], shift_at: int) -> list[float]:
+    """Noise around 100 (sd 5), each (start, length) in ``spikes`` at 4x, and +60 from ``shift_at``."""
+    rng = random.Random(seed)
+    values = [100 + rng.gauss(0, 5) + (60 if i >= shift_at else 0) for i in range(n)]
+    for start, length in spikes:
+        for i in range(start, start + length):
+            values[i] *= 4
+    return values
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("n", "spikes", "shift_at"),
+    [
+        (2016, [(576, 6)], 1728),  # a week at 5 minutes: a 30-minute 4x spike 4 days before the shift
+        (2016, [(300, 6), (900, 6)], 1728),  # two such spikes
+        (300, [(100, 6)], 250),  # the ~300 points of a Prometheus range
+        (300, [(60, 20)], 250),  # a 20-point spike in them: one incident, however long
+    ],
+)
+def test_a_level_shift_after_a_larger_spike_is_still_found(
+    seed: int, n: int, spikes: list[tuple[int, int]], shift_at: int
+) -> None:
+    """A past spike must not set the bar for what counts as unusual: the +60 shift (12 robust
+    standard deviations) is found as a level shift where it starts, and each spike where it starts."""
+    ts = [T0 + timedelta(minutes=5 * i) for i in range(n)]
+    found = detect(ts, _spiked_then_shifted(seed, n, spikes, shift_at), name="latency").anomalies
+    assert [a.start for a in found] == [ts[start] for start, _length in spikes] + [ts[shift_at]], found
+    assert found[-1].kind == "level_shift"
+    level = float(found[-1].explanation.removeprefix("latency shifted to ~").split(",")[0])
+    assert 150 < level < 170, found[-1].explanation
+
+
+def test_only_excursions_that_recur_raise_the_bar() -> None:
+    peaks = ExcursionPeaks(floor=3.0, gap=2, memory=1000, rank=2, points_per_rank=400)
+    for z in [1.0] * 10 + [50.0, 60.0, 1.0, 55.0] + [1.0] * 3:  # one excursion (gap 1 < 2), then over
+        peaks.push(z)
+    assert peaks.bar() == 0.0  # one incident alone sets nothing
+    for z in [9.0] + [1.0] * 3:
+        peaks.push(z)
+    assert peaks.bar() == 9.0  # the 2nd largest of two excursions
+    for _ in range(800):  # 821 points remembered: rank 3, and only 2 excursions
+        peaks.push(1.0)
+    assert peaks.bar() == 0.0
+    for _ in range(1000):  # both forgotten
+        peaks.push(1.0)
+    for z in [30.0, 1.0, 1.0, 1.0, 20.0, 1.0, 1.0, 1.0, 40.0] + [1.0] * 3:
+        peaks.push(z)
+    assert peaks.bar() == 20.0  # 1000 points remembered: rank 3 of the three new excursions
 
 
 def test_trend() -> None:

@@ -100,3 +100,40 @@ def test_format_window() -> None:
         "6h",
         "5m",
     ]
+
+
+def test_a_window_the_data_barely_covers_gives_no_budget_figure() -> None:
+    from devops_agent.analysis.slo import evaluate_burn_rates, windows_needed
+
+    window = timedelta(days=30)
+    rates = dict.fromkeys(windows_needed(window), 0.0)
+    five = evaluate_burn_rates(rates, objective=0.999, window=window, now=NOW, covered=timedelta(minutes=5))
+    assert five.budget_remaining is None  # 5 minutes cannot say what is left of 30 days
+    assert five.exhaustion_eta is None
+    assert five.coverage() == pytest.approx(300 / (30 * 86400))
+    assert five.coverage(timedelta(minutes=5)) == 1.0
+    assert (
+        "the data covers only 5m of the window (under 0.1%), so the error budget left is not known"
+        in five.explanation
+    )
+    assert "100.0% of the error budget left" not in five.explanation
+    assert (
+        "The data begins 5m ago: the 30m, 1h, 2h, 6h, 1d and 3d windows hold only that." in five.explanation
+    )
+
+    most = evaluate_burn_rates(rates, objective=0.999, window=window, now=NOW, covered=timedelta(days=28))
+    assert most.budget_remaining == 1.0  # 93% of the window: given, and said over what
+    assert (
+        "100.0% of the error budget left, over the 28d the data covers (93% of the window)"
+        in most.explanation
+    )
+
+    whole = evaluate_burn_rates(rates, objective=0.999, window=window, now=NOW, covered=window)
+    assert whole.explanation.startswith("SLO 99.9% over 30d: 100.0% of the error budget left; burn rate")
+    assert "data" not in whole.explanation
+
+    paging = {**rates, timedelta(hours=1): 20.0, timedelta(minutes=5): 20.0}
+    alert = evaluate_burn_rates(paging, objective=0.999, window=window, now=NOW, covered=timedelta(minutes=5))
+    assert "PAGE: burning 20.0x over both 1h and 5m (threshold 14.4x; the 1h window holds 5m of data)." in (
+        alert.explanation
+    )

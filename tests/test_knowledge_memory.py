@@ -26,6 +26,7 @@ from devops_agent.privacy import REDACTED
 from devops_agent.store import Store
 from devops_agent.store.engine import create_store_engine, normalize_url
 from devops_agent.store.records import FindingRecord
+from test_store import raw_engine
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "hunter2hunter2"
@@ -86,6 +87,63 @@ def test_findings_round_trip_per_project_newest_first(store: Store) -> None:
         store.delete_finding(saved[0].id or 0)
     with pytest.raises(NotFoundError):
         store.get_finding(10_000)
+
+
+def test_a_delete_scoped_to_a_project_leaves_other_projects_alone(store: Store) -> None:
+    payments, _kafka, search = [store.add_finding(f) for f in FINDINGS]
+    with pytest.raises(NotFoundError, match="belongs to project 'search', not project 'payments'") as info:
+        store.delete_finding(search.id or 0, "payments")
+    assert info.value.hint == "give --project search if that is the one you mean"
+    with pytest.raises(NotFoundError, match="belongs to project 'search'"):
+        store.get_finding(search.id or 0, "payments")
+    assert store.get_finding(search.id or 0) == search  # still there
+    with pytest.raises(NotFoundError, match="no finding 10000 in project 'payments'"):
+        store.delete_finding(10_000, "payments")
+    assert store.delete_finding(payments.id or 0, "payments") == payments
+
+
+def test_a_deleted_finding_id_is_never_given_to_another(store: Store) -> None:
+    first = store.add_finding(FINDINGS[0])
+    newest = store.add_finding(FINDINGS[1])
+    store.delete_finding(newest.id or 0)
+    later = store.add_finding(FINDINGS[2])
+    assert (later.id or 0) > (newest.id or 0) > (first.id or 0)
+    with pytest.raises(NotFoundError):
+        store.get_finding(newest.id or 0)  # "#2" still names nothing, not the search finding
+
+
+def test_a_store_from_before_the_migration_keeps_its_findings_and_stops_reusing_ids(tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from devops_agent.store.engine import MIGRATIONS_DIR
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_store_engine(normalize_url(url))
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0006")  # the revision before the findings table got AUTOINCREMENT
+        for n in (1, 2, 3):
+            conn.execute(
+                text(
+                    "INSERT INTO findings (id, project, title, summary, evidence, tags, created_at) "
+                    "VALUES (:id, 'payments', :title, 's', '[]', '[]', '2026-11-01 12:00:00')"
+                ),
+                {"id": n, "title": f"finding {n}"},
+            )
+    engine.dispose()
+    with Store(url) as store:
+        assert [f.id for f in store.list_findings("payments")] == [3, 2, 1]
+        store.delete_finding(3)
+        assert store.add_finding(FINDINGS[0]).id == 4
+        store.delete_finding(4)
+        assert store.add_finding(FINDINGS[0]).id == 5
+    with raw_engine(url) as engine, engine.connect() as conn:
+        names = {ix["name"] for ix in inspect(conn).get_indexes("findings")}
+        assert {"ix_findings_project_created_at", "ix_findings_session_id"} <= names
 
 
 def test_findings_table_and_indexes_exist(store: Store, store_url: str) -> None:
@@ -357,3 +415,34 @@ def test_memory_add_cli_scrubs_secrets_and_checks_its_input(tmp_path: Path, isol
     two_lines = cli("memory", "add", "first line\nsecond line", "-s", "s", cwd=tmp_path)
     assert_one_line_error(two_lines, 2, "one line")
     assert len(json.loads(cli("memory", "list", "--json", cwd=tmp_path).stdout)["findings"]) == 1
+
+
+@pytest.mark.slow
+def test_memory_delete_cli_stays_in_its_project_and_ids_are_not_reused(tmp_path: Path) -> None:
+    """From the payments checkout, `memory delete ID` of the search team's finding removed it."""
+    from test_cli import assert_one_line_error, cli
+
+    work = tmp_path / "payments"
+    work.mkdir()
+
+    def add(title: str, *extra: str) -> int:
+        proc = cli("memory", "add", title, "-s", "summary", "--json", *extra, cwd=work)
+        assert proc.returncode == 0, proc.stderr
+        return int(json.loads(proc.stdout)["id"])
+
+    ours = add("Checkout 502s")
+    theirs = add("Elasticsearch pool exhaustion", "--project", "search")
+    refused = cli("memory", "delete", str(theirs), cwd=work)
+    assert_one_line_error(
+        refused, 2, "belongs to project 'search', not project 'payments'", "--project search"
+    )
+    listed = json.loads(cli("memory", "list", "--all-projects", "--json", cwd=work).stdout)["findings"]
+    assert [f["id"] for f in listed] == [theirs, ours]
+
+    deleted = cli("memory", "delete", str(theirs), "--project", "search", "--json", cwd=work)
+    assert deleted.returncode == 0, deleted.stderr
+    assert json.loads(deleted.stdout)["deleted"]["title"] == "Elasticsearch pool exhaustion"
+    assert add("Kafka consumer lag") > theirs  # the newest id was freed, and is not handed out again
+    assert_one_line_error(
+        cli("memory", "delete", str(theirs), cwd=work), 2, f"no finding {theirs} in project"
+    )

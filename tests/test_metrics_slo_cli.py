@@ -153,3 +153,36 @@ def test_a_prometheus_url_without_scheme_is_a_config_error() -> None:
     proc = cli("metrics", "anomalies", "up", env=_env("127.0.0.1:9090"))
     assert_one_line_error(proc, 2, "prometheus.url must start with http:// or https://, got '127.0.0.1:9090'")
     assert "retry" not in proc.stderr
+
+
+def test_slo_over_a_window_the_data_barely_covers_gives_no_budget_figure(prometheus_url: str) -> None:
+    # Requests that exist only for the last 2 hours (a new service): over 30 days the budget left
+    # was printed as "100.0% of the error budget left", which 2 hours of data cannot support.
+    import time
+
+    born = int(time.time()) - 2 * 3600
+    counts = "sum_over_time((vector({n}) and on() (vector(time()) > {born}))[$window:1m])"
+    requests, errors = counts.format(n=10, born=born), counts.format(n=0, born=born)
+    proc = _slo(prometheus_url, requests, errors, "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["budget_remaining"] is None
+    coverage = data["coverage"]
+    assert coverage["budget_known"] is False
+    assert 7100 <= coverage["covered_s"] <= 7500, coverage  # 2 hours, to the minute
+    assert coverage["window"] == pytest.approx(coverage["covered_s"] / (30 * 86400), abs=1e-4)
+    assert coverage["windows"]["1h"] == 1.0
+    assert coverage["windows"]["1d"] == pytest.approx(coverage["covered_s"] / 86400, abs=1e-3)
+    assert "so the error budget left is not known" in data["explanation"]
+
+    text = _slo(prometheus_url, requests, errors)
+    assert text.returncode == 0, text.stderr
+    flat = " ".join(text.stdout.split())
+    assert "error budget left is not known" in flat
+    assert "100.0% of the error budget left" not in flat
+    assert "hold only that" in flat
+
+    # a count that is there all along covers every window: the budget is given as before
+    full = json.loads(_slo(prometheus_url, "vector(10) # $window", "vector(0) # $window", "--json").stdout)
+    assert full["budget_remaining"] == 1.0
+    assert full["coverage"]["window"] == 1.0

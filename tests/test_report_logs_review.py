@@ -32,6 +32,16 @@ from devops_agent.tools.base import ToolEntry, ToolResult
 from devops_agent.tools.logfiles import read_stream
 
 NOW = datetime.now(UTC)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_now() -> None:
+    """Each test's NOW is taken when it starts: ages are asserted to the minute, and a long run
+    reaches the last tests many minutes after this module was imported."""
+    global NOW
+    NOW = datetime.now(UTC)
+
+
 TRACEBACK = [
     "Traceback (most recent call last):",
     '  File "/srv/worker.py", line 12, in <module>',

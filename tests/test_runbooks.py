@@ -729,6 +729,79 @@ def test_recent_changes() -> None:
     assert (none.severity, none.title) == ("info", "No changes since 2 hours ago")
 
 
+def _landed(sha: str, subject: str, authored: str, committed: str, path: str = "src/a.py") -> dict[str, Any]:
+    return _commit(sha, subject, [(path, 1, 1)], date=None, authored=authored, committed=committed)
+
+
+CHANGES = [  # as git_log lists them: newest commit time first
+    _landed("c000003", "Fix typo", "2026-11-22T10:40:00+00:00", "2026-11-22T10:40:00+00:00"),
+    # written two days earlier, rebased and merged 12 minutes before the trouble
+    _landed("b000002", "Lower the pool size", "2026-11-20T09:00:00+00:00", "2026-11-22T10:00:00+00:00"),
+    _landed("a000001", "Old refactor", "2026-11-22T06:00:00+00:00", "2026-11-22T06:00:00+00:00"),
+]
+
+
+def test_commits_are_placed_around_the_alerts_start() -> None:
+    (finding,) = analyze(
+        "recent_changes", ev("git_log", {"commits": CHANGES}), inputs={"onset": "2026-11-22T10:12:00Z"}
+    )
+    assert finding.severity == "medium"  # a commit landed in the 2 hours before
+    assert finding.title == "3 commits, 1 in the 2 h before the alert's start"
+    assert finding.evidence[:4] == [
+        "c000003 2026-11-22T10:40Z alice: Fix typo (+1/-1 in 1 file) — landed 28 min after the alert's start",
+        "── 2026-11-22T10:12Z the alert's start ──",
+        "b000002 2026-11-20T09:00Z [committed 2026-11-22T10:00Z] alice: Lower the pool size (+1/-1 in 1 file)"
+        " — landed 12 min before the alert's start",
+        "a000001 2026-11-22T06:00Z alice: Old refactor (+1/-1 in 1 file) — landed 4.2 h before the alert's start",
+    ]
+    assert "1 landed in the 2 h before the alert's start at 2026-11-22T10:12Z" in finding.detail
+    assert finding.next_steps[0] == "Read what landed just before the alert's start first: `git show b000002`"
+
+
+def test_commits_are_placed_around_the_first_new_error_of_the_logs() -> None:
+    groups = {
+        "time_range": {"start": "2026-11-22T08:00:00Z", "end": "2026-11-22T11:00:00Z"},
+        "groups": [
+            # there from the start of the logs read: not where the trouble began
+            {
+                "shape": "cache miss storm",
+                "count": 40,
+                "first_seen": "2026-11-22T08:00:30Z",
+                "last_seen": "2026-11-22T10:59:00Z",
+            },
+            {
+                "shape": "connection pool exhausted (size=<VAL>)",
+                "count": 25,
+                "first_seen": "2026-11-22T10:12:00Z",
+                "last_seen": "2026-11-22T10:14:00Z",
+            },
+        ],
+    }
+    evidence = ev("git_log", {"commits": CHANGES}) | ev("logs_errors", groups, step="errors")
+    (finding,) = analyze("recent_changes", evidence)
+    assert (
+        finding.evidence[1]
+        == "── 2026-11-22T10:12Z the first error: connection pool exhausted (size=<VAL>) ──"
+    )
+    assert finding.evidence[2].endswith("— landed 12 min before the first error")
+
+    # errors already there where the logs begin: when they began is unknown, and said so
+    groups["groups"] = groups["groups"][:1]
+    (finding,) = analyze(
+        "recent_changes", ev("git_log", {"commits": CHANGES}) | ev("logs_errors", groups, step="e")
+    )
+    assert finding.severity == "low"
+    assert not any("──" in line or "landed" in line for line in finding.evidence)
+    assert "already there where the lines read begin (2026-11-22T08:00Z)" in finding.detail
+
+    # no commit in the two hours before: said, not left out
+    (finding,) = analyze(
+        "recent_changes", ev("git_log", {"commits": CHANGES[:1]}), inputs={"onset": "2026-11-22T10:12:00Z"}
+    )
+    assert "None landed in the 2 h before the alert's start at 2026-11-22T10:12Z." in finding.detail
+    assert finding.severity == "low"
+
+
 def test_analyzers_read_the_shapes_the_system_tool_returns() -> None:
     """The system toolset nests and names things its own way; the analyzers must follow."""
     overview = {
@@ -826,7 +899,8 @@ def test_recent_changes_reads_the_git_tools_shapes() -> None:
     (finding,) = analyze("recent_changes", evidence)
     assert finding.severity == "medium"
     assert finding.evidence[:5] == [
-        "fffffff 2026-11-22T09:30Z Bob: Bump replicas (+900/-40 in 120 files)",
+        # the author time, as `git log` shows it, and the commit time where it differs
+        "fffffff 2026-11-22T09:00Z [committed 2026-11-22T09:30Z] Bob: Bump replicas (+900/-40 in 120 files)",
         "diff HEAD~1..HEAD:",
         "helm/values-prod.yaml | +1 -1",
         "logo.png | binary",

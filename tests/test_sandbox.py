@@ -55,8 +55,8 @@ def run(
 def misrate(monkeypatch: pytest.MonkeyPatch, *programs: str) -> None:
     """Make the real classifier rate commands starting with ``programs`` read-only."""
 
-    def rated(command: str) -> Classification:
-        real = classify(command)
+    def rated(command: str, **kwargs: Any) -> Classification:
+        real = classify(command, **kwargs)
         if command.split()[0] in programs:
             return dataclasses.replace(real, level="read_only", reasons=["misrated on purpose"])
         return real

@@ -10,10 +10,13 @@ the same code runs online (NAB's rules) and over a stored series. Each point is 
   (so what recurs daily is not news);
 * a short median (level shifts) and the previous point (rate of change).
 
-The largest of these robust z-scores is divided by the largest one seen recently (a maximum
-that halves every ``memory_halflife`` points), so scores in [0, 1] mean the same on quiet and
-noisy series: 0.5 is "as unusual as the most unusual point of the recent past", higher is new
-(``PointScore.raw``, what :func:`detect` opens events on).
+The largest of these robust z-scores is divided by how unusual the series' recent excursions
+were (:class:`~.baselines.ExcursionPeaks`: the third-largest peak of the runs of points above
+``z_floor`` over the last ``window`` points, one rank more per ``surprise_points``), so scores in
+[0, 1] mean the same on quiet and noisy series: 0.5 is "as unusual as what keeps recurring
+here", higher is new (``PointScore.raw``, what :func:`detect` opens events on). A running
+maximum would let one incident set that bar: after a 4x spike a +60 level shift read as
+ordinary for days. Excursions that recur (a noisy series) still raise it.
 
 The streaming alarm score (``PointScore.score``, what NAB thresholds) adds two things: the
 deviation, the level-shift and a slower drift feature (the median of the last ``drift_points``
@@ -42,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
-from devops_agent.analysis.baselines import RollingRobust, SeasonalProfile
+from devops_agent.analysis.baselines import ExcursionPeaks, RollingRobust, SeasonalProfile
 from devops_agent.analysis.changepoints import Kind, classify_segment, describe
 from devops_agent.analysis.context import ContextDetector
 from devops_agent.analysis.likelihood import AnomalyLikelihood
@@ -68,7 +71,11 @@ class DetectorConfig:
     drift_points: int = 12
     drift_weight: float = 0.5
     rate_weight: float = 0.5  # weight of the rate-of-change z-score
-    memory_halflife: int = 2000  # points over which the largest past surprise is forgotten
+    memory_halflife: int = 2000  # points over which a value feature's largest past z is forgotten
+    # detect()'s bar: the surprise_rank-th largest peak of the excursions of the last `window`
+    # points (one rank more per surprise_points points), so no single incident sets it
+    surprise_rank: int = 3
+    surprise_points: int = 1000
     z_floor: float = 3.0  # z-scores below this are never more than half-alarming
     refractory: int = 100  # points after an alarm during which scores are damped
     refractory_damping: float = 0.5
@@ -154,7 +161,13 @@ class StreamingDetector:
         self._err_local = 0.0
         self._err_seasonal = 0.0
         self._prev: float | None = None
-        self._peak = 0.0
+        self._surprises = ExcursionPeaks(
+            floor=c.z_floor,
+            gap=c.shift_points,
+            memory=c.window,
+            rank=c.surprise_rank,
+            points_per_rank=c.surprise_points,
+        )
         self._decay = 0.5 ** (1.0 / c.memory_halflife)
         self._since_alarm = c.refractory + 1
         self._alarms: deque[int] = deque()  # indexes of the recent alarms (refractory onsets)
@@ -254,8 +267,8 @@ class StreamingDetector:
             s_scale = max(self._seasonal_res.scale(), _scale_floor(expected))
             candidates[0] = (min(z_local, abs(value - expected) / s_scale), med, "local")
         z, base, feature = max(candidates, key=lambda t: t[0])
-        raw = _squash(z / max(self._peak, c.z_floor))
-        self._peak = max(self._peak * self._decay, z)
+        raw = _squash(z / max(self._surprises.bar(), c.z_floor))
+        self._surprises.push(z)
         # each feature against its own recent maximum: a sustained shift is news even on a
         # series whose single-point spikes are larger
         features = [candidates[0][0], candidates[1][0]]

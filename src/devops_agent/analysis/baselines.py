@@ -89,3 +89,48 @@ class SeasonalProfile:
         if self.first is None:
             self.first = ts
         self._slots.setdefault(self.slot(ts), RollingRobust(self.depth)).push(value)
+
+
+class ExcursionPeaks:
+    """A robust "largest surprise of the recent past": the k-th largest recent excursion peak.
+
+    An excursion is a run of scores at or above ``floor``; up to ``gap`` scores below it in a row
+    do not end it. Once it ends, its peak is remembered for ``memory`` scores. :meth:`bar` is the
+    ``rank``-th largest remembered peak, one rank more for every ``points_per_rank`` scores
+    remembered. A running maximum would let one incident (a 4x spike) set the bar for days, so
+    that a later, smaller but real change (a level shift) reads as ordinary; here an incident,
+    however long or large, is one excursion, and only excursions that recur set the bar.
+    """
+
+    def __init__(self, *, floor: float, gap: int, memory: int, rank: int, points_per_rank: int) -> None:
+        self.floor = floor
+        self.gap = gap
+        self.memory = memory
+        self.rank = rank
+        self.points_per_rank = points_per_rank
+        self._peaks: deque[tuple[int, float]] = deque()  # (index where it ended, peak), oldest first
+        self._sorted: list[float] = []
+        self._open = 0.0  # peak of the excursion under way, 0 when none
+        self._below = 0  # scores below the floor since its last one at or above it
+        self._n = 0
+
+    def bar(self) -> float:
+        """The rank-th largest remembered peak; 0 when fewer excursions are remembered."""
+        k = max(self.rank, -(-min(self._n, self.memory) // self.points_per_rank))
+        return self._sorted[-k] if k <= len(self._sorted) else 0.0
+
+    def push(self, score: float) -> None:
+        """Add the next score (after reading :meth:`bar` for it)."""
+        self._n += 1
+        if score >= self.floor:
+            self._open = max(self._open, score)
+            self._below = 0
+        elif self._open:
+            self._below += 1
+            if self._below > self.gap:
+                self._peaks.append((self._n, self._open))
+                bisect.insort(self._sorted, self._open)
+                self._open = 0.0
+        while self._peaks and self._peaks[0][0] <= self._n - self.memory:
+            _end, old = self._peaks.popleft()
+            del self._sorted[bisect.bisect_left(self._sorted, old)]

@@ -18,7 +18,7 @@ from devops_agent.agent.plugins import available_runbooks
 from devops_agent.cli.context import out, state
 from devops_agent.cli.render import describe_usage, folding_table, print_markdown
 from devops_agent.config import describe
-from devops_agent.errors import UserError
+from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import RunFinished, event_from_json
 from devops_agent.runbooks import get_runbook
 from devops_agent.textsafe import visible
@@ -313,26 +313,57 @@ def tools_status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     out.print(table)
 
 
+_TRIAGE_SELECTED_BY = "a Jira key in the question (Jira configured), or `devops-agent triage KEY`"
+
+
 @runbooks_app.command("list")
 def runbooks_list(ctx: typer.Context, json_out: JsonOpt = False) -> None:
-    """Installed runbooks and the words that select them."""
+    """Installed runbooks and the words that select them, and the triage workflow."""
+    from devops_agent.runbooks import triage as triage_flow
+
     books = available_runbooks(state(ctx).settings)
+    triage = not any(b.name == triage_flow.NAME for b in books)  # a runbook of that name shadows it
+    steps = len(triage_flow.plan_steps())
     if json_out:
-        _emit_json(
-            [{"name": b.name, "title": b.title, "keywords": b.keywords, "steps": len(b.steps)} for b in books]
-        )
+        rows = [
+            {"name": b.name, "title": b.title, "keywords": b.keywords, "steps": len(b.steps)} for b in books
+        ]
+        if triage:
+            rows.append(
+                {
+                    "name": triage_flow.NAME,
+                    "title": triage_flow.TITLE,
+                    "keywords": [],
+                    "steps": steps,
+                    "workflow": True,
+                    "selected_by": _TRIAGE_SELECTED_BY,
+                }
+            )
+        _emit_json(rows)
         return
     # Keywords wrap between words (a word wider than the column folds); none is ever cut off.
     table = folding_table("name", "title", "steps", Column("keywords", overflow="fold"))
     for b in books:
         table.add_row(Text(b.name), Text(b.title), str(len(b.steps)), Text(", ".join(b.keywords)))
+    if triage:
+        table.add_row(triage_flow.NAME, triage_flow.TITLE, str(steps), _TRIAGE_SELECTED_BY)
     out.print(table)
 
 
 @runbooks_app.command("show")
 def runbooks_show(ctx: typer.Context, name: str, json_out: JsonOpt = False) -> None:
-    """A runbook's steps, analyzers and advice."""
-    book = get_runbook(name, available_runbooks(state(ctx).settings))
+    """A runbook's steps, analyzers and advice (``triage``: the workflow's steps)."""
+    from devops_agent.runbooks import triage as triage_flow
+
+    books = available_runbooks(state(ctx).settings)
+    if name == triage_flow.NAME and not any(b.name == name for b in books):
+        _show_triage(json_out)
+        return
+    try:
+        book = get_runbook(name, books)
+    except NotFoundError as exc:
+        known = ", ".join([*(b.name for b in books), triage_flow.NAME])
+        raise NotFoundError(f"unknown runbook {name!r} (known: {known})", hint=exc.hint) from None
     if json_out:
         _emit_json(book.model_dump(mode="json"))
         return
@@ -347,6 +378,30 @@ def runbooks_show(ctx: typer.Context, name: str, json_out: JsonOpt = False) -> N
         out.print("[bold]next steps[/]")
         for n in book.next_steps:
             out.print(f"  - {n}", markup=False, highlight=False)
+
+
+def _show_triage(json_out: bool) -> None:
+    from devops_agent.runbooks import triage as triage_flow
+
+    steps = triage_flow.plan_steps()
+    if json_out:
+        _emit_json(
+            {
+                "name": triage_flow.NAME,
+                "title": triage_flow.TITLE,
+                "description": triage_flow.DESCRIPTION,
+                "workflow": True,
+                "selected_by": _TRIAGE_SELECTED_BY,
+                "steps": steps,
+                "sections": list(triage_flow.SECTIONS),
+            }
+        )
+        return
+    out.print(f"[bold]{triage_flow.NAME}[/] — {triage_flow.TITLE}\n{escape(triage_flow.DESCRIPTION)}\n")
+    out.print("[bold]steps[/]")
+    for step in steps:
+        out.print(f"  {step}", markup=False, highlight=False)
+    out.print("[bold]report sections[/]: " + ", ".join(triage_flow.SECTIONS))
 
 
 @config_app.command("show")

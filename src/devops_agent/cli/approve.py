@@ -12,6 +12,7 @@ import getpass
 import json
 import sys
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -207,12 +208,23 @@ def audit(
         ),
     ] = None,
     tool: Annotated[str | None, typer.Option("--tool", help="only this tool")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="2h, 1d, an ISO time")] = None,
-    limit: Annotated[int, typer.Option("--limit")] = 100,
+    since: Annotated[
+        str | None, typer.Option("--since", help="entries from this far back: 2h, 1d, an ISO time")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="most entries shown")] = 100,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """What was run or refused, in which mode, on whose decision (newest first)."""
+    """What was run or refused, in which mode, on whose decision (newest first).
 
+    An unknown --outcome, and a --since that is negative (-2h) or in the future, are errors
+    (exit 2): either would list nothing, which reads as "nothing ran".
+    """
+    from devops_agent.store import AUDIT_OUTCOMES
+
+    if outcome is not None and outcome not in AUDIT_OUTCOMES:
+        raise UserError(
+            f"--outcome {outcome!r} is not an outcome", hint=f"use one of: {', '.join(AUDIT_OUTCOMES)}"
+        )
     rows = (
         state(ctx)
         .store()
@@ -220,7 +232,7 @@ def audit(
             session_id=session,
             outcome=outcome,
             tool=tool,
-            since=parse_since(since) if since else None,
+            since=_audit_since(since) if since else None,
             limit=limit,
         )
     )
@@ -228,6 +240,23 @@ def audit(
         out.print_json(json.dumps([dataclasses.asdict(r) for r in rows], default=str))
         return
     _print_audit(rows)
+
+
+def _audit_since(value: str) -> datetime:
+    """``--since`` of ``audit``: a bound in the past, counted back from now."""
+    if value.strip().startswith("-"):
+        back = value.strip().lstrip("-")
+        raise UserError(
+            f"--since {value}: give how far back without a sign",
+            hint=f"--since counts back from now: --since {back} lists the entries of the last {back}",
+        )
+    bound = parse_since(value)
+    if bound > datetime.now(UTC):
+        raise UserError(
+            f"--since {value} is in the future ({bound:%Y-%m-%d %H:%M} UTC): nothing is logged after it yet",
+            hint="give a time in the past, e.g. --since 2h or --since yesterday",
+        )
+    return bound
 
 
 _SANDBOX_NOTE = {"bwrap": " (sandboxed)", "inactive": " (no sandbox)"}

@@ -141,13 +141,18 @@ def list_(
 def delete(
     ctx: typer.Context,
     finding_id: Annotated[int, typer.Argument(help="the finding's id (from `memory list`)")],
+    project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Forget a finding (a wrong conclusion should not mislead later investigations)."""
-    store = state(ctx).store()
-    # Ids are shared by all projects: say what was forgotten, so a mistyped id is noticed.
-    gone = store.get_finding(finding_id)
-    store.delete_finding(finding_id)
+    """Forget a finding of the project (a wrong conclusion should not mislead later investigations).
+
+    Only a finding of this project (--project, else the configured or directory name) is deleted:
+    an id of another project's finding is refused, naming that project. A deleted id is never
+    given to another finding.
+    """
+    app = state(ctx)
+    name = _project(app.settings, project)
+    gone = app.store().delete_finding(finding_id, name)
     if json_out:
         out.print_json(json.dumps({"deleted": finding_data(gone)}))
         return

@@ -7,7 +7,7 @@ import io
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from devops_agent.analysis import detect
+from devops_agent.analysis.slo import FULL_COVERAGE, covered_text
 from devops_agent.cli.context import err, out, state
 from devops_agent.errors import DevOpsAgentError, RuntimeFailure, UserError
 from devops_agent.tools import prometheus
@@ -314,7 +315,10 @@ def slo(
     """Error budget left and multi-window burn-rate alerts (page / ticket) from Prometheus counters.
 
     Either option may instead be an expression with $window in it, e.g.
-    'sum(increase(api_requests_total[$window]))'. Exit 3 when a page alert fires; exit 2 for an
+    'sum(increase(api_requests_total[$window]))'. How much of each window the request data covers
+    is measured and shown (the "data" column: all, or how much; "coverage" in --json): under 90%
+    of the SLO window the budget left is not known and is not given (null in --json), since the
+    errors of the part without data are unknown. Exit 3 when a page alert fires; exit 2 for an
     objective or window that does not make sense, a query Prometheus rejects, and counts that
     cannot be (NaN or Inf, negative, more errors than requests); exit 1 when Prometheus cannot
     be reached or fails.
@@ -331,10 +335,15 @@ def slo(
     if json_out:
         out.print_json(json.dumps(data))
     else:
-        table = Table("window", "requests", "errors", "burn rate")
+        coverage = data.get("coverage") or {}
+        shares = coverage.get("windows") or {}
+        covered = covered_text(timedelta(seconds=coverage.get("covered_s") or 0))
+        table = Table("window", "requests", "errors", "burn rate", "data")
         for span, rate in data["burn_rates"].items():
             c = data["counts"][span]
-            table.add_row(span, f"{c['requests']:g}", f"{c['errors']:g}", f"{rate:.2f}x")
+            share = shares.get(span)
+            held = "all" if share is None or share >= FULL_COVERAGE else covered
+            table.add_row(span, f"{c['requests']:g}", f"{c['errors']:g}", f"{rate:.2f}x", held)
         out.print(table)
         out.print(data["explanation"])
     if any(a["severity"] == "page" for a in data["alerts"]):

@@ -19,7 +19,7 @@ from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
 from devops_agent.cli.render import ProgressRenderer, print_final
 from devops_agent.cli.signals import terminated
-from devops_agent.errors import PathAccessError, UserError
+from devops_agent.errors import ConfigError, PathAccessError, RuntimeFailure, UserError
 
 ModeOpt = Annotated[
     str | None, typer.Option("--mode", help="ask (read-only tools only) or agent; default from config")
@@ -244,6 +244,8 @@ def _from_alert(
             hint=f"number them from 1 to {len(alerts)}, in the payload's order",
         )
     chosen = alerts[index - 1] if index is not None else investigation_order(alerts)[0]
+    if chosen.future_start is not None:
+        err.print(f"warning: {chosen.alertname}: {chosen.future_start}", markup=False, highlight=False)
     number = index - 1 if index is not None else alerts.index(chosen)
     inputs: dict[str, Any] = chosen.investigation_inputs(query)
     if since:
@@ -303,6 +305,18 @@ def _log_paths(ctx: typer.Context, values: list[Path] | None) -> list[Path] | No
     return paths
 
 
+def _repo_path(value: Path | None) -> Path | None:
+    """``--repo`` must be a git checkout: a plain directory would only give an empty change list."""
+    from devops_agent.tools.git import is_work_tree
+
+    if value is not None and not is_work_tree(value):
+        raise UserError(
+            f"--repo {value}: not a git repository (nor inside one)",
+            hint="give the directory of a git checkout, where `git status` works, or leave --repo out",
+        )
+    return value
+
+
 def _k8s_inputs(**given: str | None) -> dict[str, str]:
     """The Kubernetes options that were given, checked: names must be Kubernetes names, and a
     selector must not be a path (``-l`` meant ``--logs`` before it meant ``--selector``, as in kubectl)."""
@@ -351,7 +365,8 @@ def investigate(
             exists=True,
             file_okay=False,
             resolve_path=True,
-            help="git repository to check for recent changes",
+            callback=_repo_path,
+            help="git repository (a checkout) to check for recent changes",
         ),
     ] = None,
     since: Annotated[
@@ -509,9 +524,25 @@ def triage(
     approvals: ApprovalsOpt = "ask",
     json_out: JsonOpt = False,
 ) -> None:
-    """Triage a Jira incident: linked Jenkins builds, error signatures, failing tests, owners."""
+    """Triage a Jira incident: linked Jenkins builds, error signatures, failing tests, owners.
+
+    Text without a Jira key or issue URL, and Jira not configured, are errors (exit 2) before
+    anything runs; a ticket that could not be read prints the report with the reason and exits 1:
+    an empty "Failing builds" section is then not an all-clear.
+    """
+    from devops_agent.runbooks.triage import find_ticket_ref
+    from devops_agent.tools.jira import configured
+
     app = state(ctx)
     on_approval = _check_approvals(approvals)
+    key = find_ticket_ref(ticket, any_case=True)  # the argument is given as a ticket reference
+    if key is None:
+        raise UserError(
+            f"no Jira issue key or URL in {ticket!r}",
+            hint="give a key such as OPS-123 or the issue's /browse/ URL",
+        )
+    if (missing := configured(app.settings)) is not None:
+        raise ConfigError(f"Jira is not configured, so {key} cannot be read", hint=missing)
     if post and (json_out or on_approval != "ask" or not interactive()):
         raise typer.BadParameter(
             "posting needs a person to approve it at a terminal prompt: run without --json and "
@@ -530,8 +561,19 @@ def triage(
     )
     if final.status not in ("completed", "paused"):
         raise typer.Exit(1)
+    unread = _ticket_gap(final.report)
+    if unread is not None:
+        raise RuntimeFailure(f"could not read {key}: {unread.get('reason')}", hint=unread.get("hint"))
     if post and final.status == "completed" and final.output:
         _post_report(app, final, ticket)
+
+
+def _ticket_gap(report: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The gap saying the triage could not read its ticket, when the (offline) report has one."""
+    for gap in (report or {}).get("gaps") or []:
+        if isinstance(gap, dict) and gap.get("step") == "triage/ticket":
+            return gap
+    return None
 
 
 def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:

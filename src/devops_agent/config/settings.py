@@ -102,6 +102,11 @@ class SafetySettings(Section):
     shell_timeout_s: float = Field(60.0, gt=0)
     shell_cwd: Path | None = Field(None, description="working directory of commands (default: current)")
     shell_output_bytes: int = Field(200_000, ge=1024, description="bytes kept from each of stdout and stderr")
+    trusted_bin_dirs: list[str] = Field(
+        default_factory=lambda: ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"],
+        description="directories whose programs the command classifier judges by name; a program "
+        "found elsewhere through PATH, or named by a path outside them, is rated unknown",
+    )
     sandbox: Literal["auto", "bwrap", "off"] = Field(
         "auto",
         description="run commands auto-allowed as read-only in a read-only sandbox (bubblewrap, Linux): "

@@ -22,6 +22,7 @@ person approved, or that an allow pattern let through, run outside it.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -67,7 +68,8 @@ def evaluate_command(command: str, mode: Mode, safety: SafetySettings) -> Verdic
     norm = _normalized(command)
     if any(fnmatch.fnmatchcase(norm, p) for p in safety.halt_patterns):
         return Verdict("halt", f"refusing to continue: {norm!r} matches a halt pattern", command=command)
-    c = classify(command)
+    # Programs are resolved through the PATH the shell tool runs commands with (it inherits ours).
+    c = classify(command, resolver=os.environ.get("PATH", os.defpath), trusted_dirs=safety.trusted_bin_dirs)
     if c.parse_error:
         fix = _quote_fix(command)
         hint = f"retry with balanced quoting, e.g. {fix!r}" if fix else "simplify the command and retry"

@@ -45,18 +45,22 @@ _MAX_FINDING_ADVICE = 5
 
 
 def evidence_for(runbook: Runbook, calls: Sequence[PlannedCall], step_ids: Sequence[str]) -> Evidence:
-    """The gathered results of ``step_ids``, each stamped with ``tool``, ``args`` and ``step`` metadata."""
+    """The gathered results of ``step_ids``, each stamped with ``tool``, ``args`` and ``step`` metadata.
+
+    ``other/step`` is a step of the runbook ``other``, there when that runbook ran too.
+    """
     index = {(rb.name, step.id): call for call in calls for rb, step in call.refs}
     evidence: Evidence = {}
     for step_id in step_ids:
-        call = index.get((runbook.name, step_id))
+        owner, _, own_id = step_id.rpartition("/")
+        call = index.get((owner or runbook.name, own_id))
         if call is None or call.result is None or call.result.status not in USABLE:
             continue
         meta = {
             **call.result.metadata,
             "tool": call.tool,
             "args": call.args,
-            "step": f"{runbook.name}/{step_id}",
+            "step": f"{owner or runbook.name}/{own_id}",
         }
         evidence[step_id] = call.result.model_copy(update={"metadata": meta})
     return evidence
@@ -73,7 +77,7 @@ def analyze(
         evidence = evidence_for(runbook, calls, use.on)
         if not evidence:
             continue  # the tool-failure gaps already say why
-        where = ", ".join(f"{runbook.name}/{step_id}" for step_id in use.on)
+        where = ", ".join(s if "/" in s else f"{runbook.name}/{s}" for s in use.on)
         tool = f"analyzer:{use.use}"
         found: list[Checked] = []
         explained = False

@@ -50,7 +50,12 @@ class Step(_Strict):
 
 
 class AnalyzerUse(_Strict):
-    """Run analyzer ``use`` over the results of steps ``on`` with ``params``."""
+    """Run analyzer ``use`` over the results of steps ``on`` with ``params``.
+
+    An entry ``runbook/step`` names another runbook's step: its result joins the evidence when
+    that runbook ran in the same investigation (the commits are lined up with the first error of
+    log-errors), and is simply absent when it did not.
+    """
 
     use: str
     on: list[str] = Field(min_length=1)
@@ -116,7 +121,7 @@ class Runbook(_Strict):
             _check_templates(f"steps[{i}].args", step.args, known)
         _check_templates("report.title", self.report_title, known)
         for i, use in enumerate(self.analyzers):
-            missing = [s for s in use.on if s not in ids]
+            missing = [s for s in use.on if "/" not in s and s not in ids]
             if missing:
                 raise ValueError(f"analyzers[{i}].on: unknown step(s) {', '.join(missing)}")
         return self

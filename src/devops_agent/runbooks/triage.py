@@ -35,6 +35,14 @@ from devops_agent.tools.base import ToolResult
 from devops_agent.tools.ci_urls import parse_job_or_url
 
 NAME = "triage"
+TITLE = "Incident triage of a Jira ticket"
+DESCRIPTION = (
+    "The ticket, the Jenkins builds it links (console tail and test report of each, in parallel), "
+    "their error signatures, the full console of a failing build whose tail shows none, related "
+    "tickets, knowledge-base passages and earlier findings. A workflow, not a YAML runbook: it runs "
+    "alone, with `devops-agent triage KEY`, `--runbook triage`, or a Jira key in the question when "
+    "Jira is configured."
+)
 SECTIONS = (
     "Summary",
     "Failing builds",
@@ -398,6 +406,17 @@ This request is about an incident ticket. Triage it like the offline triage runb
    cause; summary: what fixed it or what to check) so later investigations can recall it."""
 
 
+def plan_steps(ticket: str = "KEY", tail_lines: int = 200) -> list[str]:
+    """The workflow's steps as its plan shows them (``runbooks show triage`` too)."""
+    return [
+        f"{NAME}/ticket: jira_issue(key_or_url={json.dumps(ticket)})",
+        f"{NAME}/builds: for each linked build, jenkins_console(tail_lines={tail_lines}) and "
+        "jenkins_test_report in parallel; jenkins_build for failing builds",
+        f"{NAME}/critic: jenkins_console(full=true) for a failing build whose tail has no error signature",
+        f"{NAME}/related: jira_search, search_kb and search_memory with the error signatures",
+    ]
+
+
 async def run_triage(
     ref: str,
     call_tool: CallTool,
@@ -432,13 +451,7 @@ async def run_triage(
     )
     gaps: list[Gap] = []
     key = find_ticket_ref(ref, any_case=True)  # ``ref`` is what was given to triage
-    plan = [
-        f"{NAME}/ticket: jira_issue(key_or_url={json.dumps(key or ref)})",
-        f"{NAME}/builds: for each linked build, jenkins_console(tail_lines={tail_lines}) and "
-        "jenkins_test_report in parallel; jenkins_build for failing builds",
-        f"{NAME}/critic: jenkins_console(full=true) for a failing build whose tail has no error signature",
-        f"{NAME}/related: jira_search, search_kb and search_memory with the error signatures",
-    ]
+    plan = plan_steps(key or ref, tail_lines)
     await emit_event(emit, PlanProposed(session_id=session_id, run_id=run_id, steps=plan))
     if key is None:
         gaps.append(
@@ -794,8 +807,11 @@ def _summary(
         head = f"{key} ({state}): {ticket.get('summary') or ''}."
     failing = [b for b in builds if b.failing]
     unknown = [b for b in builds if b.result is None and not b.failing]
-    text = f"{head} {len(builds)} linked Jenkins build{'s' if len(builds) != 1 else ''}"
-    text += f", {len(failing)} failing" + (f", {len(unknown)} unknown" if unknown else "") + "."
+    if ticket:
+        text = f"{head} {len(builds)} linked Jenkins build{'s' if len(builds) != 1 else ''}"
+        text += f", {len(failing)} failing" + (f", {len(unknown)} unknown" if unknown else "") + "."
+    else:  # the builds are those the ticket links: with no ticket, nothing is known about them
+        text = f"{head} Its linked builds are not known, so nothing was triaged."
     if top is not None:
         text += f" Most likely: {top.title} ({top.detail.split('.')[0].lower()})."
     if gaps:
@@ -822,6 +838,7 @@ def _build_report(
     top = hypotheses[0][1] if hypotheses else None
     stats: dict[str, Any] = {
         "ticket": key,
+        "ticket_read": bool(ticket),
         "builds": [
             {"url": b.url, "label": b.label, "result": b.result, "failing": b.failing} for b in builds
         ],
@@ -864,6 +881,25 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _no_failing_build(stats: dict[str, Any]) -> str:
+    """What "no failing build" means here: only an all-clear when every linked build was read."""
+    builds = [b for b in stats.get("builds") or [] if isinstance(b, dict)]
+    if not stats.get("ticket_read", True):
+        return (
+            "Not known: the ticket could not be read, so the builds it links are unknown "
+            "(see What could not be gathered)."
+        )
+    if not builds:
+        return "Not known: the ticket links no Jenkins build (see What could not be gathered)."
+    unread = [b for b in builds if b.get("result") is None]
+    if unread:
+        return (
+            f"No failing build was seen, but the result of {len(unread)} of the {len(builds)} linked "
+            "builds is not known (see What could not be gathered)."
+        )
+    return f"No failing build among the {len(builds)} linked builds."
+
+
 def render_triage_markdown(report: Report) -> str:
     """A triage report as Markdown with every section of :data:`SECTIONS`, each said empty when it is."""
     out = [f"# {_one_line(report.title)}", ""]
@@ -876,7 +912,7 @@ def render_triage_markdown(report: Report) -> str:
 
     out += [f"## {SECTIONS[1]}", ""]
     if not groups["failing-build"]:
-        out += ["No failing build was found among the linked builds.", ""]
+        out += [_no_failing_build(report.stats), ""]
     for f in groups["failing-build"]:
         out += [f"### {_one_line(f.title)}", "", f.detail, ""]
         out += _fence(f.evidence) if f.evidence else []

@@ -203,7 +203,12 @@ class VaultRow(Base):
 
 class FindingRow(Base):
     __tablename__ = "findings"
-    __table_args__ = (Index("ix_findings_project_created_at", "project", "created_at"),)
+    # AUTOINCREMENT on SQLite (PostgreSQL's sequence never reuses ids anyway): without it the id of
+    # the newest finding, once deleted, is handed to the next one, and "#12" names another finding.
+    __table_args__ = (
+        Index("ix_findings_project_created_at", "project", "created_at"),
+        {"sqlite_autoincrement": True},
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     project: Mapped[str] = mapped_column(String(200))

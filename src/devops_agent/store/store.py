@@ -10,6 +10,7 @@ and event JSON are opaque text here) nor import from layers above foundation.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -565,20 +566,27 @@ class Store:
         with self._tx("read from") as orm:
             return [_finding_record(row) for row in orm.scalars(query)]
 
-    def get_finding(self, finding_id: int) -> FindingRecord:
-        """The finding with this id."""
+    def get_finding(self, finding_id: int, project: str | None = None) -> FindingRecord:
+        """The finding with this id; with ``project``, only if it is that project's."""
         with self._tx("read from") as orm:
             row = orm.get(FindingRow, finding_id)
-            if row is None:
-                raise _finding_not_found(finding_id)
+            if row is None or (project is not None and row.project != project):
+                raise _finding_not_found(finding_id, project, None if row is None else row.project)
             return _finding_record(row)
 
-    def delete_finding(self, finding_id: int) -> None:
-        """Forget one finding (a wrong conclusion should not mislead later investigations)."""
+    def delete_finding(self, finding_id: int, project: str | None = None) -> FindingRecord:
+        """Forget one finding (a wrong conclusion should not mislead later investigations) and
+        return it; with ``project``, only if it is that project's. Its id is never given to
+        another finding."""
         with self._tx("write to", write=True) as orm:
-            gone = orm.connection().execute(delete(FindingRow).where(FindingRow.id == finding_id))
-            if not gone.rowcount:
-                raise _finding_not_found(finding_id)
+            row = orm.get(FindingRow, finding_id)
+            if row is None or (project is not None and row.project != project):
+                raise _finding_not_found(finding_id, project, None if row is None else row.project)
+            gone = _finding_record(row)
+            query = delete(FindingRow).where(FindingRow.id == finding_id, FindingRow.project == row.project)
+            if not orm.connection().execute(query).rowcount:  # deleted by another process meanwhile
+                raise _finding_not_found(finding_id, project, None)
+            return gone
 
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -753,8 +761,21 @@ def _check_finding(finding: FindingRecord) -> None:
             raise UserError(f"a finding needs a {name}", hint="say what was found and why it matters")
 
 
-def _finding_not_found(finding_id: int) -> NotFoundError:
-    return NotFoundError(f"no finding {finding_id}", hint=FINDINGS_HINT, finding_id=finding_id)
+def _finding_not_found(finding_id: int, project: str | None, owner: str | None) -> NotFoundError:
+    if project is None:
+        return NotFoundError(f"no finding {finding_id}", hint=FINDINGS_HINT, finding_id=finding_id)
+    where = f"project {project!r}"
+    if owner is not None:  # it exists, in another project: say which, so the user can decide
+        return NotFoundError(
+            f"finding {finding_id} belongs to project {owner!r}, not {where}",
+            hint=f"give --project {shlex.quote(owner)} if that is the one you mean",
+            finding_id=finding_id,
+        )
+    return NotFoundError(
+        f"no finding {finding_id} in {where}",
+        hint=f"`devops-agent memory list --project {shlex.quote(project)}` shows its findings",
+        finding_id=finding_id,
+    )
 
 
 def _finding_record(row: FindingRow) -> FindingRecord:

@@ -50,6 +50,10 @@ _WHERE_LABELS = ("cluster", "namespace", "service", "job", "deployment", "pod", 
 _ZERO_TIME_YEAR = 1  # Alertmanager sends 0001-01-01T00:00:00Z for "not ended"
 MAX_LISTED = 10
 """How many alerts of a payload :func:`describe_payload` names one by one."""
+CLOCK_SKEW = timedelta(minutes=5)
+"""How far in the future a ``startsAt`` may lie and still be taken as ordinary clock skew between
+Alertmanager and this machine. Later is a wrong clock or a hand-made payload: the alert is still
+investigated (it fires), from now, and the report says so (:attr:`AlertRequest.future_start`)."""
 
 
 class WebhookAlert(BaseModel):
@@ -112,11 +116,15 @@ class AlertRequest(BaseModel):
     summary: str | None
     description: str | None
     starts_at: datetime
+    """``startsAt`` as the payload says it."""
     ends_at: datetime | None
     since: datetime
-    """Where the cause is looked for from: ``starts_at`` minus a margin."""
+    """Where the cause is looked for from: the onset minus a margin."""
     history_since: datetime
-    """Where a metric analysis starts: ``starts_at`` minus :func:`history_before` its duration."""
+    """Where a metric analysis starts: the onset minus :func:`history_before` its duration."""
+    onset: datetime
+    """When the alert is taken to have started: ``starts_at``, or now when that lies more than
+    :data:`CLOCK_SKEW` in the future (nothing can be lined up with a start that has not come)."""
     generator_url: str | None
     expr: str | None
     """The alert's PromQL expression, from ``g0.expr`` in the generator URL, when present."""
@@ -129,6 +137,17 @@ class AlertRequest(BaseModel):
     external_url: str | None
     truncated_alerts: int = 0
     """Alerts of the same group that Alertmanager left out of the payload (``max_alerts``)."""
+
+    @property
+    def future_start(self) -> str | None:
+        """A sentence when ``startsAt`` lies in the future of this machine's clock, else None."""
+        if self.onset >= self.starts_at:
+            return None
+        return (
+            f"the alert's startsAt ({_iso(self.starts_at)}) is {_span(self.starts_at - self.onset)} in the "
+            f"future of this machine's clock ({_iso(self.onset)}): its start was taken as now, and "
+            "nothing can be lined up with the time the payload gives"
+        )
 
     @property
     def headline(self) -> str:
@@ -155,7 +174,9 @@ class AlertRequest(BaseModel):
         Args:
             query: PromQL to analyse instead of the alert's own (its threshold is then dropped).
         """
-        inputs = {**self.runbook_inputs(), "since": _iso(self.history_since), "onset": _iso(self.starts_at)}
+        inputs = {**self.runbook_inputs(), "since": _iso(self.history_since), "onset": _iso(self.onset)}
+        if (future := self.future_start) is not None:
+            inputs["future_start"] = future
         if query:
             inputs["query"] = query
         elif self.series_expr:
@@ -327,6 +348,9 @@ def parse_webhook(
         margin: how long before each alert's ``startsAt`` its ``since`` bound lies.
         now: the end of a firing alert's duration, which sizes ``history_since`` (default: now).
 
+    An alert whose ``startsAt`` lies more than :data:`CLOCK_SKEW` after ``now`` is kept, with its
+    onset (and so its windows) at ``now`` and :attr:`AlertRequest.future_start` saying so.
+
     Raises:
         UserError: the payload is not a valid version 4 notification; the message names the
             offending fields.
@@ -350,6 +374,10 @@ def parse_webhook(
         labels = {**parsed.common_labels, **alert.labels}
         annotations = {**parsed.common_annotations, **alert.annotations}
         starts_at = alert.starts_at if alert.starts_at.tzinfo else alert.starts_at.replace(tzinfo=UTC)
+        # A start in the future has no data around it yet: windows placed before it would hold
+        # nothing (an empty window must not read as "nothing wrong"). The alert fires, so it is
+        # investigated from now, and future_start says why.
+        onset = ref.replace(microsecond=0) if starts_at > ref + CLOCK_SKEW else starts_at
         ends_at = alert.ends_at
         if ends_at is not None and (ends_at.year <= _ZERO_TIME_YEAR or alert.status == "firing"):
             # Firing alerts carry the zero time or a provisional expiry, not an end.
@@ -369,8 +397,9 @@ def parse_webhook(
                 description=annotations.get("description") or None,
                 starts_at=starts_at,
                 ends_at=ends_at,
-                since=starts_at - margin,
-                history_since=starts_at - history_before((ends_at or ref) - starts_at),
+                since=onset - margin,
+                history_since=onset - history_before((ends_at or ref) - onset),
+                onset=onset,
                 generator_url=alert.generator_url or None,
                 expr=expr,
                 series_expr=series_expr,
@@ -410,6 +439,15 @@ def describe_payload(alerts: Sequence[AlertRequest], chosen: int) -> str:
     return f"The payload held {len(alerts)} alerts: " + "; ".join(items) + "."
 
 
+def _span(delta: timedelta) -> str:
+    """``2 h 5 min``, ``3 days``: how far ahead a start lies, roughly."""
+    minutes = int(delta.total_seconds() // 60)
+    if minutes >= 2 * 1440:
+        return f"{minutes // 1440} days"
+    hours, rest = divmod(minutes, 60)
+    return " ".join(p for p in (f"{hours} h" if hours else "", f"{rest} min" if rest else "") if p) or "0 min"
+
+
 def _where(labels: Mapping[str, str]) -> str:
     parts = [f"{key}={labels[key]}" for key in _WHERE_LABELS if labels.get(key)]
     return ", ".join(parts[:4])
@@ -440,7 +478,9 @@ def to_question(alert: AlertRequest, now: datetime | None = None) -> str:
     """
     ref = now or datetime.now(UTC)
     head = f"Alert {alert.alertname}" + (f" ({alert.severity})" if alert.severity else "")
-    if alert.status == "firing":
+    if alert.status == "firing" and alert.future_start is not None:
+        head += f" firing, its startsAt {_when(alert.starts_at, ref)} in the future of this machine's clock"
+    elif alert.status == "firing":
         head += f" firing since {_when(alert.starts_at, ref)}"
     else:
         head += f" resolved; it fired from {_when(alert.starts_at, ref)}"

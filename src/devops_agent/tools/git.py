@@ -187,6 +187,21 @@ def _root_compare(repo: Path, rev_range: str) -> list[str] | None:
     return [_git(repo, "hash-object", "-t", "tree", os.devnull).strip(), commit]
 
 
+def is_work_tree(path: Path) -> bool:
+    """Whether ``path`` lies inside a git work tree, as git itself decides (``rev-parse``).
+
+    Raises:
+        ToolError: git could not answer (not installed, timed out, a repository it refuses to
+            read such as one owned by another user); the error carries git's hint.
+    """
+    try:
+        return _git(path, "rev-parse", "--is-inside-work-tree").strip() == "true"
+    except ToolError as exc:
+        if "not a git repository" in exc.message.lower():
+            return False
+        raise
+
+
 def _check_rev(value: str, what: str) -> None:
     if value.startswith("-"):
         raise ToolError(

@@ -462,6 +462,12 @@ def jira_add_comment(ctx: RunContext[ToolDeps], key: str, body: str) -> ToolResu
     return JIRA.call(ctx.deps.settings, "issue", run)
 
 
+def configured(settings: Settings) -> str | None:
+    """``None`` when Jira is configured (url and token), else what to set; nothing is contacted."""
+    problem = JIRA.unusable(JIRA.section(settings))
+    return None if problem is None else (problem.hint or problem.error)
+
+
 build = JIRA.build
 check = JIRA.check
 register = JIRA.register

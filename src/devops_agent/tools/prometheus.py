@@ -27,12 +27,19 @@ from typing import Any
 import httpx
 
 from devops_agent.analysis.anomaly import DetectorConfig, detect
-from devops_agent.analysis.slo import DEFAULT_RULES, evaluate_burn_rates, format_window, windows_needed
+from devops_agent.analysis.slo import (
+    DEFAULT_RULES,
+    SloReport,
+    evaluate_burn_rates,
+    format_window,
+    windows_needed,
+)
 from devops_agent.analysis.timeparse import SINCE_FORMS, parse_since
 from devops_agent.config import Settings
 from devops_agent.config.settings import PrometheusSettings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.prometheus_coverage import covered_seconds
 from devops_agent.tools.registry import ToolRegistry
 
 NAME = "prometheus"
@@ -137,6 +144,18 @@ def parse_time(value: str | float | None, now: float | None = None) -> float:
         return parse_since(text, now=datetime.fromtimestamp(ref, UTC)).timestamp()
     except UserError as exc:
         raise PromError(exc.message, f"use {SINCE_FORMS}, or unix seconds") from None
+
+
+def _coverage_facts(report: SloReport) -> dict[str, Any] | None:
+    """``coverage`` of the prom_slo result: how much of the SLO window, and of each window, has data."""
+    if report.covered is None:
+        return None
+    return {
+        "covered_s": round(report.covered.total_seconds()),
+        "window": round(report.coverage(), 4),
+        "windows": {format_window(w): round(report.coverage(w), 4) for w in sorted(report.burn_rates)},
+        "budget_known": report.budget_remaining is not None,
+    }
 
 
 def _window_expr(expr: str, window: str) -> str:
@@ -492,6 +511,27 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         # sum, not fsum: fsum raises on inf + -inf, and the caller reports non-finite totals
         return sum((_num(s["value"][1]) for s in data.get("result") or []), 0.0)
 
+    def _slo_coverage(
+        requests: str, window: timedelta, now: float, warnings_out: list[str]
+    ) -> timedelta | None:
+        """How much of ``window`` the request data covers; None (and a warning) when it cannot be told."""
+
+        def largest(query: str) -> float:
+            data, warnings = prom.get("query", {"query": query, "time": f"{now:.3f}"}, form=True)
+            warnings_out.extend(warnings)
+            return max(
+                (_num(s["value"][1]) for s in data.get("result") or [] if isinstance(s, dict)), default=0.0
+            )
+
+        try:
+            return timedelta(seconds=covered_seconds(requests, window.total_seconds(), largest))
+        except (PromError, KeyError, TypeError, IndexError) as exc:
+            reason = exc.message if isinstance(exc, PromError) else "an unexpected answer"
+            warnings_out.append(
+                f"how much of the window has data could not be measured ({reason}); assumed all"
+            )
+            return None
+
     def fetch_range(
         query: str, start: str, end: str | None, step: str | None
     ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
@@ -785,8 +825,13 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
                 rates[w] = (e / n) / (1.0 - objective) if n > 0 else 0.0
         except PromError as exc:
             return exc.result()
+        covered = _slo_coverage(requests, slo_window, now, all_warnings)
         report = evaluate_burn_rates(
-            rates, objective=objective, window=slo_window, now=datetime.fromtimestamp(now, UTC)
+            rates,
+            objective=objective,
+            window=slo_window,
+            now=datetime.fromtimestamp(now, UTC),
+            covered=covered,
         )
         span = format_window(slo_window)
         if _window_expr(errors, span) in unmatched and counts[span]["requests"] > 0:
@@ -808,7 +853,10 @@ def build_for(config: PromConfig, transport: httpx.BaseTransport | None = None) 
         out = {
             "objective": objective,
             "window": format_window(slo_window),
-            "budget_remaining": round(report.budget_remaining, 4),
+            "budget_remaining": None
+            if report.budget_remaining is None
+            else round(report.budget_remaining, 4),
+            "coverage": _coverage_facts(report),
             "burn_rates": {format_window(w): round(r, 3) for w, r in sorted(report.burn_rates.items())},
             "counts": counts,
             "alerts": [

@@ -190,11 +190,11 @@ def _line_up(
         examples = list_field(g, "examples")
         if examples:
             out.evidence.append(f"  e.g. {shorten(examples[0], 200)}")
+    # imported here: the change analyzer imports this module (is_new)
+    from devops_agent.runbooks.analyzers.changes import Onset, commit_line
+
     for c in out.changes[:5]:
-        out.evidence.append(
-            f"change {c.get('short_sha') or str(c.get('sha', ''))[:7]} "
-            f"{c.get('date') or c.get('committed')} {c.get('author')}: {shorten(c.get('subject'), 90)}"
-        )
+        out.evidence.append(f"change {commit_line(c, Onset(start, 'the onset'))}")
     if out.related:
         out.next_steps.append(
             "Read the correlated log lines around the start; they are where the failure shows first."
@@ -417,6 +417,17 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
     """
     readable, gaps = _readable(evidence)
     findings: list[Item] = list(_metric_alert(readable, params, inputs))
+    if inputs.get("future_start"):
+        # the payload's start is after this machine's clock: the onset was taken as now
+        gaps.append(
+            Gap(
+                step="metric-alert/onset",
+                tool="alertmanager_intake",
+                reason=str(inputs["future_start"]),
+                hint="check the clocks of the Alertmanager that sent it and of this machine (NTP), "
+                "or the startsAt of a hand-made payload",
+            )
+        )
     return [*findings, *gaps, *_metric_checks(readable, inputs), *_side_checks(readable)]
 
 

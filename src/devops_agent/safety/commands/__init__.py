@@ -1,8 +1,10 @@
 """Domain knowledge per tool family, and the table that routes a program name to its family.
 
-:func:`classify_argv` is the only entry point the classifier uses. Program names are reduced to
-their basename (``/bin/rm`` → ``rm``) before lookup; names not in the table are ``unknown``.
-Nothing here parses shell syntax or runs anything.
+:func:`classify_argv` is the only entry point the classifier uses. It is given the program's
+name once the walker has checked where the program lives (:mod:`devops_agent.safety.resolve`);
+version suffixes are folded (``kubectl-1.28``, ``helm3``, ``python3.11``). Names not in the
+table or in :data:`~devops_agent.safety.commands.readonly.READ_ONLY` are ``unknown``, except
+``NAME --version``/``--help``. Nothing here parses shell syntax or runs anything.
 """
 
 from __future__ import annotations
@@ -12,16 +14,26 @@ import re
 from collections.abc import Sequence
 
 from devops_agent.safety.commands import (
+    argocd,
+    clis,
     cloud,
     containers,
     databases,
     files,
+    forges,
+    interpreters,
     kubernetes,
     network,
+    packages,
+    readers,
     readonly,
+    remote,
+    shell_builtins,
+    sysinfo,
     system,
     systemd,
     terraform,
+    textproc,
     vcs,
     wrappers,
 )
@@ -37,6 +49,9 @@ def _register(fn: ArgvClassifier, *names: str) -> None:
 
 _register(kubernetes.kubectl, "kubectl", "oc", "kubecolor")
 _register(kubernetes.helm, "helm")
+_register(argocd.argocd, "argocd")
+_register(forges.gh, "gh")
+_register(clis.cli, *clis.TOOLS)
 _register(containers.docker, "docker", "podman", "nerdctl", "docker-compose", "podman-compose")
 _register(systemd.systemctl, "systemctl")
 _register(systemd.service, "service")
@@ -50,7 +65,7 @@ _register(databases.mysql, "mysql", "mariadb")
 _register(databases.sqlite3, "sqlite3")
 _register(databases.redis_cli, "redis-cli")
 _register(files.rm, "rm", "rmdir", "unlink", "srm")
-_register(files.mv_cp, "mv", "cp", "install", "ln", "rsync", "scp")
+_register(files.mv_cp, "mv", "cp", "install", "ln", "rsync")
 _register(files.chmod_chown, "chmod", "chown", "chgrp", "setfacl", "chattr")
 _register(files.create, "mkdir", "touch", "mktemp")
 _register(files.tee, "tee")
@@ -76,10 +91,24 @@ _register(
     "zpool",
     "badblocks",
 )
-_register(files.sed, "sed", "gsed")
-_register(files.awk, "awk", "gawk", "mawk", "nawk")
+_register(textproc.sed, "sed", "gsed")
+_register(textproc.awk, "awk", "gawk", "mawk", "nawk", "busybox-awk")
 _register(files.find, "find")
-_register(files.archive, "tar", "unzip", "zip", "gzip", "gunzip", "bzip2", "xz", "zstd", "zipinfo")
+_register(files.tar, "tar", "gtar", "bsdtar")
+_register(
+    files.archive,
+    "unzip",
+    "zip",
+    "gzip",
+    "gunzip",
+    "bzip2",
+    "bunzip2",
+    "xz",
+    "unxz",
+    "zstd",
+    "lz4",
+    "zipinfo",
+)
 _register(files.editor, "vi", "vim", "nvim", "nano", "emacs", "ed", "vipw", "visudo")
 _register(system.kill, "kill", "pkill", "killall", "killall5")
 _register(system.power, "shutdown", "reboot", "halt", "poweroff", "init", "telinit")
@@ -96,7 +125,7 @@ _register(
     "ip6tables-restore",
 )
 _register(
-    system.package_manager,
+    packages.package_manager,
     "apt",
     "apt-get",
     "yum",
@@ -106,18 +135,23 @@ _register(
     "pip",
     "pip3",
     "npm",
+    "yarn",
+    "pnpm",
     "gem",
     "brew",
     "snap",
     "dpkg",
+    "dpkg-query",
     "rpm",
     "apt-cache",
     "pacman",
     "conda",
     "uv",
     "pipx",
-    "cargo",
+    "poetry",
 )
+_register(packages.cargo, "cargo")
+_register(packages.go, "go")
 _register(
     system.admin,
     "useradd",
@@ -149,25 +183,52 @@ _register(network.curl, "curl")
 _register(network.wget, "wget")
 _register(network.nc, "nc", "ncat", "netcat", "socat", "telnet")
 _register(network.openssl, "openssl")
-_register(network.httpie, "http", "https")
-_register(readonly.dmesg, "dmesg")
-_register(readonly.date, "date")
-_register(readonly.hostname, "hostname")
-_register(readonly.top, "top", "btop")
-_register(readonly.ip, "ip")
-_register(readonly.output_option, "sort", "tree", "sar", "dstat")
-_register(readonly.tcpdump, "tcpdump")
-_register(readonly.uniq, "uniq")
-_register(readonly.xxd, "xxd")
-_register(readonly.yq, "yq")
-_register(readonly.search_runner, "rg", "fd")
-_register(readonly.pager, "bat", "delta", "man")
-_register(readonly.subcommand_tool, *readonly._SUBCOMMAND_READS)
-_register(readonly.ethtool, "ethtool")
-_register(readonly.arp_route, "arp", "route")
+_register(network.httpie, "http", "https", "xh")
+_register(sysinfo.dmesg, "dmesg")
+_register(sysinfo.date, "date")
+_register(sysinfo.hostname, "hostname")
+_register(sysinfo.top, "top", "btop")
+_register(sysinfo.ip, "ip")
+_register(sysinfo.tcpdump, "tcpdump")
+_register(sysinfo.stats_output, "sar", "dstat")
+_register(sysinfo.subcommand_tool, *sysinfo._SUBCOMMAND_READS)
+_register(sysinfo.ethtool, "ethtool")
+_register(sysinfo.arp_route, "arp", "route")
+_register(sysinfo.iwconfig, "iwconfig")
+_register(sysinfo.sensors, "sensors")
+_register(sysinfo.systemd_analyze, "systemd-analyze")
+_register(sysinfo.nstat, "nstat")
+_register(sysinfo.promtool, "promtool")
+_register(sysinfo.atop_glances, "atop", "glances")
+for _name, _reader in readers.READERS.items():
+    _register(readers.reader(_reader), _name)
+_register(readers.uniq, "uniq")
+_register(readers.xxd, "xxd")
+_register(readers.tree, "tree")
+_register(readers.yq, "yq")
+_register(readers.jsonlint, "jsonlint")
+_register(readers.search_runner, "rg", "fd", "fdfind")
+_register(readers.pager, "bat", "batcat", "delta", "man")
+_register(readers.fzf, "fzf")
+_register(readers.dc, "dc")
 _register(
-    readonly.interpreter, "python", "python3", "python2", "perl", "ruby", "node", "php", "lua", "Rscript"
+    interpreters.interpreter,
+    "python",
+    "python3",
+    "python2",
+    "perl",
+    "ruby",
+    "node",
+    "php",
+    "lua",
+    "Rscript",
+    "deno",
+    "bun",
+    "java",
+    "pwsh",
+    "tclsh",
 )
+_register(shell_builtins.builtin, *sorted(shell_builtins.HANDLED))
 _register(wrappers.sudo, "sudo", "doas", "pkexec", "runuser")
 _register(wrappers.env, "env")
 _register(wrappers.timeout, "timeout", "gtimeout")
@@ -196,19 +257,28 @@ _register(wrappers.xargs, "xargs", "parallel")
 _register(wrappers.watch, "watch")
 _register(wrappers.shell, *wrappers._SHELLS)
 _register(wrappers.eval_, "eval")
-_register(wrappers.ssh, "ssh")
+_register(remote.ssh, "ssh")
+_register(remote.scp, "scp")
 _register(wrappers.su, "su")
 _register(wrappers.chroot, "chroot")
 
+_VERSION_QUERIES = frozenset({"--version", "--help", "-version"})
 _VERSIONED = re.compile(r"^(python|pip|perl|ruby|node|mkfs)[0-9.]*(?:\..*)?$")
+_VERSION_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_-]*?)[-_]?v?\d+(?:\.\d+)*$")
 
 
 def program_name(word: str) -> str:
-    """The name used for lookup: basename, with version suffixes (``python3.11``) and ``mkfs.ext4`` folded."""
+    """The name used for lookup: basename, with version suffixes folded (``python3.11``,
+    ``kubectl-1.28``, ``helm3`` and ``mkfs.ext4`` are python, kubectl, helm and mkfs)."""
     base = posixpath.basename(word) if "/" in word else word
+    if base in _TABLE or base in readonly.READ_ONLY:
+        return base
     m = _VERSIONED.match(base)
-    if m and base not in _TABLE:
+    if m:
         return m.group(1) if m.group(1) != "pip" else "pip"
+    v = _VERSION_SUFFIX.match(base)
+    if v and (v.group("stem") in _TABLE or v.group("stem") in readonly.READ_ONLY):
+        return v.group("stem")
     return base
 
 
@@ -222,6 +292,8 @@ def classify_argv(argv: Sequence[str], recurse: Recurse) -> Verdict:
         return fn([name, *argv[1:]], recurse)
     if name in readonly.READ_ONLY:
         return ro(f"{name}: reads only", "readonly")
-    if name in readonly.SHELL_STATE:
-        return ro(f"{name}: changes only the shell's own variables or options", "readonly")
+    if len(argv) == 2 and argv[1] in _VERSION_QUERIES:
+        # The GNU convention every maintained CLI follows; only programs judged by name (in a
+        # system directory, see resolve.py) get here.
+        return ro(f"{name} {argv[1]}: prints its version or usage", "readonly")
     return unk(f"{name}: a program this classifier does not know", "unknown")

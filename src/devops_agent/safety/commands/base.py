@@ -9,6 +9,7 @@ or ``agent/``.
 from __future__ import annotations
 
 import posixpath
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -65,6 +66,54 @@ def destr(reason: str, key: str = "") -> Verdict:
 def unk(reason: str, key: str = "") -> Verdict:
     """An unknown verdict (needs approval, never runs silently)."""
     return Verdict("unknown", reason, key)
+
+
+class Arg(str):
+    """An argv word, with what the classifier knows about how bash builds it at run time.
+
+    It is a ``str`` (its text, quotes removed), so family handlers read it as before; the
+    flags say whether its text is only known when the command runs.
+    """
+
+    raw: str
+    """The word as written (quotes included): what is re-parsed when a wrapper hands it on."""
+    dynamic: bool
+    """Part of it comes from an expansion whose value the classifier does not know."""
+    starts_dynamic: bool
+    """Its first characters come from such an expansion (so it may turn into an option)."""
+    leading_glob: bool
+    """It starts with an unquoted glob: a matching file name may start with ``-``."""
+
+    def __new__(
+        cls,
+        text: str,
+        raw: str | None = None,
+        *,
+        dynamic: bool = False,
+        starts_dynamic: bool = False,
+        leading_glob: bool = False,
+    ) -> Arg:
+        obj = super().__new__(cls, text)
+        obj.raw = text if raw is None else raw
+        obj.dynamic = dynamic
+        obj.starts_dynamic = starts_dynamic
+        obj.leading_glob = leading_glob
+        return obj
+
+
+def is_dynamic(word: str) -> bool:
+    """Whether ``word``'s text is only known at run time (see :class:`Arg`)."""
+    return bool(getattr(word, "dynamic", False))
+
+
+def shell_join(words: Iterable[str]) -> str:
+    """A command line for ``words`` to classify again: literal words are quoted, words built
+    by expansions keep their source text so the expansions are seen again."""
+    out = []
+    for w in words:
+        raw = getattr(w, "raw", None)
+        out.append(raw if isinstance(raw, str) and is_dynamic(w) else shlex.quote(str(w)))
+    return " ".join(out)
 
 
 Recurse = Callable[[str], Verdict]

@@ -32,6 +32,7 @@ _READ_PREFIXES = (
     "info",
     "whoami",
     "account-show",
+    "exists",
 )
 _DESTROY_PREFIXES = (
     "delete",
@@ -98,8 +99,10 @@ def _s3(argv: Sequence[str], pos: list[str]) -> Verdict:
 
 
 def aws(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """Classify ``aws SERVICE OPERATION``."""
+    """Classify ``aws SERVICE OPERATION``; ``s3api get-object … OUTFILE`` writes OUTFILE."""
     pos = positionals(argv[1:], _VALUED)
+    if len(pos) >= 2 and pos[1] in ("get-object", "get-object-torrent"):
+        return mut(f"aws {pos[0]} {pos[1]}: writes the object to a local file", "cloud.mutate")
     if not pos:
         return ro("aws with no service prints help", "cloud.read")
     if pos[0] == "s3":

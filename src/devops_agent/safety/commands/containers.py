@@ -9,6 +9,19 @@ from collections.abc import Sequence
 
 from devops_agent.safety.commands import kubernetes
 from devops_agent.safety.commands.base import Recurse, Verdict, destr, has_flag, mut, positionals, ro, unk
+from devops_agent.safety.commands.options import CobraFlags, cobra_path
+
+# Global options of the docker CLI (cobra): a valued one before the subcommand swallows a word.
+DOCKER_GLOBAL = CobraFlags.of(
+    "--config -c --context -H --host -l --log-level --tlscacert --tlscert --tlskey",
+    "-D --debug --tls --tlsverify -v --version -h --help",
+)
+PODMAN_GLOBAL = CobraFlags.of(
+    "-c --connection --url --identity --log-level --root --runroot --storage-driver --storage-opt "
+    "--tmpdir --cgroup-manager --events-backend --hooks-dir --module --network-cmd-path --runtime "
+    "--ssh --imagestore --cni-config-dir --conmon --network-config-dir --volumepath --out",
+    "-r --remote --syslog --debug -D -v --version -h --help --noout",
+)
 
 _VALUED = (
     "-H",
@@ -48,6 +61,7 @@ _READ = {
     "list",
     "config",
     "df",
+    "services",
 }
 _MUTATE = {
     "run",
@@ -99,6 +113,8 @@ _OBJECTS = {
     "pod",
     "manifest",
     "machine",
+    "buildx",
+    "trust",
 }
 
 
@@ -106,6 +122,18 @@ def docker(argv: Sequence[str], recurse: Recurse) -> Verdict:
     """Classify ``docker``/``podman``/``docker-compose`` by (object) subcommand."""
     name = argv[0]
     args = list(argv[1:])
+    table = PODMAN_GLOBAL if name == "podman" else DOCKER_GLOBAL
+    if name in ("docker", "podman", "nerdctl"):
+        words, blind, at, end = cobra_path(args, table, levels=1)
+        if blind is not None and at == 0:
+            return unk(
+                f"{name} {blind}: an option this classifier does not know comes before the subcommand "
+                "(it may take the next word)",
+                "docker",
+            )
+        if "--out" in args[: end - 1]:
+            return mut(f"{name} --out: writes its output to a file", "files.write")
+        args = args[end - 1 :] if words else []
     pos = positionals(args, _VALUED)
     if name in ("docker-compose", "podman-compose"):
         pos = ["compose", *pos]
@@ -132,6 +160,7 @@ def docker(argv: Sequence[str], recurse: Recurse) -> Verdict:
         if action in (
             "ls",
             "list",
+            "services",
             "inspect",
             "df",
             "events",

@@ -7,23 +7,25 @@ are destructive too: they can leave the host unbootable. Must not touch the file
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Sequence
 
 from devops_agent.safety.commands.base import (
+    Arg,
     Recurse,
     Verdict,
     destr,
     has_flag,
+    is_harmless_sink,
     is_system_path,
     mut,
     positionals,
     ro,
+    shell_join,
     unk,
     worst,
     write_target_verdict,
 )
+from devops_agent.safety.commands.options import Spec, parse
 
 
 def rm(argv: Sequence[str], recurse: Recurse) -> Verdict:
@@ -70,6 +72,16 @@ def mv_cp(argv: Sequence[str], recurse: Recurse) -> Verdict:
         return destr(f"{name}: overwrites files under system path {dests[0]}", "files.system_write")
     if name == "mv" and any(is_system_path(p) for p in pos[:-1]):
         return destr("mv: moves system files away", "files.system_write")
+    if (
+        name == "rsync"
+        and has_flag(args, "-n", "--dry-run")
+        and not any(
+            a.startswith(("--log-file", "--write-batch", "--only-write-batch", "--rsync-path", "-e", "--rsh"))
+            and not a.startswith("--exclude")
+            for a in args
+        )
+    ):
+        return ro("rsync --dry-run: lists what would be copied", "files.read")
     if name == "rsync" and has_flag(
         args, "--delete", "--delete-after", "--delete-before", "--remove-source-files"
     ):
@@ -137,109 +149,9 @@ def disk(argv: Sequence[str], recurse: Recurse) -> Verdict:
     return destr(f"{name}: formats, repartitions or wipes disks", "disk.wipe")
 
 
-def sed(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``sed`` is read-only unless it edits in place (``-i``, also inside ``-ni``/``-Ei``), its script
-    writes or runs commands (``w``/``W``/``e`` commands, ``s///w``/``s///e`` flags), or the script
-    comes from a file (``-f``) this classifier cannot see."""
-    args = argv[1:]
-    if _sed_in_place(args):
-        files = positionals(args, ("-e", "-f", "--expression", "--file", "-l", "--line-length"))[1:]
-        if any(is_system_path(f) for f in files):
-            return destr("sed -i: edits system files in place", "files.system_write")
-        return mut("sed -i: edits files in place", "files.sed_inplace")
-    if _sed_short_flag(args, "f", "--file"):
-        return unk("sed -f: runs a script file this classifier cannot see", "files.sed")
-    scripts = _sed_scripts(args)
-    joined = " ".join(scripts)
-    if any(_SED_RUNS.search(sc) or _sed_s_flags_run(sc) for sc in scripts) or any(
-        cmd in joined for cmd in ("w ", "W ", "/w ", "e ")
-    ):
-        return unk("sed script with a w/e command: may write files or run commands", "files.sed")
-    return ro("sed: filters text to stdout", "files.read")
-
-
-# A w/W/e command after an optional address (``5e CMD``, ``/x/w FILE``, ``$!e``).
-_SED_ADDR = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)"
-_SED_RUNS = re.compile(rf"(?:^|[;{{}}\n])\s*(?:{_SED_ADDR}(?:\s*,\s*{_SED_ADDR})?)?\s*!?\s*[ewW]")
-_SED_S = re.compile(r"s(.)((?:(?!\1)[^\\]|\\.)*)\1((?:(?!\1)[^\\]|\\.)*)\1([a-zA-Z0-9]*)")
-
-
-def _sed_s_flags_run(script: str) -> bool:
-    """Whether an ``s`` command of ``script`` carries the ``e`` (execute) or ``w`` (write) flag."""
-    return any(set(m.group(4)) & {"e", "w"} for m in _SED_S.finditer(script))
-
-
-def _sed_in_place(args: Sequence[str]) -> bool:
-    """``-i``/``--in-place`` alone or inside a bundle of short options (``-ni``, ``-Ei.bak``)."""
-    return _sed_short_flag(args, "i", "--in-place")
-
-
-def _sed_short_flag(args: Sequence[str], letter: str, long: str) -> bool:
-    """Whether ``-LETTER`` (also inside a bundle such as ``-nLETTER``) or ``--long[=…]`` is given."""
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            return False
-        if a == long or a.startswith(long + "="):
-            return True
-        if a in ("-e", "--expression", "-l", "--line-length"):
-            i += 2
-            continue
-        if a.startswith("-") and not a.startswith("--"):
-            for ch in a[1:]:
-                if ch == letter:
-                    return True
-                if ch in "efl":  # these take a value: the rest of the word is that value
-                    break
-        i += 1
-    return False
-
-
-def _sed_scripts(args: Sequence[str]) -> list[str]:
-    """The script texts: every ``-e``/``--expression`` value, else the first operand."""
-    scripts: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("-e", "--expression") and i + 1 < len(args):
-            scripts.append(args[i + 1])
-            i += 2
-            continue
-        if a.startswith("--expression="):
-            scripts.append(a[len("--expression=") :])
-        elif a.startswith("-") and not a.startswith("--") and "e" in a[1:]:
-            head, _, value = a[1:].partition("e")
-            if value and "l" not in head:
-                scripts.append(value)
-            elif i + 1 < len(args) and "l" not in head:
-                scripts.append(args[i + 1])
-                i += 1
-        i += 1
-    if not scripts:
-        operands = positionals(args, ("-l", "--line-length"))
-        scripts = operands[:1]
-    return scripts
-
-
-_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*&|\|\s*getline|\bprintf?\b[^;{}\n]*(?<!\|)\|(?!\|)")
-_AWK_WRITES = re.compile(r"\bprintf?\b[^;{}\n]*>")
-
-
-def awk(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``awk`` is read-only unless its program calls ``system()``, pipes, prints to a file, or comes
-    from a file (``-f``) this classifier cannot see."""
-    args = list(argv[1:])
-    if any(a in ("-f", "--file", "-E", "--exec") or a.startswith(("--file=", "--exec=")) for a in args):
-        return unk(f"{argv[0]} -f: runs a program file this classifier cannot see", "files.awk")
-    program = " ".join(a for a in args if not a.startswith("-"))
-    if _AWK_RUNS.search(program) or '|"' in program or '| "' in program:
-        return unk(f"{argv[0]} program runs commands (system() or pipes)", "files.awk")
-    if any(a in ("-iinplace", "--include=inplace") for a in args) or ("-i" in args and "inplace" in args):
-        return mut(f"{argv[0]} -i inplace: edits files in place", "files.sed_inplace")
-    if _AWK_WRITES.search(program) or '> "' in program or '>"' in program or ">> " in program:
-        return mut(f"{argv[0]} program writes to files", "files.awk")
-    return ro(f"{argv[0]}: filters text to stdout", "files.read")
+def _found_path(word: str) -> Arg:
+    text = word.replace("{}", "${FIND_PATH}")
+    return Arg(text, '"' + text + '"', dynamic=True)
 
 
 def find(argv: Sequence[str], recurse: Recurse) -> Verdict:
@@ -261,8 +173,10 @@ def find(argv: Sequence[str], recurse: Recurse) -> Verdict:
                 if b in (";", "+", "\\;"):
                     break
                 inner.append(b)
-            inner = [x for x in inner if x != "{}"] or ["true"]
-            v = recurse(shlex.join(inner))
+            # find substitutes each path for {} (inside other words too): a path is data the
+            # classifier cannot see, so `sh -c 'echo {}'` runs code built from file names.
+            words = [_found_path(x) if "{}" in x else x for x in inner] or ["true"]
+            v = recurse(shell_join(words))
             verdicts.append(Verdict(v.level, f"find {a} {inner[0]}: {v.reason}", v.key))
         elif a.startswith("-fprint") or a == "-fls":
             verdicts.append(mut(f"find {a}: writes its output to a file", "files.write"))
@@ -270,21 +184,134 @@ def find(argv: Sequence[str], recurse: Recurse) -> Verdict:
     return worst(verdicts) or ro("find: lists files", "files.read")
 
 
+TAR = Spec(
+    "Ab:BcC:dF:f:g:GhH:iI:jJkK:lL:mMnN:OpPrRsStT:uUvV:wWxX:zZ",
+    "absolute-names|P acls add-file= after-date=|N anchored append|r atime-preserve? "
+    "auto-compress|a backup? block-number|R blocking-factor=|b bzip2|j catenate|A check-device "
+    "check-links|l checkpoint? checkpoint-action= clamp-mtime compare|d compress|Z concatenate|A "
+    "confirmation|w create|c delay-directory-restore delete dereference|h diff|d directory=|C "
+    "exclude= exclude-backups exclude-caches exclude-caches-all exclude-caches-under "
+    "exclude-from=|X exclude-ignore= exclude-ignore-recursive= exclude-tag= exclude-tag-all= "
+    "exclude-tag-under= exclude-vcs exclude-vcs-ignores extract|x file=|f files-from=|T force-local "
+    "format=|H full-time get gunzip gzip|z hard-dereference help hole-detection= ignore-case "
+    "ignore-command-error ignore-failed-read ignore-zeros|i incremental|G index-file= "
+    "info-script=|F interactive keep-directory-symlink keep-newer-files keep-old-files|k label=|V "
+    "level= list|t listed-incremental=|g lzip lzma lzop mode= mtime= multi-volume|M "
+    "new-volume-script= newer= newer-mtime= no-acls no-anchored no-auto-compress no-check-device "
+    "no-delay-directory-restore no-ignore-case no-ignore-command-error no-null no-overwrite-dir "
+    "no-quote-chars= no-recursion no-same-owner no-same-permissions no-seek no-selinux no-unquote "
+    "no-verbatim-files-from no-wildcards no-wildcards-match-slash no-xattrs null numeric-owner "
+    "occurrence? old-archive one-file-system one-top-level? overwrite overwrite-dir owner= "
+    "owner-map= pax-option= portability posix preserve-order preserve-permissions|p quote-chars= "
+    "quoting-style= read-full-records|B record-size= recursion recursive-unlink remove-files "
+    "restrict rmt-command= rsh-command= same-order|s same-owner same-permissions seek|n selinux "
+    "show-defaults show-omitted-dirs show-snapshot-field-ranges show-stored-names "
+    "show-transformed-names skip-old-files sort= sparse|S sparse-version= starting-file=|K "
+    "strip-components= suffix= tape-length=|L test-label to-command= to-stdout|O totals? touch|m "
+    "transform= uncompress ungzip unlink-first|U unquote update|u usage "
+    "use-compress-program=|I utc verbatim-files-from verbose|v verify|W version volno-file= "
+    "warning= wildcards wildcards-match-slash xattrs xattrs-exclude= xattrs-include= xform= xz|J zstd",
+)
+_TAR_RUNS = (
+    "to-command",
+    "use-compress-program",
+    "info-script",
+    "new-volume-script",
+    "rsh-command",
+    "rmt-command",
+)
+_TAR_WRITES = ("index-file", "volno-file", "listed-incremental")
+
+
+def _tar_old_style(args: list[str]) -> list[str]:
+    """``tar tvf a.tar x`` → ``tar -t -v -f a.tar x`` (a first word without ``-`` is a bundle
+    whose value-taking letters take the next words in order)."""
+    if not args or args[0].startswith("-"):
+        return args
+    shorts, _, _ = TAR.tables()
+    letters = args[0]
+    if not all(c in shorts for c in letters):
+        return args
+    rest = list(args[1:])
+    out: list[str] = []
+    for c in letters:
+        out.append("-" + c)
+        if shorts[c] and rest:
+            out.append(rest.pop(0))
+    return out + rest
+
+
+def tar(argv: Sequence[str], recurse: Recurse) -> Verdict:
+    """``tar``: listing and comparing read; extracting writes files (``-O`` prints them);
+    creating writes the archive (``-f -`` prints it); checkpoint actions, ``--to-command``,
+    ``-I`` and volume scripts run programs; ``--index-file`` writes even when listing."""
+    parsed = parse(_tar_old_style(list(argv[1:])), TAR)
+    if parsed.unknown:
+        return unk(f"tar {parsed.unknown[0]}: an option this classifier does not know", "files.tar")
+    names = parsed.names()
+    for action in parsed.values("checkpoint-action"):
+        if action.split("=", 1)[0].strip() not in (
+            "bell",
+            "dot",
+            "echo",
+            "ttyout",
+            "totals",
+            "wait",
+            "sleep",
+        ):
+            return unk(f"tar --checkpoint-action={action}: runs a command", "files.tar")
+    if any(w.startswith("--checkpoint-a") for w, _ in parsed.ambiguous) or (
+        "checkpoint-action" in names and not parsed.values("checkpoint-action")
+    ):
+        return unk("tar --checkpoint-action: runs a command", "files.tar")
+    if runs := sorted(names & set(_TAR_RUNS)):
+        return unk(f"tar --{runs[0]}: runs a program of the caller's choice", "files.tar")
+    archives = parsed.values("file")
+    if any(":" in a.split("/", 1)[0] for a in archives) and "force-local" not in names:
+        return unk("tar -f HOST:FILE: reaches a remote archive through rsh", "files.tar")
+    if parsed.injectable:
+        raw = getattr(parsed.injectable[0], "raw", parsed.injectable[0])
+        return unk(f"tar: {raw} is expanded at run time and may become an option", "expansion")
+    vs = [
+        write_target_verdict(v, f"tar --{n}", "files.write")
+        for n, v in parsed.opts
+        if n in _TAR_WRITES and v is not None and not is_harmless_sink(v)
+    ]
+    if "remove-files" in names:
+        vs.append(destr("tar --remove-files: deletes the files it archives", "rm.file"))
+    target = parsed.value("directory") or ""
+    if names & {"extract", "get"}:
+        if "to-stdout" in names:
+            vs.append(ro("tar -xO: extracts to stdout", "files.read"))
+        elif target and is_system_path(target):
+            vs.append(destr(f"tar: extracts over system path {target}", "files.system_write"))
+        else:
+            vs.append(mut("tar -x: extracts files", "files.write"))
+    elif names & {"create", "append", "update", "catenate", "delete"}:
+        if archives and all(a == "-" or is_harmless_sink(a) for a in archives) and "delete" not in names:
+            vs.append(ro("tar -c -f -: writes the archive to stdout", "files.read"))
+        elif not archives and "create" in names:
+            vs.append(
+                ro("tar -c without -f: writes the archive to stdout (or the tape device)", "files.read")
+            )
+        else:
+            vs.append(mut("tar: creates or changes an archive", "files.write"))
+    elif not names & {"list", "diff", "compare", "test-label", "help", "version", "usage", "show-defaults"}:
+        vs.append(unk("tar without a mode this classifier knows", "files.tar"))
+    return worst(vs) or ro("tar -t: lists an archive", "files.read")
+
+
 def archive(argv: Sequence[str], recurse: Recurse) -> Verdict:
-    """``tar``/``unzip``/``gzip``…: listing reads; extracting or compressing writes files."""
+    """``unzip``/``zip``/``gzip``…: listing and printing read; extracting or compressing writes files."""
     name = argv[0]
     args = argv[1:]
-    if name == "tar":
-        mode = args[0] if args else ""
-        if has_flag(args, "-t", "--list") or (mode and not mode.startswith("-") and "t" in mode):
-            return ro("tar -t: lists an archive", "files.read")
-        target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--directory")), "")
-        if target and is_system_path(target):
-            return destr(f"tar: extracts over system path {target}", "files.system_write")
-        return mut("tar: creates or extracts an archive", "files.write")
-    if name in ("unzip", "zipinfo") and (has_flag(args, "-l", "-v", "-t", "-Z") or name == "zipinfo"):
+    if name in ("unzip", "zipinfo") and (
+        has_flag(args, "-l", "-v", "-t", "-Z", "-p", "-c") or name == "zipinfo"
+    ):
         return ro(f"{name} -l: lists an archive", "files.read")
-    if name in ("gzip", "gunzip", "bzip2", "xz", "zstd") and has_flag(args, "-c", "-l", "-t", "--stdout"):
+    if name in ("gzip", "gunzip", "bzip2", "xz", "zstd", "lz4", "bunzip2", "unxz") and has_flag(
+        args, "-c", "-l", "-t", "--stdout", "--to-stdout", "--list", "--test"
+    ):
         return ro(f"{name} -c: writes to stdout", "files.read")
     if name in ("zcat", "bzcat", "xzcat", "zless", "zgrep"):
         return ro(f"{name}: reads compressed text", "files.read")

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from devops_agent.safety.commands.base import Recurse, Verdict, destr, has_flag, mut, positionals, ro, unk
+from devops_agent.safety.commands.base import (
+    Recurse,
+    Verdict,
+    destr,
+    has_flag,
+    mut,
+    positionals,
+    ro,
+    unk,
+    write_target_verdict,
+)
 
 _READ = {
     "plan",
@@ -21,7 +31,6 @@ _READ = {
     "console",
     "help",
     "metadata",
-    "test",
     "modules",
 }
 _MUTATE = {
@@ -47,6 +56,18 @@ def terraform(argv: Sequence[str], recurse: Recurse) -> Verdict:
     if not pos:
         return ro(f"{name} with no subcommand prints help", "terraform.help")
     sub = pos[0]
+    for i, a in enumerate(args):
+        flag, eq, value = a.lstrip("-").partition("=")
+        if a.startswith("-") and flag in ("out", "state-out", "backup"):
+            target = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            if target and target != "-":
+                return write_target_verdict(target, f"{name} {sub} -{flag}", "files.write")
+    if sub == "providers" and len(pos) > 1 and pos[1] in ("lock", "mirror"):
+        return mut(f"{name} providers {pos[1]}: writes the lock file or a provider mirror", "terraform.init")
+    if sub == "test":
+        return mut(
+            f"{name} test: applies the configuration to real infrastructure to test it", "terraform.apply"
+        )
     if sub == "destroy" or (sub == "apply" and has_flag(args, "-destroy", "--destroy")):
         return destr(f"{name} destroy: deletes every resource the configuration manages", "terraform.destroy")
     if sub == "fmt" and not has_flag(args, "-check", "-diff"):
