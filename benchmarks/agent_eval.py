@@ -35,7 +35,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, Use
 from pydantic_ai.models.function import AgentInfo
 
 from devops_agent.agent.scripted import ScriptedModel
-from devops_agent.config import Settings
+from devops_agent.config import Settings, load_settings
 from devops_agent.evals.cases import Case, load_cases
 from devops_agent.evals.harness import EvalOptions
 from devops_agent.evals.judge import resolve_judge
@@ -159,8 +159,7 @@ async def real(
 ) -> dict[str, Any]:
     """A configured model on the cases, and the offline runbooks beside it."""
     cases = all_cases(dev, own)
-    settings = Settings()
-    settings = settings.model_copy(update={"model": settings.model.model_copy(update={"name": model})})
+    settings = load_settings(None, model={"name": model}).settings  # the config file and environment
     the_judge = resolve_judge(judge, settings.evals.judge)
     out: dict[str, Any] = {"cases": len(cases), "model": model, "judge": judge}
     for target in (model_target(settings), offline_target()):

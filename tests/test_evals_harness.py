@@ -35,6 +35,7 @@ from devops_agent.evals.session import load as load_result
 from devops_agent.evals.session import run_evaluation, save
 from devops_agent.evals.tables import compare, render
 from devops_agent.store import Store
+from fake_openai import FakeOpenAI, text, tool_calls
 
 agent_eval = load("agent_eval")
 eval_cases = load("eval_cases")
@@ -254,3 +255,31 @@ def test_the_cli_runs_lists_shows_and_compares(own: Path, tmp_path: Path) -> Non
     unknown = runner.invoke(app, ["eval", "show", "abc"], env=env)
     assert unknown.exit_code == 2
     assert "eval list" in unknown.stderr
+
+
+@pytest.mark.allow_model_requests
+def test_a_real_model_is_evaluated_over_http_with_its_tokens(own: Path, tmp_path: Path) -> None:
+    """The model path as a session with an endpoint runs it: the real OpenAI provider against the
+    fake server, the recorded log in its second request, tokens and steps in the result."""
+    reply = "The pod's database queries time out: `db query timeout`, 30 of them"
+    script = [
+        tool_calls(("k8s_logs", {"pod": "api-7d9f8c6b5d-x2x9z", "namespace": "shop"})),
+        text(reply),
+    ]
+    with FakeOpenAI(script) as srv:
+        env = {
+            "DEVOPS_AGENT_HOME": str(tmp_path / "home"),
+            "DEVOPS_AGENT_ALLOW_MODEL_REQUESTS": "1",
+            "DEVOPS_AGENT_MODEL__BASE_URL": srv.url,
+        }
+        argv = ["eval", "run", str(own / "ours_pod-log-db-timeouts"), "-m", "openai-compatible:fake-model"]
+        got = CliRunner().invoke(app, [*argv, "--judge", "scripted", "--json"], env=env)
+        sent = srv.bodies
+    assert got.exit_code == 0, got.output
+    (case,) = json.loads(got.stdout)["cases"]
+    (attempt,) = case["attempts"]
+    assert attempt["passed"] is True
+    assert attempt["judge"]["choice"] == "A"
+    assert (attempt["steps"], attempt["usage"]["total_tokens"]) == (2, 76)
+    assert [c["recording"] for c in attempt["calls"]] == ["fetch_pod_logs_shop_api-7d9f8c6b5d-x2x9z.txt"]
+    assert "db query timeout after 5000ms" in sent[1]  # the replayed log, as the model received it
