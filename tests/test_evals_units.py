@@ -412,3 +412,44 @@ def test_a_judge_that_answers_in_prose_is_asked_again_then_fails_loudly() -> Non
         judge = resolve_judge("openai-compatible:judge-model", ModelSettings(base_url=srv.url))
         with pytest.raises(UnexpectedModelBehavior):  # the harness keeps it as the run's judge_error
             asyncio.run(judge(["x"], "y"))
+
+
+def test_turns_are_one_conversation_whose_last_answer_is_scored(tmp_path: Path) -> None:
+    from devops_agent.agent.scripted import Script, ScriptedModel, Turn
+    from devops_agent.evals.harness import EvalOptions
+    from devops_agent.evals.runner import Target
+    from devops_agent.evals.session import run_evaluation
+
+    case_folder(
+        tmp_path / "cases",
+        "ours_followup",
+        {
+            "turns": ["Which pod restarts?", "And why does `web-0` restart?"],
+            "expected_output": ["exit code 137"],
+        },
+    )
+    (case,) = load_cases(tmp_path / "cases")
+    assert case.questions == ["Which pod restarts?", "And why does `web-0` restart?"]
+    script = Script(
+        runs=[
+            [Turn(text="web-0 restarts")],
+            [Turn(text="It was killed: exit code 137. Asked: {previous_prompts}")],
+        ]
+    )
+    result = asyncio.run(
+        run_evaluation(
+            Settings(data_dir=tmp_path / "data"),
+            tmp_path / "cases",
+            Target("scripted", lambda c: ScriptedModel(script)),
+            judge=resolve_judge("scripted"),
+            options=EvalOptions(),
+        )
+    )
+    (attempt,) = result.cases[0].attempts
+    assert attempt.passed
+    assert attempt.answer == "It was killed: exit code 137. Asked: Which pod restarts?"  # same session
+    assert [e["type"] for e in attempt.events].count("run_started") == 2
+    assert attempt.literals.verdict == "pass"  # 137 was not in any question
+    case_folder(tmp_path / "bad", "both", {"turns": ["a"], "user_prompt": "b", "expected_output": ["x"]})
+    with pytest.raises(ConfigError, match="user_prompt or turns"):
+        load_cases(tmp_path / "bad")

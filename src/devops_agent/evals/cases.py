@@ -18,8 +18,10 @@ Common keys: ``expected_output`` (statements a correct answer must all contain),
 ``expected_sections``, ``skip``/``skip_reason``. Keys for live clusters (``before_test``,
 ``after_test``, ``port_forwards``, ``mock_policy`` …) are read and ignored: the recordings stand in.
 
-Our additions: ``inputs`` — what the offline runbooks get, as the CLI's options would give them
-(``pod``, ``namespace``, ``logs``: paths relative to the case folder); and ``{case_dir}`` in a
+Our additions: ``turns`` — questions asked one after the other in one session (a conversation
+that goes on; the last answer is scored); ``inputs`` — what the offline runbooks get, as the
+CLI's options would give them (``pod``, ``namespace``, ``logs``: paths relative to the case
+folder); and ``{case_dir}`` in a
 prompt, replaced by the case folder's absolute path (our cases ship log files for the real log
 tools under ``files/``). Structured references in upstream prompts (``<< {"type": "pod", "name":
 …} >>``) and an alert's subject give the offline inputs of upstream cases.
@@ -60,6 +62,7 @@ class CaseFile(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     user_prompt: str | list[str] | None = None
+    turns: list[str] | None = None
     expected_output: str | list[str]
     tags: list[str] | None = None
     skip: bool | None = None
@@ -86,7 +89,15 @@ class Case:
     expected_sections: dict[str, bool | list[str]] | None = None
     inputs: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, str]] = field(default_factory=list)
+    followups: list[str] = field(default_factory=list)
+    """Questions asked after :attr:`prompt` in the same session (ours: ``turns``); the last
+    answer is the one scored."""
     recordings: list[Recording] = field(default_factory=list)
+
+    @property
+    def questions(self) -> list[str]:
+        """Every question the case asks, in order."""
+        return [self.prompt, *self.followups]
 
     @property
     def expected_text(self) -> str:
@@ -148,7 +159,12 @@ def load_case(folder: Path) -> list[Case]:
     recordings = read_recordings(folder)
 
     def case(
-        case_id: str, kind: Kind, prompt: str, inputs: dict[str, Any], history: list[dict[str, str]]
+        case_id: str,
+        kind: Kind,
+        prompt: str,
+        inputs: dict[str, Any],
+        history: list[dict[str, str]],
+        followups: list[str] | None = None,
     ) -> Case:
         return Case(
             id=case_id,
@@ -164,6 +180,7 @@ def load_case(folder: Path) -> list[Case]:
             inputs=inputs,
             history=history,
             recordings=recordings,
+            followups=followups or [],
         )
 
     our_inputs = _our_inputs(spec.inputs, folder)
@@ -175,14 +192,23 @@ def load_case(folder: Path) -> list[Case]:
         request = _json(folder / "workload_health_request.json")
         inputs = our_inputs or _subject_inputs(request.get("resource"))
         return [case(folder.name, "workload_health", _workload_health(request, folder), inputs, [])]
+    attached = _attachments(folder, spec.include_files or [])
+    history = _history(folder)
+    if spec.turns:
+        if spec.user_prompt:
+            raise ConfigError(
+                f"{path}: give user_prompt or turns, not both", hint="turns: questions in order"
+            )
+        asked = [t.replace("{case_dir}", str(folder.resolve())) for t in spec.turns]
+        opening = asked[0] + attached
+        inputs = our_inputs or _reference_inputs("\n".join(spec.turns))
+        return [case(folder.name, "ask", opening, inputs, history, asked[1:])]
     if not spec.user_prompt:
         raise ConfigError(
             f"{path}: no user_prompt, and no investigate_request.json or workload_health_request.json",
-            hint="an ask case needs user_prompt",
+            hint="an ask case needs user_prompt (or turns)",
         )
     prompts = [spec.user_prompt] if isinstance(spec.user_prompt, str) else spec.user_prompt
-    attached = _attachments(folder, spec.include_files or [])
-    history = _history(folder)
     out = []
     for i, prompt in enumerate(prompts):
         text = prompt.replace("{case_dir}", str(folder.resolve())) + attached

@@ -69,7 +69,9 @@ def select_cases(
 
 async def score(case: Case, run: CaseRun, repeat: int, judge: Judge | None) -> Attempt:
     """One run scored: the judge's verdict when there is a judge, else the literal checks."""
-    literals = check_literals(case.expected, run.judged_text, question=case.prompt)
+    # What the agent was told (the questions, the earlier turns) proves nothing when repeated.
+    told = "\n".join([*(t["content"] for t in case.history), *case.questions])
+    literals = check_literals(case.expected, run.judged_text, question=told)
     sections = check_sections(case.expected_sections, run.answer)
     sections_ok = all(s.ok for s in sections)
     judgement: Judgement | None = None

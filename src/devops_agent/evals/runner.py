@@ -162,6 +162,20 @@ def _compact(events: Sequence[RunEvent]) -> list[dict[str, Any]]:
     return out
 
 
+def _sum_usage(usages: Sequence[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The usage of several runs (turns) added up; a cost unknown in any of them is unknown."""
+    known = [u for u in usages if u]
+    if not known:
+        return None
+    total: dict[str, Any] = {
+        k: sum(int(u.get(k) or 0) for u in known)
+        for k in ("requests", "input_tokens", "output_tokens", "total_tokens")
+    }
+    costs = [u.get("cost_usd") for u in known]
+    total["cost_usd"] = None if any(c is None for c in costs) else round(sum(float(c or 0) for c in costs), 6)
+    return total
+
+
 async def run_case(case: Case, target: Target, env: EvalEnv) -> CaseRun:
     """Run ``case`` once on ``target`` and collect what came out."""
     settings, registry = env.for_case(case)
@@ -180,13 +194,20 @@ async def run_case(case: Case, target: Target, env: EvalEnv) -> CaseRun:
         if case.history and model is not None:
             _seed_history(env.store, session.id, case.history)
         book = env.library.open(session.id, case.recordings)
+        runs: list[list[RunEvent]] = []
         try:
-            events = [
-                e
-                async for e in service.stream(
-                    case.prompt, session_id=session.id, inputs={**case.inputs, **target.inputs}
+            for question in case.questions:  # one run per turn, in the same session
+                runs.append(
+                    [
+                        e
+                        async for e in service.stream(
+                            question, session_id=session.id, inputs={**case.inputs, **target.inputs}
+                        )
+                    ]
                 )
-            ]
+                last = runs[-1][-1] if runs[-1] else None
+                if not isinstance(last, RunFinished) or last.status != "completed":
+                    break  # a turn that failed or paused ends the conversation
         finally:
             env.library.close(session.id)
     except DevOpsAgentError as exc:
@@ -194,18 +215,23 @@ async def run_case(case: Case, target: Target, env: EvalEnv) -> CaseRun:
             case.id, target.name, "failed", "", "", error=exc.message, latency_s=time.monotonic() - started
         )
     latency = time.monotonic() - started
-    final = events[-1] if events and isinstance(events[-1], RunFinished) else None
+    events = [e for run in runs for e in run]
+    finals = [e for e in events if isinstance(e, RunFinished)]
+    final = runs[-1][-1] if runs and runs[-1] and isinstance(runs[-1][-1], RunFinished) else None
     answer = (final.output if final else None) or ""
     compact = _compact(events)
-    # The texts before the last tool call are the intermediate messages; the answer is the user's.
-    last_call = max((i for i, e in enumerate(compact) if e["type"] == "tool_call"), default=-1)
-    intermediate = [e["text"] for e in compact[: last_call + 1] if e["type"] == "text"]
+    # The last turn's texts before its last tool call are the intermediate messages.
+    last_turn = _compact(runs[-1]) if runs else []
+    last_call = max((i for i, e in enumerate(last_turn) if e["type"] == "tool_call"), default=-1)
+    intermediate = [e["text"] for e in last_turn[: last_call + 1] if e["type"] == "text"]
     judged = "\n\n".join([*intermediate, answer]).strip()
     # The question quoted back is not an answer: a judge must not be shown it as one.
-    judged = judged.replace(case.prompt, "[the question]") if case.prompt.strip() else judged
+    for question in case.questions:
+        if question.strip():
+            judged = judged.replace(question, "[the question]")
     errors = [e.message for e in events if isinstance(e, ErrorEvent)]
     started_event = next((e for e in events if isinstance(e, RunStarted)), None)
-    usage = final.usage if final else None
+    usage = _sum_usage([f.usage for f in finals])
     tool_calls = [e.tool for e in events if isinstance(e, ToolCall)]
     steps = int(usage.get("requests") or 0) if usage else len(tool_calls)
     return CaseRun(
