@@ -453,3 +453,31 @@ def test_turns_are_one_conversation_whose_last_answer_is_scored(tmp_path: Path) 
     case_folder(tmp_path / "bad", "both", {"turns": ["a"], "user_prompt": "b", "expected_output": ["x"]})
     with pytest.raises(ConfigError, match="user_prompt or turns"):
         load_cases(tmp_path / "bad")
+
+
+def test_a_kubectl_read_in_the_shell_is_answered_like_the_tool_call_it_is() -> None:
+    mapping = ToolMapping.load()
+    settings = Settings()
+    recs = [
+        rec(
+            "kubectl_describe",
+            {"kind": "PersistentVolumeClaim", "name": "data", "namespace": "db"},
+            file="pvc.txt",
+        ),
+        rec("kubectl_previous_logs", {"pod_name": "web-0", "namespace": "default"}, file="previous.txt"),
+        rec("kubectl_get_by_kind_in_cluster", {"kind": "pod"}, file="all-pods.txt"),
+    ]
+
+    def answered(command: str) -> str | None:
+        args = mapping.filled("shell_run", {"command": command}, settings)
+        found = mapping.answer("shell_run", args, recs)
+        return found.recording.file if found else None
+
+    assert answered("kubectl describe pvc data -n db") == "pvc.txt"  # a kind k8s_describe cannot read
+    assert answered("kubectl -n db describe persistentvolumeclaim/data") == "pvc.txt"  # flags anywhere
+    assert answered("kubectl logs web-0 --previous") == "previous.txt"  # the configured namespace
+    assert answered("kubectl get po --all-namespaces") == "all-pods.txt"
+    assert answered("kubectl get pods -A | grep web") is None  # a pipeline is not one read
+    assert answered("cat /etc/hosts") is None
+    reachable = [r.file for r in recs if mapping.reachable(r)]
+    assert reachable == ["pvc.txt", "previous.txt", "all-pods.txt"]

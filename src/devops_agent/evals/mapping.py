@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from devops_agent.errors import ConfigError
+from devops_agent.evals.kubectl import kubectl_fields
 from devops_agent.evals.recordings import Recording, same_value
 from devops_agent.tools.kubernetes.events import event_kind
 
@@ -89,6 +90,9 @@ class Answer(BaseModel):
 class ToolMap(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    derive: Literal["kubectl"] | None = None
+    """Read more arguments out of one: ``kubectl`` parses a command line (``derive_from``)."""
+    derive_from: str = "command"
     fill: dict[str, str] = Field(default_factory=dict)
     answers: list[Answer]
 
@@ -176,9 +180,10 @@ class ToolMapping:
         return self.data.tools
 
     def filled(self, tool: str, args: Mapping[str, Any], settings: Any) -> dict[str, Any]:
-        """``args`` with the unset ones the mapping fills from the settings (``kubernetes.namespace``)."""
-        out = dict(args)
+        """``args`` with what the mapping derives from them (a kubectl command's fields), then the
+        unset ones it fills from the settings (``kubernetes.namespace``)."""
         spec = self.tools.get(tool)
+        out = _derived(spec, args) if spec else dict(args)
         for key, path in (spec.fill if spec else {}).items():
             if out.get(key) is None:
                 value: Any = settings
@@ -196,6 +201,7 @@ class ToolMapping:
         spec = self.tools.get(tool)
         if spec is None:
             return None
+        args = _derived(spec, args)
         for answer in spec.answers:
             if not all(_same_arg(args.get(k), v) for k, v in answer.when.items()):
                 continue
@@ -238,6 +244,19 @@ class ToolMapping:
             if not same_value(compare(recorded), compare(params[key])):
                 return False
         return True
+
+
+DERIVERS: dict[str, Callable[[Any], dict[str, Any]]] = {"kubectl": kubectl_fields}
+
+
+def _derived(spec: ToolMap, args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` and what ``spec.derive`` reads out of one of them (given arguments win)."""
+    if spec.derive is None:
+        return dict(args)
+    return {
+        **DERIVERS[spec.derive](args.get(spec.derive_from)),
+        **{k: v for k, v in args.items() if v is not None},
+    }
 
 
 def _same_arg(given: Any, wanted: Any) -> bool:
