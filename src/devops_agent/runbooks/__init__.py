@@ -3,7 +3,7 @@
 A runbook is YAML data (``data/*.yaml`` plus user directories): steps that call tools by name
 with templated arguments, analyzers that turn the results into findings, and static advice. The
 engine runs the selected runbooks through the same tool middleware as the model loop and returns
-a :class:`devops_agent.agent.report.Report`.
+a :class:`devops_agent.report.Report`.
 
 Nothing in this package imports tools, policies or interfaces: tool calls arrive through the
 ``call_tool`` callable the session service passes in.

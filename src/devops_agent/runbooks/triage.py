@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from devops_agent.agent.report import Finding, Gap, Report, Severity, rank_findings
 from devops_agent.analysis import group_lines
+from devops_agent.analysis.ci_urls import parse_job_or_url
 from devops_agent.events import PlanProposed, ToolCall, ToolResultEvent
+from devops_agent.report import Finding, Gap, Report, Severity, rank_findings
+from devops_agent.results import ToolResult
 from devops_agent.runbooks.engine import CallTool, Emit, call_guarded, emit_event, result_summary
-from devops_agent.tools.base import ToolResult
-from devops_agent.tools.ci_urls import parse_job_or_url
 
 NAME = "triage"
 TITLE = "Incident triage of a Jira ticket"

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from devops_agent.analysis.anomaly import DetectorConfig, detect
+from devops_agent.analysis.anomaly import ANOMALY_MIN_POINTS, detect
 from devops_agent.analysis.slo import (
     DEFAULT_RULES,
     SloReport,
@@ -73,9 +73,7 @@ SLO_EXCESS_SLACK = 0.1
 bumped just before its request counter is scraped runs one event ahead."""
 LOOKBACK_S = 300
 """Prometheus's default lookback delta: a selector at time t sees samples of (t - 5m, t]."""
-ANOMALY_MIN_POINTS = DetectorConfig().min_history + 1
 MAX_EVENTS = 5  # anomalies listed per series (the latest); anomalies_total counts all
-"""Finite points a series needs before the detector scores any of them."""
 
 
 @dataclass(frozen=True)
