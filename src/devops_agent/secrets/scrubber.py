@@ -124,7 +124,7 @@ def _token(
     return _Rule(kind, tuple(keywords), _group_finder(pattern, flags, group), multiline, provider)
 
 
-# Provider token formats and fixed file/log formats (data only: see ``secret_rules``), then the
+# Provider token formats and fixed file/log formats (data only: see :mod:`.rules`), then the
 # command-line flag rule, which needs this module's value tests.
 _PROVIDER_RULES: list[_Rule] = [
     *(
