@@ -50,8 +50,8 @@ from devops_agent.knowledge.memory import CURRENT_SESSION
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import ToolCaller, privacy_guard
 from devops_agent.privacy.guard import enabled_for
-from devops_agent.privacy.secrets import scrub
 from devops_agent.privacy.vault import purge_expired
+from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import SessionRecord, Store
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog

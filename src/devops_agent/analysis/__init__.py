@@ -6,7 +6,9 @@ detection (:mod:`.loggroup`), and streaming log template mining in the Drain fam
 (:mod:`.templates`, with :mod:`.masking` and the Loghub metrics in :mod:`.evaluation`).
 Metric anomalies (:mod:`.anomaly`: causal robust/seasonal detectors with explanations, plus
 pattern novelty from :mod:`.context` calibrated by :mod:`.likelihood`) and SLO multi-window
-burn-rate alerts (:mod:`.slo`).
+burn-rate alerts (:mod:`.slo`). Long logs condensed for a model, with their error signatures
+(:mod:`.logsummary`); Alertmanager webhooks read as investigations (:mod:`.alert_intake`); Jenkins
+build URLs (:mod:`.ci_urls`) and Kubernetes container states (:mod:`.k8s_status`).
 Everything is a pure function over strings and iterables of lines, so the same code serves
 tools, runbooks and tests, and works offline.
 

@@ -4,7 +4,7 @@
   kubectl's text as well as our JSON; an analyzer cannot, so offline runs get gaps there;
 - ``pod_log``: what our ``k8s_logs`` returns for that log — ``pod``, ``namespace``, ``lines``,
   ``text``, or for a long log the same condensed view (error signatures, templates, last lines)
-  our tool makes with :func:`devops_agent.tools.logs.summarize_log`, the full text kept as the
+  our tool makes with :func:`devops_agent.analysis.logsummary.summarize_log`, the full text kept as the
   result's raw output.
 
 A recording whose status is ``error`` becomes a failed result with its error, ``no_data`` an empty
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from devops_agent.analysis.logsummary import summarize_log
 from devops_agent.evals.mapping import Match
 from devops_agent.evals.recordings import Recording
 from devops_agent.tools.base import ToolResult
-from devops_agent.tools.logs import summarize_log
 
 
 def replayed(match: Match, args: dict[str, Any]) -> ToolResult:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from devops_agent.agent.report import Finding
+from devops_agent.analysis.k8s_status import container_failing
+from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
     Item,
@@ -32,7 +33,6 @@ from devops_agent.runbooks.analyzers.base import (
     source_of,
     structured,
 )
-from devops_agent.tools.k8s_status import container_failing
 
 _IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
 _CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError")
