@@ -10,7 +10,7 @@ audit writer. Runners ask for a pipeline; they never wrap tools themselves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -108,10 +108,18 @@ class Toolbox:
         approver: str | None = None,
         cap_chars: int | None = None,
         audit_reads: bool = True,
+        only: Collection[str] | None = None,
+        mcp_profiles: Sequence[str] | None = None,
+        extra: Sequence[AbstractToolset[Any]] = (),
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
-        run); the policy's own decisions in the name ``policy``."""
+        run); the policy's own decisions in the name ``policy``.
+
+        A specialist's pipeline is narrower, never wider: ``only`` keeps just these of our tools
+        (the mode filter and the gate still judge each one), ``mcp_profiles`` just the foreign
+        toolsets of these MCP profiles (:meth:`foreign_for`). ``extra`` toolsets of the agent layer
+        (runbooks and analyzers as tools) join ours behind the same wrappers."""
         keep = self.settings.tools.keep_full_output_chars
         write = self.audit_writer(run)
 
@@ -151,8 +159,23 @@ class Toolbox:
             cap_chars=cap_chars,
             audit_reads=audit_reads,
         )
-        ours = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
-        return build_pipeline(ours, self.settings, policy, foreign=self.foreign)
+        ours: list[AbstractToolset[Any]] = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
+        ours += extra
+        if only is not None:
+            keep = frozenset(only)
+            ours = [t.filtered(lambda _ctx, td: td.name in keep) for t in ours]
+        foreign = self.foreign_for(mcp_profiles)
+        return build_pipeline(ours, self.settings, policy, foreign=foreign)
+
+    def foreign_for(self, profiles: Sequence[str] | None) -> list[AbstractToolset[Any]]:
+        """The foreign toolsets of these MCP profiles; ``None``: all of them (the run's own agent).
+
+        Until MCP servers are loaded by profile (the MCP issue), a foreign toolset belongs to the
+        profile named by its ``id``; a specialist naming no profile gets none."""
+        if profiles is None:
+            return list(self.foreign)
+        wanted = set(profiles)
+        return [t for t in self.foreign if t.id is not None and t.id in wanted]
 
     def _save_breaker(self, snap: BreakerSnapshot) -> None:
         self.store.save_breaker(

@@ -42,7 +42,9 @@ def translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool =
             meta = content.get("metadata") or {}
             status, error = str(content["status"]), content.get("error")
             duration, truncated, keep = meta.get("duration_ms"), bool(meta.get("truncated")), None
-        else:  # a retry prompt
+        elif isinstance(part, ToolReturnPart) and part.outcome == "success":  # an agent's own tool
+            status, error, duration, truncated, keep = "success", None, None, False, None
+        else:  # a retry prompt, a denial
             status, error = "error", shorten_unknown_tool(str(getattr(part, "content", "")))
             duration, truncated, keep = None, False, 500
         if scrub_errors and error:
