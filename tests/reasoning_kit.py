@@ -112,9 +112,15 @@ def settings_for(**kw: Any) -> Settings:
     return Settings(**kw)
 
 
-def service(store: Store, model: ScriptedModel, registry: ToolRegistry | None = None, **kw: Any) -> SessionService:
+def service(
+    store: Store, model: ScriptedModel, registry: ToolRegistry | None = None, **kw: Any
+) -> SessionService:
     return SessionService(
-        settings_for(**kw), store, registry=registry or kit_registry(), model=model, use_configured_model=False
+        settings_for(**kw),
+        store,
+        registry=registry or kit_registry(),
+        model=model,
+        use_configured_model=False,
     )
 
 

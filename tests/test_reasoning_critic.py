@@ -70,7 +70,14 @@ def checks(issues: list[dict[str, Any]]) -> list[str]:
 
 
 def test_critic_catches_three_claims_and_one_replan_fixes_them(sqlite_store: Store) -> None:
-    model = scripted({"runs": [[GATHER, BAD], [{"tool_calls": [{"tool": "svc_metrics", "args": {"service": "api"}}]}, FIXED]]})
+    model = scripted(
+        {
+            "runs": [
+                [GATHER, BAD],
+                [{"tool_calls": [{"tool": "svc_metrics", "args": {"service": "api"}}]}, FIXED],
+            ]
+        }
+    )
     events = drain(service(sqlite_store, model), "why is api down?", mode="ask", inputs={"plan": "never"})
     reviews = of(events, CriticReview)
     first = reviews[0]
@@ -81,13 +88,19 @@ def test_critic_catches_three_claims_and_one_replan_fixes_them(sqlite_store: Sto
     assert "12" in by_check["number_mismatch"]["detail"]
     [replan] = of(events, Replan)
     assert (replan.number, replan.budget) == (1, 2)
-    assert events.index(replan) < events.index(next(e for e in of(events, ToolCall) if e.tool == "svc_metrics"))
-    assert [(r.stage, r.action) for r in reviews[1:]] == [("deterministic", "accepted"), ("model", "accepted")]
+    assert events.index(replan) < events.index(
+        next(e for e in of(events, ToolCall) if e.tool == "svc_metrics")
+    )
+    assert [(r.stage, r.action) for r in reviews[1:]] == [
+        ("deterministic", "accepted"),
+        ("model", "accepted"),
+    ]
 
     report = final(events).report
     assert report is not None
     critic = report["critic"]
-    assert critic["replans"] == 1 and critic["changes"] == []
+    assert critic["replans"] == 1
+    assert critic["changes"] == []
     assert len(critic["issues_fixed_by_replan"]) == 3
     assert [f["title"] for f in report["findings"]] == [
         "api down since 14:05",
@@ -119,23 +132,43 @@ def test_replan_budget_is_respected_and_what_remains_is_removed_or_downgraded(sq
         ("api restarted 12 times", "downgraded"),
         ("traces show timeouts", "removed"),
     }
-    assert {h["statement"] for h in report["hypotheses"]} == {"the database connection is refused", "api restarted 12 times"}
+    assert {h["statement"] for h in report["hypotheses"]} == {
+        "the database connection is refused",
+        "api restarted 12 times",
+    }
     assert all(h["confidence"] == "low" for h in report["hypotheses"])
     assert any("removed as unsupported" in g["reason"] for g in report["gaps"])
-    assert report["critic"]["replans"] == 1 and report["critic"]["max_replans"] == 1
+    assert report["critic"]["replans"] == 1
+    assert report["critic"]["max_replans"] == 1
 
 
 def test_model_critic_downgrades_and_asks_for_missing_evidence(sqlite_store: Store) -> None:
-    good_two = {"output": {"summary": "api is down.", "findings": [GOOD, {**WRONG_NUMBER, "title": "api restarted 7 times"}]}}
+    good_two = {
+        "output": {
+            "summary": "api is down.",
+            "findings": [GOOD, {**WRONG_NUMBER, "title": "api restarted 7 times"}],
+        }
+    }
     critic = {
         "runs": [
             [{"output": {"missing_evidence": ["the error rate since 14:00"]}}],
-            [{"output": {"assessments": [{"finding": 2, "supported": False, "reason": "restarts do not show a crash loop"}]}}],
+            [
+                {
+                    "output": {
+                        "assessments": [
+                            {"finding": 2, "supported": False, "reason": "restarts do not show a crash loop"}
+                        ]
+                    }
+                }
+            ],
         ]
     }
     model = scripted(
         {
-            "runs": [[GATHER, good_two], [{"tool_calls": [{"tool": "svc_metrics", "args": {"service": "api"}}]}, good_two]],
+            "runs": [
+                [GATHER, good_two],
+                [{"tool_calls": [{"tool": "svc_metrics", "args": {"service": "api"}}]}, good_two],
+            ],
             "agents": {"critic": critic},
         }
     )
@@ -161,8 +194,16 @@ def test_deterministic_checks_on_their_own() -> None:
         [
             ModelRequest(
                 parts=[
-                    ToolReturnPart("svc_status", {"status": "success", "data": "disk at 97.3% since 2026-11-27 14:05:09"}, tool_call_id="a"),
-                    ToolReturnPart("svc_logs", {"status": "success", "data": {"count": 1204, "line": 'level="error" msg="boom"'}}, tool_call_id="b"),
+                    ToolReturnPart(
+                        "svc_status",
+                        {"status": "success", "data": "disk at 97.3% since 2026-11-27 14:05:09"},
+                        tool_call_id="a",
+                    ),
+                    ToolReturnPart(
+                        "svc_logs",
+                        {"status": "success", "data": {"count": 1204, "line": 'level="error" msg="boom"'}},
+                        tool_call_id="b",
+                    ),
                     ToolReturnPart("svc_traces", "tool exploded", tool_call_id="c", outcome="failed"),
                 ]
             )
@@ -173,15 +214,22 @@ def test_deterministic_checks_on_their_own() -> None:
         finding = Finding(severity="high", title=kw.pop("title", "x"), **kw)
         return sorted(i.check for i in check_answer(ModelAnswer(findings=[finding]), ledger, "since 2h"))
 
-    assert one(title="disk at 97% since 14:05", citations=["a"]) == [], "a rounded percentage and a time it shows"
+    assert one(title="disk at 97% since 14:05", citations=["a"]) == [], (
+        "a rounded percentage and a time it shows"
+    )
     assert one(title="disk at 98% since 14:05", citations=["a"]) == ["number_mismatch"]
     assert one(title="disk full since 15:05", citations=["a"]) == ["time_mismatch"]
-    assert one(title="1,204 errors", evidence=['level="error" msg="boom"'], citations=["b"]) == [], "JSON quoting and thousands"
-    assert one(title="3 errors in the last 2h", citations=["b"]) == [], "small counts and the question's numbers"
+    assert one(title="1,204 errors", evidence=['level="error" msg="boom"'], citations=["b"]) == [], (
+        "JSON quoting and thousands"
+    )
+    assert one(title="3 errors in the last 2h", citations=["b"]) == [], (
+        "small counts and the question's numbers"
+    )
     assert one(title="x", citations=["zzz"]) == ["unknown_citation"]
     assert one(title="x", citations=["c"]) == ["failed_call_only"]
     assert one(title="x", citations=["c", "a"]) == [], "one failed call beside a good one is fine"
     assert one(title="x") == ["no_citation"]
     answer = ModelAnswer(findings=[Finding(severity="high", title="x", citations=["zzz", "a"])])
     fixed, changes = apply_issues(answer, check_answer(answer, ledger), ledger)
-    assert fixed.findings[0].citations == ["a"] and [c.action for c in changes] == ["citation_removed"]
+    assert fixed.findings[0].citations == ["a"]
+    assert [c.action for c in changes] == ["citation_removed"]

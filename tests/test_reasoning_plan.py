@@ -54,7 +54,12 @@ def test_plan_edited_revised_approved_and_executed_with_step_events(sqlite_store
             "turns": [
                 plan_call(STEPS),
                 plan_call(REVISED),
-                {"tool_calls": [{"tool": "svc_status", "args": {"service": "api"}}, {"tool": "svc_logs", "args": {"service": "api"}}]},
+                {
+                    "tool_calls": [
+                        {"tool": "svc_status", "args": {"service": "api"}},
+                        {"tool": "svc_logs", "args": {"service": "api"}},
+                    ]
+                },
                 {"tool_calls": [{"tool": "svc_metrics", "args": {"service": "api"}}]},
                 {"output": ANSWER},
             ]
@@ -64,7 +69,8 @@ def test_plan_edited_revised_approved_and_executed_with_step_events(sqlite_store
     first = drain(svc, "why is api down?", mode="ask")
     assert final(first).status == "paused"
     [proposed] = of(first, PlanProposed)
-    assert proposed.awaiting_decision and proposed.revision == 1
+    assert proposed.awaiting_decision
+    assert proposed.revision == 1
     assert [s["title"] for s in proposed.plan["steps"]] == ["Check the status", "Read the logs"]
     assert not of(first, ToolCall)[1:], "nothing but the proposal ran before the decision"
     sid = first[0].session_id
@@ -72,9 +78,14 @@ def test_plan_edited_revised_approved_and_executed_with_step_events(sqlite_store
 
     edited = follow(svc, svc.answer_plan(sid, PlanDecision("edit", "also read the error rate", "alice")))
     [resolved] = of(edited, PlanResolved)
-    assert (resolved.decision, resolved.feedback, resolved.approver) == ("edited", "also read the error rate", "alice")
+    assert (resolved.decision, resolved.feedback, resolved.approver) == (
+        "edited",
+        "also read the error rate",
+        "alice",
+    )
     [revised] = of(edited, PlanProposed)
-    assert revised.revision == 2 and revised.feedback == "also read the error rate"
+    assert revised.revision == 2
+    assert revised.feedback == "also read the error rate"
     assert len(revised.plan["steps"]) == 3
     assert final(edited).status == "paused"
 
@@ -88,15 +99,21 @@ def test_plan_edited_revised_approved_and_executed_with_step_events(sqlite_store
     report = final(done).report
     assert report is not None
     assert [s["status"] for s in report["plan"]["steps"]] == ["done", "done", "done"]
-    assert report["plan"]["approved_by"] == "alice" and report["plan"]["revision"] == 2
+    assert report["plan"]["approved_by"] == "alice"
+    assert report["plan"]["revision"] == 2
     assert report["verdict"] == "problems_found"
-    assert [f["title"] for f in report["findings"]] == ["api down since 14:05", "connection refused to db:5432"]
+    assert [f["title"] for f in report["findings"]] == [
+        "api down since 14:05",
+        "connection refused to db:5432",
+    ]
     assert "## Plan" in (final(done).output or "")
     assert PENDING_PLAN_KEY not in sqlite_store.get_session(sid).context_state
 
 
 def test_rejected_plan_runs_nothing(sqlite_store: Store) -> None:
-    model = scripted({"turns": [plan_call(STEPS), {"tool_calls": [{"tool": "svc_status", "args": {"service": "api"}}]}]})
+    model = scripted(
+        {"turns": [plan_call(STEPS), {"tool_calls": [{"tool": "svc_status", "args": {"service": "api"}}]}]}
+    )
     svc = service(sqlite_store, model)
     first = drain(svc, "why is api down?", mode="ask")
     sid = first[0].session_id
@@ -105,7 +122,8 @@ def test_rejected_plan_runs_nothing(sqlite_store: Store) -> None:
     assert not of(rejected, ToolCall)
     outcome = final(rejected)
     assert outcome.status == "completed"
-    assert outcome.report is not None and outcome.report["verdict"] == "inconclusive"
+    assert outcome.report is not None
+    assert outcome.report["verdict"] == "inconclusive"
     assert "rejected by bob: not now" in (outcome.output or "")
     assert sqlite_store.list_tool_calls(sid) == [], "no tool ran"
     with pytest.raises(Exception, match="no plan waiting"):
@@ -115,7 +133,9 @@ def test_rejected_plan_runs_nothing(sqlite_store: Store) -> None:
 def test_mutating_step_of_an_approved_plan_still_asks_for_its_approval(sqlite_store: Store) -> None:
     RESTARTED.clear()
     steps = [{"title": "Restart api", "tools": ["svc_restart"]}]
-    model = scripted({"turns": [plan_call(steps), {"tool_calls": [{"tool": "svc_restart", "args": {"service": "api"}}]}]})
+    model = scripted(
+        {"turns": [plan_call(steps), {"tool_calls": [{"tool": "svc_restart", "args": {"service": "api"}}]}]}
+    )
     svc = service(sqlite_store, model)
     first = drain(svc, "restart api", mode="agent")
     [proposed] = of(first, PlanProposed)

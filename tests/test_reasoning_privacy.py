@@ -12,7 +12,17 @@ from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
-from test_privacy_canary import DB_HOST, EMAIL, IDENTIFIERS, KEY, RECEIVED, SECRETS, USER_TOKEN, RecordingModel, canary_registry
+from test_privacy_canary import (
+    DB_HOST,
+    EMAIL,
+    IDENTIFIERS,
+    KEY,
+    RECEIVED,
+    SECRETS,
+    USER_TOKEN,
+    RecordingModel,
+    canary_registry,
+)
 
 
 def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(sqlite_store: Store) -> None:
@@ -29,27 +39,57 @@ def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(sqlite_store: S
     ops = {
         "turns": [
             {"tool_calls": [{"tool": "deploy_status", "args": {"host": host, "owner_email": email}}]},
-            {"output": {"summary": "degraded", "findings": [{**finding, "citations": ["{call:deploy_status}"]}], "likely_cause": "db"}},
+            {
+                "output": {
+                    "summary": "degraded",
+                    "findings": [{**finding, "citations": ["{call:deploy_status}"]}],
+                    "likely_cause": "db",
+                }
+            },
         ]
     }
     script = {
         "turns": [
             {"tool_calls": [{"tool": "ask_ops", "args": {"task": f"check {host}; its owner is {email}"}}]},
-            {"output": {"summary": f"{host} is degraded.", "findings": [{**finding, "citations": ["{call:ask_ops}"]}]}},
+            {
+                "output": {
+                    "summary": f"{host} is degraded.",
+                    "findings": [{**finding, "citations": ["{call:ask_ops}"]}],
+                }
+            },
         ],
         "agents": {
             "ops": ops,
-            "second": {**ops, "turns": [ops["turns"][0], {"output": {"summary": "fine", "likely_cause": "network"}}]},
-            "synthesizer": {"turns": [{"output": {"summary": f"{host} is degraded.", "findings": [{**finding, "citations": ["{call:ops/deploy_status}"]}]}}]},
+            "second": {
+                **ops,
+                "turns": [ops["turns"][0], {"output": {"summary": "fine", "likely_cause": "network"}}],
+            },
+            "synthesizer": {
+                "turns": [
+                    {
+                        "output": {
+                            "summary": f"{host} is degraded.",
+                            "findings": [{**finding, "citations": ["{call:ops/deploy_status}"]}],
+                        }
+                    }
+                ]
+            },
         },
     }
     model = RecordingModel(Script.model_validate(script))
     registry = canary_registry()
     for name in ("ops", "second"):
         registry.add_specialist(
-            {"name": name, "description": "Reads deployments.", "instructions": "Check it.", "tools": ["deploy_status"]}
+            {
+                "name": name,
+                "description": "Reads deployments.",
+                "instructions": "Check it.",
+                "tools": ["deploy_status"],
+            }
         )
-    service = SessionService(settings, sqlite_store, registry=registry, model=model, use_configured_model=False)
+    service = SessionService(
+        settings, sqlite_store, registry=registry, model=model, use_configured_model=False
+    )
     prompt = f"Why is {DB_HOST} slow? Ask {EMAIL}. My token is {USER_TOKEN}."
     _events, delegated = asyncio.run(service.run(prompt, session_id=session.id, inputs={"plan": "never"}))
     _events, council = asyncio.run(
@@ -65,13 +105,16 @@ def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(sqlite_store: S
     sent = "\n".join(model.requests)
     for value in SECRETS + IDENTIFIERS:
         assert value not in sent, f"{value!r} reached a model"
-    assert host in sent and "[REDACTED_SECRET]" in sent
+    assert host in sent
+    assert "[REDACTED_SECRET]" in sent
     assert {"host": DB_HOST, "owner_email": EMAIL} in RECEIVED, "the tool got the real values"
 
     for final in (delegated, council):
         assert final.status == "completed"
         report: dict[str, Any] = final.report or {}
-        assert [f["title"] for f in report["findings"]] == [f"{DB_HOST} degraded since 14:05"], "restored for the user"
+        assert [f["title"] for f in report["findings"]] == [f"{DB_HOST} degraded since 14:05"], (
+            "restored for the user"
+        )
         output = final.output or ""
         assert DB_HOST in output
         for secret in SECRETS:

@@ -51,8 +51,15 @@ def specialist_turns(tool: str, title: str, quote: str, cause: str = "") -> dict
     }
 
 
-LOGS = specialist_turns("svc_logs", "connection refused to db:5432", "14:05:02 ERROR connection refused to db:5432", "the database is down")
-METRICS = specialist_turns("svc_metrics", "error rate 0.93 at 14:06", "api_error_rate 0.93 at 14:06", "a bad deploy")
+LOGS = specialist_turns(
+    "svc_logs",
+    "connection refused to db:5432",
+    "14:05:02 ERROR connection refused to db:5432",
+    "the database is down",
+)
+METRICS = specialist_turns(
+    "svc_metrics", "error rate 0.93 at 14:06", "api_error_rate 0.93 at 14:06", "a bad deploy"
+)
 DELEGATE = {
     "tool_calls": [
         {"tool": "ask_logs", "args": {"task": "what do api's logs say since 14:00?"}},
@@ -97,7 +104,12 @@ def test_two_specialists_run_in_parallel_with_labelled_events(sqlite_store: Stor
     assert wall < serial, f"the delegations took {wall:.2f}s together, {serial:.2f}s one after the other"
 
     labelled = {(e.tool, e.agent) for e in of(events, ToolCall)}
-    assert {("ask_logs", None), ("ask_metrics", None), ("svc_logs", "logs"), ("svc_metrics", "metrics")} <= labelled
+    assert {
+        ("ask_logs", None),
+        ("ask_metrics", None),
+        ("svc_logs", "logs"),
+        ("svc_metrics", "metrics"),
+    } <= labelled
     assert all(r.agent == "logs" for r in of(events, ToolResultEvent) if r.tool == "svc_logs")
 
     # Usage rolled up: the orchestrator's requests, each specialist's, the critic's.
@@ -111,7 +123,9 @@ def test_two_specialists_run_in_parallel_with_labelled_events(sqlite_store: Stor
     assert {"ask_logs", "ask_metrics", "svc_status"} <= model.offered["orchestrator"]
     report = final(events).report
     assert report is not None
-    assert report["findings"][0]["citations"] == [next(e.tool_call_id for e in of(events, ToolCall) if e.tool == "ask_logs")]
+    assert report["findings"][0]["citations"] == [
+        next(e.tool_call_id for e in of(events, ToolCall) if e.tool == "ask_logs")
+    ]
     assert {c["tool"] for c in report["checks"]} >= {"svc_logs", "svc_metrics", "ask_logs"}
 
 
@@ -126,18 +140,27 @@ def test_a_specialist_never_gains_a_tool_its_runs_mode_forbids(sqlite_store: Sto
     }
     model = OfferedTools(
         {
-            "turns": [{"tool_calls": [{"tool": "ask_logs", "args": {"task": "restart api"}}]}, {"output": {"summary": "done"}}],
+            "turns": [
+                {"tool_calls": [{"tool": "ask_logs", "args": {"task": "restart api"}}]},
+                {"output": {"summary": "done"}},
+            ],
             "agents": {"logs": sneaky},
         }
     )
-    events = drain(service(sqlite_store, model, registry_with_specialists()), "fix api", mode=mode, inputs={"plan": "never"})
+    events = drain(
+        service(sqlite_store, model, registry_with_specialists()),
+        "fix api",
+        mode=mode,
+        inputs={"plan": "never"},
+    )
     assert final(events).status == "completed"
     assert RESTARTED == [], f"{mode} mode: the restart never ran"
     if mode == "ask":
         assert "svc_restart" not in model.offered["logs"]
     else:  # offered, since the mode allows it, but a specialist cannot wait for approval: refused
         [result] = [r for r in of(events, ToolResultEvent) if r.tool == "svc_restart"]
-        assert result.status == "error" and result.agent == "logs"
+        assert result.status == "error"
+        assert result.agent == "logs"
 
 
 def test_council_that_disagrees_says_so(sqlite_store: Store) -> None:
@@ -171,18 +194,23 @@ def test_council_that_disagrees_says_so(sqlite_store: Store) -> None:
     assert cause["positions"] == {"logs": "the database is down", "metrics": "a bad deploy"}
     assert "not reconciled" in cause["resolution"]
     output = final(events).output or ""
-    assert "## Disagreements" in output and "a bad deploy" in output
+    assert "## Disagreements" in output
+    assert "a bad deploy" in output
     assert [d.specialist for d in of(events, Delegation) if d.phase == "finished"][-1] == "synthesizer"
     report = final(events).report
     assert report is not None
     logs_call = next(e.tool_call_id for e in of(events, ToolCall) if e.tool == "svc_logs")
-    assert [f["citations"] for f in report["findings"]] == [[logs_call]], "the synthesis cites the member's call"
+    assert [f["citations"] for f in report["findings"]] == [[logs_call]], (
+        "the synthesis cites the member's call"
+    )
     assert report["critic"]["changes"] == []
 
 
 def test_specialists_as_data(tmp_path: Any) -> None:
     settings = Settings(agent={"specialist_dirs": [str(tmp_path)]})
-    (tmp_path / "db.yaml").write_text("name: db\ndescription: Reads the database.\ninstructions: Look.\ntools: [svc_*]\n")
+    (tmp_path / "db.yaml").write_text(
+        "name: db\ndescription: Reads the database.\ninstructions: Look.\ntools: [svc_*]\n"
+    )
     registry = registry_with_specialists()
     found = load_specialists(settings, registry)
     assert {"logs", "metrics", "kubernetes", "changes", "knowledge", "db"} <= set(found)

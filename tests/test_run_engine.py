@@ -234,11 +234,15 @@ def test_the_router_picks_by_rule(tmp_path: Any) -> None:
     assert isinstance(with_model.choose("look at OPS-123", {}, None), ModelRunner)
     model = scripted({"text": "x"})
     both = Router(settings, catalog, ModelRunner(model, "s"), caches, PlannerRunner(model, "s"))
-    assert isinstance(both.choose("why is api down?", {}, None), PlannerRunner), "agent.reasoning is on by default"
+    assert isinstance(both.choose("why is api down?", {}, None), PlannerRunner), (
+        "agent.reasoning is on by default"
+    )
     plain = settings.model_copy(update={"agent": settings.agent.model_copy(update={"reasoning": False})})
     plain_router = Router(plain, catalog, ModelRunner(model, "s"), caches, PlannerRunner(model, "s"))
     assert isinstance(plain_router.choose("why?", {}, None), ModelRunner)
-    assert isinstance(plain_router.choose("why?", {"plan": "always"}, None), PlannerRunner), "asked for a plan"
+    assert isinstance(plain_router.choose("why?", {"plan": "always"}, None), PlannerRunner), (
+        "asked for a plan"
+    )
     assert isinstance(plain_router.choose(None, {}, None, PlanDecision("approve")), PlannerRunner)
 
 

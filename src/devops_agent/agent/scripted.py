@@ -8,7 +8,8 @@ answer: the arguments of the agent's output tool, e.g. a report). Text may use `
 survived a resume), ``{results}`` (one line per tool result of this run) and ``{tool_count}``;
 arguments and outputs may name an earlier call's id as ``{call:TOOL}`` (its last call) or
 ``{call:TOOL#N}`` (its N-th), so a script can cite the calls it made, and ``{call:ROLE/TOOL}``
-the last call another agent of the run made (a synthesizer citing a specialist's call). When the script runs out,
+the last call another agent of the run made (a synthesizer citing a specialist's call). When the
+script runs out,
 the model answers with a fixed closing text, or an empty structured answer (``{}``) when the
 agent accepts no text.
 

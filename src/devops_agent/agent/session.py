@@ -33,9 +33,9 @@ from pydantic_ai.toolsets import AbstractToolset
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision, check_answers
 from devops_agent.agent.broker import ApprovalBroker
 from devops_agent.agent.journal import Journal
-from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
 from devops_agent.agent.messages import load_message
 from devops_agent.agent.models import resolve_model
+from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
 from devops_agent.agent.recorder import EventRecorder
 from devops_agent.agent.runners.base import Runner, RunScope
 from devops_agent.agent.runners.model import ModelRunner

@@ -162,8 +162,9 @@ class Toolbox:
         ours: list[AbstractToolset[Any]] = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
         ours += extra
         if only is not None:
-            keep = frozenset(only)
-            ours = [t.filtered(lambda _ctx, td: td.name in keep) for t in ours]
+            # Not ``keep``: the journal's closure above reads that name when a call is recorded.
+            wanted = frozenset(only)
+            ours = [t.filtered(lambda _ctx, td: td.name in wanted) for t in ours]
         foreign = self.foreign_for(mcp_profiles)
         return build_pipeline(ours, self.settings, policy, foreign=foreign)
 

@@ -34,7 +34,11 @@ def synthesis_prompt(question: str, members: Sequence[Consultation]) -> str:
     parts = [f"Question: {question}", ""]
     for c in members:
         body: Any = c.report.model_dump(mode="json") if c.report is not None else {"failed": c.error}
-        parts += [f"## Report of the {c.specialist} specialist", json.dumps(body, ensure_ascii=False, indent=1), ""]
+        parts += [
+            f"## Report of the {c.specialist} specialist",
+            json.dumps(body, ensure_ascii=False, indent=1),
+            "",
+        ]
     return "\n".join(parts)
 
 
@@ -57,7 +61,11 @@ def disagreements_of(members: Sequence[Consultation]) -> list[Disagreement]:
                 },
             )
         )
-    causes = {c.specialist: c.report.likely_cause.strip() for c in answered if c.report and c.report.likely_cause.strip()}
+    causes = {
+        c.specialist: c.report.likely_cause.strip()
+        for c in answered
+        if c.report and c.report.likely_cause.strip()
+    }
     if len({normalize(v).lower() for v in causes.values()}) > 1:
         out.append(Disagreement(topic="the likely cause", positions=causes))
     return out

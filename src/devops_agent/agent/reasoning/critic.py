@@ -36,10 +36,10 @@ CheckName = Literal[
     "model_unsupported",
 ]
 
-_TIME = re.compile(r"(?<![\d:])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?)(?![\d:])")
-_NUMBER = re.compile(
-    r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(%|ms|s|m|h|d|x|[KMGT]i?B)?(?![\w%])"
+_TIME = re.compile(
+    r"(?<![\d:])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?)(?![\d:])"
 )
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(%|ms|s|m|h|d|x|[KMGT]i?B)?(?![\w%])")
 SMALL_COUNT = 10
 """Bare integers below this are counts a model reads off a list, not values it quotes."""
 
@@ -92,18 +92,24 @@ def check_finding(index: int, finding: Finding, ledger: Ledger, question: str = 
     usable = [c for c in known if not ledger.calls[c].failed]
     if known and not usable:
         tools = ", ".join(sorted({ledger.calls[c].tool for c in known}))
-        issues.append(issue("failed_call_only", f"rests only on failed call(s) of {tools}: they read nothing"))
+        issues.append(
+            issue("failed_call_only", f"rests only on failed call(s) of {tools}: they read nothing")
+        )
     if not usable:
         return issues
     for quote in finding.evidence:
         if not ledger.found_in(quote, usable):
-            issues.append(issue("quote_not_found", f"quotes {quote!r}, which no cited call's output contains", quote))
+            issues.append(
+                issue("quote_not_found", f"quotes {quote!r}, which no cited call's output contains", quote)
+            )
     haystack = ledger.text_of(usable)
     asked = normalize(question)
     claim = f"{finding.title}\n{finding.detail}"
     for m in _TIME.finditer(claim):
         if normalize(m.group(0)) not in haystack and m.group(0) not in asked:
-            issues.append(issue("time_mismatch", f"states the time {m.group(0)}, which the cited output does not show"))
+            issues.append(
+                issue("time_mismatch", f"states the time {m.group(0)}, which the cited output does not show")
+            )
     for value, written in _numbers(claim):
         if not _number_in(value, haystack) and not _number_in(value, asked):
             issues.append(issue("number_mismatch", f"states {written}, which the cited output does not show"))
@@ -118,7 +124,9 @@ def check_answer(answer: ModelAnswer, ledger: Ledger, question: str = "") -> lis
 _REMOVE: frozenset[CheckName] = frozenset({"no_citation", "unknown_citation", "failed_call_only"})
 
 
-def apply_issues(answer: ModelAnswer, issues: Sequence[Issue], ledger: Ledger) -> tuple[ModelAnswer, list[CriticChange]]:
+def apply_issues(
+    answer: ModelAnswer, issues: Sequence[Issue], ledger: Ledger
+) -> tuple[ModelAnswer, list[CriticChange]]:
     """``answer`` with unsupported claims removed or downgraded, and the list of what changed."""
     by_finding: dict[int, list[Issue]] = {}
     for i in issues:

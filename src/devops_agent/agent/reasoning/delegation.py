@@ -23,7 +23,12 @@ from typing import Any
 
 from pydantic_ai import Agent, FunctionToolset, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability, Hooks, ProcessHistory
-from pydantic_ai.messages import AgentStreamEvent, FunctionToolCallEvent, FunctionToolResultEvent, ModelMessage
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+)
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.toolsets import AbstractToolset
@@ -107,7 +112,9 @@ class Team:
         scope = self.scope
         # Each agent gets its own guard (same session, same vault): one guard's caches are not
         # shared between agents running at once.
-        guard = privacy_guard(scope.settings, scope.store, scope.session.id, model_reads=True, privacy=scope.privacy)
+        guard = privacy_guard(
+            scope.settings, scope.store, scope.session.id, model_reads=True, privacy=scope.privacy
+        )
         pipeline = scope.toolbox.pipeline(
             scope.run,
             approvals="deny",

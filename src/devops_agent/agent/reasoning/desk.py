@@ -45,7 +45,8 @@ def _status(ev: FunctionToolResultEvent) -> str:
     content = getattr(ev.part, "content", None)
     if isinstance(content, dict) and "status" in content:
         return str(content["status"])
-    return "error" if ev.part.part_kind == "retry-prompt" else "success"
+    # A retry prompt or a denial comes back as a return part whose outcome is not success.
+    return "success" if ev.part.outcome == "success" else "error"
 
 
 @dataclass
@@ -80,7 +81,9 @@ class PlanDesk:
 
     # -- proposing ------------------------------------------------------------------------------
 
-    def toolset(self, pipeline: AbstractToolset[Any], specialists: Mapping[str, Any]) -> FunctionToolset[ToolDeps]:
+    def toolset(
+        self, pipeline: AbstractToolset[Any], specialists: Mapping[str, Any]
+    ) -> FunctionToolset[ToolDeps]:
         """The ``propose_plan`` tool, checking plans against ``pipeline``'s tools (all of them, also
         those not offered before a plan is approved)."""
         self._pipeline = pipeline
@@ -113,15 +116,21 @@ class PlanDesk:
         revision = int(self.state.get("revision", 0)) + 1
         self.state["revision"] = revision
         if needs_decision(plan, self.mode):
-            raise CallDeferred(metadata={"plan": plan.model_dump(mode="json"), "revision": revision}, kind="question")
+            raise CallDeferred(
+                metadata={"plan": plan.model_dump(mode="json"), "revision": revision}, kind="question"
+            )
         ids = self.scope.ids
-        self.scope.emit(PlanProposed(**ids, steps=plan.lines(), plan=plan.model_dump(mode="json"), revision=revision))
+        self.scope.emit(
+            PlanProposed(**ids, steps=plan.lines(), plan=plan.model_dump(mode="json"), revision=revision)
+        )
         self.scope.emit(PlanResolved(**ids, decision="approved", revision=revision, approver="policy"))
         self._start(plan, revision, "policy (a lookup)")
         return "A lookup: it runs without asking. Go ahead."
 
     def _start(self, plan: Plan, revision: int, approver: str) -> None:
-        self.tracker = PlanTracker.start(plan, revision, approver, self.scope.emit, self.scope.ids, self.delegates)
+        self.tracker = PlanTracker.start(
+            plan, revision, approver, self.scope.emit, self.scope.ids, self.delegates
+        )
 
     # -- pausing and deciding ----------------------------------------------------------------
 
@@ -149,7 +158,7 @@ class PlanDesk:
         self.scope.emit(
             PlanResolved(
                 **self.scope.ids,
-                decision=_DECIDED[decision.action],  # type: ignore[arg-type]
+                decision=_DECIDED[decision.action],
                 revision=revision,
                 feedback=decision.feedback,
                 approver=decision.approver,

@@ -44,7 +44,9 @@ def orchestrator_instructions(
     if PLAN.get(mode):
         parts.append(PLAN[mode])
     if specialists:
-        listed = "\n".join(f"- {s.delegate_tool}: {' '.join(s.description.split())}" for s in specialists.values())
+        listed = "\n".join(
+            f"- {s.delegate_tool}: {' '.join(s.description.split())}" for s in specialists.values()
+        )
         parts.append(
             "Specialists investigate a focused task with their own tools and report findings that cite "
             "their calls; ask several at once when their tasks are independent:\n" + listed

@@ -95,7 +95,9 @@ class Ledger:
         if not part.tool_name or part.tool_name in OWN_TOOLS:
             return
         content = part.content if isinstance(part, ToolReturnPart) else part.model_response()
-        self.calls[part.tool_call_id] = CallEvidence(part.tool_call_id, part.tool_name, _status(part), agent, content)
+        self.calls[part.tool_call_id] = CallEvidence(
+            part.tool_call_id, part.tool_name, _status(part), agent, content
+        )
 
     def add_messages(self, messages: Sequence[ModelMessage], agent: str | None = None) -> None:
         for message in messages:

@@ -97,7 +97,9 @@ def review_plan(
             problems.append(f"step {i} names unknown specialist {step.specialist!r} (known: {known})")
         if not step.tools and step.specialist is None:
             problems.append(f"step {i} names no tool and no specialist")
-        steps.append(step.model_copy(update={"mutating": step.mutating or any(t in changing for t in step.tools)}))
+        steps.append(
+            step.model_copy(update={"mutating": step.mutating or any(t in changing for t in step.tools)})
+        )
     return plan.model_copy(update={"steps": steps}), problems
 
 
@@ -172,14 +174,20 @@ class PlanTracker:
             "calls": dict(self.calls),
         }
 
-    def _step(self, index: int, status: PlanStepStatus, *, call_id: str | None = None, note: str = "") -> None:
+    def _step(
+        self, index: int, status: PlanStepStatus, *, call_id: str | None = None, note: str = ""
+    ) -> None:
         self.status[index] = status
         title = self.plan.steps[index].title
         self._emit(
-            PlanStepEvent(**self._ids, index=index, title=title, status=status, tool_call_id=call_id, note=note)
+            PlanStepEvent(
+                **self._ids, index=index, title=title, status=status, tool_call_id=call_id, note=note
+            )
         )
 
-    def _deviate(self, kind: Any, detail: str, *, call_id: str | None = None, step: int | None = None) -> None:
+    def _deviate(
+        self, kind: Any, detail: str, *, call_id: str | None = None, step: int | None = None
+    ) -> None:
         self.deviations.append(detail)
         self._emit(PlanDeviation(**self._ids, kind=kind, detail=detail, tool_call_id=call_id, step=step))
 
@@ -191,14 +199,17 @@ class PlanTracker:
             if tool in s.tools or (specialist is not None and s.specialist == specialist)
         ]
         unfinished = [i for i in candidates if self.status[i] in ("pending", "running", "failed")]
-        return (unfinished or candidates or [None])[0]
+        found = unfinished or candidates
+        return found[0] if found else None
 
     def on_call(self, tool: str, call_id: str, agent: str | None = None) -> None:
         """A call started: its step is running (or the call is a deviation)."""
         index = self._owner(tool, agent)
         if index is None:
             if agent is None:  # a specialist's own calls belong to its delegation, planned or not
-                self._deviate("unplanned_call", f"called {tool}, which no step of the plan names", call_id=call_id)
+                self._deviate(
+                    "unplanned_call", f"called {tool}, which no step of the plan names", call_id=call_id
+                )
             return
         self.calls[call_id] = index
         if self.status[index] == "pending":
@@ -229,7 +240,9 @@ class PlanTracker:
         """The run answered: steps nothing ran are skipped."""
         for i, status in enumerate(self.status):
             if status == "pending":
-                self._deviate("skipped_step", f"step {i + 1} ({self.plan.steps[i].title}) was not run", step=i)
+                self._deviate(
+                    "skipped_step", f"step {i + 1} ({self.plan.steps[i].title}) was not run", step=i
+                )
                 self._step(i, "skipped")
             elif status == "running":  # its call never reported back
                 self._step(i, "failed", note="no result came back")

@@ -38,7 +38,9 @@ def work_tools(scope: RunScope, runbooks: Sequence[Runbook]) -> ToolsetBuilder:
     async def run_one(name: str, inputs: dict[str, Any]) -> ToolResult:
         runbook = by_name.get(name)
         if runbook is None:
-            return ToolResult.fail(f"unknown runbook {name!r}", f"the runbooks are: {', '.join(sorted(by_name))}")
+            return ToolResult.fail(
+                f"unknown runbook {name!r}", f"the runbooks are: {', '.join(sorted(by_name))}"
+            )
         label = f"runbook:{name}"
 
         def sink(event: RunEvent) -> None:
@@ -67,7 +69,9 @@ def work_tools(scope: RunScope, runbooks: Sequence[Runbook]) -> ToolsetBuilder:
 
     if LOG_RUNBOOK in by_name:
 
-        async def analyze_logs(paths: list[str], since: str | None = None, until: str | None = None) -> ToolResult:
+        async def analyze_logs(
+            paths: list[str], since: str | None = None, until: str | None = None
+        ) -> ToolResult:
             """Analyze log files: error lines grouped by shape, with counts, first and last seen,
             spikes and examples, as findings (the log-errors runbook's analysis)."""
             return await run_one(LOG_RUNBOOK, {"logs": paths, "since": since, "until": until})

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai import AbstractToolset, Agent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
@@ -48,7 +48,13 @@ from devops_agent.agent.reasoning.desk import PROPOSE, PlanDesk
 from devops_agent.agent.reasoning.instructions import orchestrator_instructions
 from devops_agent.agent.reasoning.ledger import Ledger
 from devops_agent.agent.reasoning.plan import ACTIVE_PLAN_KEY, PENDING_PLAN_KEY, plan_mode
-from devops_agent.agent.reasoning.review import CRITIC, CRITIC_INSTRUCTIONS, CriticVerdict, critic_prompt, unsupported
+from devops_agent.agent.reasoning.review import (
+    CRITIC,
+    CRITIC_INSTRUCTIONS,
+    CriticVerdict,
+    critic_prompt,
+    unsupported,
+)
 from devops_agent.agent.reasoning.specialists import check_names, load_specialists
 from devops_agent.agent.reasoning.structured import structured_agent
 from devops_agent.agent.reasoning.worktools import work_tools
@@ -101,7 +107,9 @@ class _PlannerRun:
             }
             self._save(clear=(ACTIVE_PLAN_KEY, PENDING_PLAN_KEY))
         else:
-            self.state = dict(context.get(REASONING_KEY) or {"question": scope.session.title, "mode": "never"})
+            self.state = dict(
+                context.get(REASONING_KEY) or {"question": scope.session.title, "mode": "never"}
+            )
         self.question = str(self.state.get("question") or scope.session.title)
         self.loop = ModelLoop.open(scope, runner.model, runner.model_name)
         registry = scope.toolbox.catalog.registry
@@ -138,13 +146,17 @@ class _PlannerRun:
             deferred = scope.broker.answer(scope.session, scope.answers)
         agent = self._orchestrator()
         output = await self.loop.turn(
-            agent, scope.prompt, deferred=deferred, instructions=self.loop.instructions(), on_event=self.desk.on_event
+            agent,
+            scope.prompt,
+            deferred=deferred,
+            instructions=self.loop.instructions(),
+            on_event=self.desk.on_event,
         )
         return await self._conclude(agent, output)
 
     def _orchestrator(self) -> Agent[Any, Any]:
         pipeline = self.loop.pipeline(extra=[self.tools.to_pydantic_ai()])
-        own = []
+        own: list[AbstractToolset[Any]] = []
         if self.desk.mode != "never":
             own.append(self.desk.toolset(pipeline, self.available))
         if self.available:
@@ -175,10 +187,19 @@ class _PlannerRun:
             self._note_fixed(issues)
             self.state["rounds"] = int(self.state.get("rounds", 0)) + 1
             can_replan = int(self.state.get("replans", 0)) < budget
-            self._review("deterministic", issues, [], "replan" if issues and can_replan else ("applied" if issues else "accepted"))
+            self._review(
+                "deterministic",
+                issues,
+                [],
+                "replan" if issues and can_replan else ("applied" if issues else "accepted"),
+            )
             if issues and can_replan:
-                self.state["last_issues"] = [[i.title, i.check, line] for i, line in zip(issues, describe(issues), strict=True)]
-                output = await self._replan(agent, describe(issues), "the deterministic checks found unsupported claims")
+                self.state["last_issues"] = [
+                    [i.title, i.check, line] for i, line in zip(issues, describe(issues), strict=True)
+                ]
+                output = await self._replan(
+                    agent, describe(issues), "the deterministic checks found unsupported claims"
+                )
                 continue
             answer, changes = apply_issues(output, issues, self.ledger)
             verdict, error = await self._model_critic(answer)
@@ -241,10 +262,17 @@ class _PlannerRun:
         guard = privacy_guard(s.settings, s.store, s.session.id, model_reads=True, privacy=s.privacy)
         return [ProcessHistory(guard.process_history_async)] if guard is not None else []
 
-    async def _side_agent(self, output: type[Any], role: str, instructions: str, prompt: str, checks: list[Any]) -> Any:
+    async def _side_agent(
+        self, output: type[Any], role: str, instructions: str, prompt: str, checks: list[Any]
+    ) -> Any:
         """Run a tool-less agent (critic, synthesizer) once; its usage is the run's."""
         agent = structured_agent(
-            self.runner.model, output, role=role, instructions=instructions, capabilities=self._guarded(), checks=checks
+            self.runner.model,
+            output,
+            role=role,
+            instructions=instructions,
+            capabilities=self._guarded(),
+            checks=checks,
         )
         settings = self.scope.settings
         async with agent:
@@ -262,7 +290,11 @@ class _PlannerRun:
             return None, None
         try:
             verdict = await self._side_agent(
-                CriticVerdict, CRITIC, CRITIC_INSTRUCTIONS, critic_prompt(self.question, answer, self.ledger), []
+                CriticVerdict,
+                CRITIC,
+                CRITIC_INSTRUCTIONS,
+                critic_prompt(self.question, answer, self.ledger),
+                [],
             )
         except Exception as exc:  # the deterministic checks stand; the report says the critic failed
             return None, f"{type(exc).__name__}: {exc}"
@@ -276,19 +308,28 @@ class _PlannerRun:
         self.scope.emit(Delegation(**ids, phase="started", specialist=SYNTHESIZER, task=self.question))
         try:
             synthesis: Synthesis = await self._side_agent(
-                Synthesis, SYNTHESIZER, SYNTHESIZER_INSTRUCTIONS, synthesis_prompt(self.question, results), [synthesis_checks]
+                Synthesis,
+                SYNTHESIZER,
+                SYNTHESIZER_INSTRUCTIONS,
+                synthesis_prompt(self.question, results),
+                [synthesis_checks],
             )
             status = "success"
         except Exception as exc:  # each member's findings still stand
             synthesis = Synthesis(
-                summary=f"The synthesizer failed ({type(exc).__name__}: {exc}); the members' findings follow.",
+                summary=f"The synthesizer failed ({type(exc).__name__}: {exc}); "
+                "the members' findings follow.",
                 findings=[f for c in results if c.report for f in c.report.findings],
             )
             status = "error"
-        self.scope.emit(Delegation(**ids, phase="finished", specialist=SYNTHESIZER, task=self.question, status=status))
+        self.scope.emit(
+            Delegation(**ids, phase="finished", specialist=SYNTHESIZER, task=self.question, status=status)
+        )
         disagreements = merge_disagreements(synthesis, disagreements_of(results))
         self.scope.emit(
-            CouncilResult(**self.scope.ids, members=members, disagreements=[d.model_dump() for d in disagreements])
+            CouncilResult(
+                **self.scope.ids, members=members, disagreements=[d.model_dump() for d in disagreements]
+            )
         )
         issues = check_answer(synthesis, self.ledger, self.question)
         self.state["rounds"] = 1
@@ -313,7 +354,9 @@ class _PlannerRun:
         if context.get(PENDING_KEY):  # calls made beside the plan, before it was decided
             why = "the plan was not decided when this call was made; make it again as a step of the plan"
             answers = {cid: ApprovalDecision(False, why, "policy") for cid in context[PENDING_KEY]}
-            approvals = dict(scope.broker.answer(scope.store.get_session(scope.session.id), answers).approvals)
+            approvals = dict(
+                scope.broker.answer(scope.store.get_session(scope.session.id), answers).approvals
+            )
         results = self.desk.decide(pending, scope.plan_decision)
         self._save(clear=(PENDING_PLAN_KEY,))
         if results is None:
@@ -335,12 +378,16 @@ class _PlannerRun:
     def _rejected(self) -> RunOutcome:
         decision = self.scope.plan_decision
         assert decision is not None
-        why = f"the plan was rejected by {decision.approver}" + (f": {decision.feedback}" if decision.feedback else "")
+        why = f"the plan was rejected by {decision.approver}" + (
+            f": {decision.feedback}" if decision.feedback else ""
+        )
         report = Report(
             title=f"Investigation: {self.question.splitlines()[0][:100]}",
             question=self.question,
             summary=f"Nothing was run: {why}.",
-            gaps=[Gap(step="plan", tool=PROPOSE, reason=why, hint="ask again, or answer with changes instead")],
+            gaps=[
+                Gap(step="plan", tool=PROPOSE, reason=why, hint="ask again, or answer with changes instead")
+            ],
         )
         self._save(clear=(REASONING_KEY, ACTIVE_PLAN_KEY))
         return RunOutcome("completed", output=render_markdown(report), report=report.model_dump(mode="json"))
@@ -402,9 +449,7 @@ class _PlannerRun:
             restored.summary += RESTORE_FAILED_NOTE
         return restored
 
-    def _save(
-        self, *, clear: tuple[str, ...] = (), pending_plan: dict[str, Any] | None = None
-    ) -> None:
+    def _save(self, *, clear: tuple[str, ...] = (), pending_plan: dict[str, Any] | None = None) -> None:
         """The question's reasoning state, the active plan and a pending one, kept in the session."""
         store, sid = self.scope.store, self.scope.session.id
         context = dict(store.get_session(sid).context_state)

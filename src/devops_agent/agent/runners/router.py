@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from devops_agent.agent.approvals import ApprovalDecision
-from devops_agent.agent.runners.base import Runner
 from devops_agent.agent.reasoning.plan import PlanDecision
+from devops_agent.agent.runners.base import Runner
 from devops_agent.agent.runners.model import ModelRunner
 from devops_agent.agent.runners.planner import PlannerRunner
 from devops_agent.agent.runners.runbooks import RunbookRunner
