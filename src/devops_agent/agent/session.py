@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pydantic_ai.messages import ModelMessage
@@ -36,6 +36,7 @@ from devops_agent.agent.journal import Journal
 from devops_agent.agent.messages import load_message
 from devops_agent.agent.models import resolve_model
 from devops_agent.agent.recorder import EventRecorder
+from devops_agent.agent.report import Gap, Report
 from devops_agent.agent.runners.base import Runner, RunScope
 from devops_agent.agent.runners.model import ModelRunner
 from devops_agent.agent.runners.router import Router
@@ -54,7 +55,11 @@ from devops_agent.privacy.secrets import scrub
 from devops_agent.privacy.vault import purge_expired
 from devops_agent.store import SessionRecord, Store
 from devops_agent.tools.base import ToolResult
+from devops_agent.tools.mcp import pool_for
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
+
+if TYPE_CHECKING:
+    from devops_agent.tools.mcp.pool import McpPool
 
 log = structlog.get_logger(__name__)
 
@@ -73,9 +78,12 @@ class SessionService:
         extra_toolsets: Sequence[AbstractToolset[Any]] = (),
         privacy: bool | None = None,
         executor: Executor | None = None,
+        mcp: McpPool | None = None,
     ) -> None:
         """``extra_toolsets`` (MCP servers, …) get the same pipeline as registered tools;
-        ``privacy`` forces the privacy guard on or off (default: ``privacy.enabled`` in settings).
+        ``privacy`` forces the privacy guard on or off (default: ``privacy.enabled`` in settings);
+        ``mcp`` is the pool of configured MCP servers to share (default: a pool of this service's
+        own when servers are configured; none starts before a run needs it or :meth:`preload_mcp`).
         Nothing is written anywhere until the first run starts."""
         self.settings = settings
         self.store = store
@@ -84,7 +92,8 @@ class SessionService:
         # and without it unless privacy.scrub_secrets is off (a local model may then read them).
         self.scrub_secrets = self.privacy or settings.privacy.scrub_secrets
         self.catalog: ToolCatalog = build_catalog(settings, registry)
-        self.toolbox = Toolbox(settings, store, self.catalog, list(extra_toolsets), self.scrub_secrets)
+        pool = mcp if mcp is not None else pool_for(settings)
+        self.toolbox = Toolbox(settings, store, self.catalog, list(extra_toolsets), self.scrub_secrets, pool)
         self.model = (
             model if model is not None else (resolve_model(settings.model) if use_configured_model else None)
         )
@@ -124,11 +133,13 @@ class SessionService:
         mode: Mode | None = None,
         inputs: dict[str, Any] | None = None,
         approvals: Mapping[str, ApprovalDecision] | None = None,
+        profiles: Sequence[str] = (),
     ) -> RunHandle:
         """Start a run and return its handle at once; follow it with :meth:`events`.
 
         With ``approvals`` (and no prompt) the run continues a paused session: every pending call
-        is answered, approved ones run, denied ones return the denial to the model.
+        is answered, approved ones run, denied ones return the denial to the model. ``profiles``
+        (a specialist's) add the MCP servers of those profiles to the global ones.
         """
         self._housekeeping()
         if approvals is not None:
@@ -172,6 +183,7 @@ class SessionService:
             broker=ApprovalBroker(self.store, recorder.emit, self.toolbox.audit_writer(run)),
             emit=recorder.emit,
             privacy=self.privacy,
+            profiles=tuple(profiles),
         )
         handle = RunHandle(session.id, run.run_id, recorder)
         return self.supervisor.launch(handle, self._execute(handle, scope, runner))
@@ -231,6 +243,15 @@ class SessionService:
         finally:
             journal.close()
 
+    async def preload_mcp(self) -> dict[str, Any]:
+        """Start the configured MCP servers now, in parallel (``serve`` and ``chat`` do at start,
+        when ``mcp.preload``); each server's status by name. A server that does not start is
+        reported, not raised: runs go on without it."""
+        pool = self.toolbox.mcp
+        if pool is None:
+            return {}
+        return {name: status.to_dict() for name, status in (await pool.preload()).items()}
+
     # -- the run itself -------------------------------------------------------------------
 
     def _router(self, session: SessionRecord, approvals: Mapping[str, ApprovalDecision] | None) -> Router:
@@ -265,7 +286,11 @@ class SessionService:
         try:
             outcome = await runner.run(scope)
             status, output, report = outcome.status, outcome.output, outcome.report
+            gaps = self.toolbox.take_gaps(scope.run_id)
+            if gaps and status == "completed":
+                output, report = with_gaps(output, report, gaps)
         except asyncio.CancelledError:
+            self.toolbox.take_gaps(scope.run_id)
             self._finish(handle, scope, "cancelled", None, None)
             raise
         except DevOpsAgentError as exc:
@@ -309,3 +334,20 @@ class SessionService:
         except Exception as exc:
             log.error("run_not_saved", **scope.ids, error=repr(exc))
         self.store.update_run(handle.run_id, status=status)
+
+
+def with_gaps(
+    output: str | None, report: dict[str, Any] | None, gaps: list[dict[str, Any]]
+) -> tuple[str | None, dict[str, Any] | None]:
+    """A finished run's answer and report with what it could not use of its MCP servers: the report
+    lists them as gaps (its verdict follows), the answer ends with them. Secrets are cut out of the
+    reasons (a server's last stderr line can hold one)."""
+    clean = [{k: scrub(v).text if isinstance(v, str) else v for k, v in g.items()} for g in gaps]
+    if report is not None:
+        merged = Report.model_validate(report)
+        merged.gaps.extend(Gap.model_validate(g) for g in clean)
+        report = merged.model_dump(mode="json")
+    if output is not None:
+        lines = [f"- **{g['step']}** (`{g['tool']}`): {g['reason']} — {g['hint']}" for g in clean]
+        output = output.rstrip() + "\n\n## Not checked\n\n" + "\n".join(lines) + "\n"
+    return output, report
