@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from pydantic_ai import ApprovalRequired
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
@@ -48,6 +49,7 @@ from devops_agent.deps import ToolDeps
 from devops_agent.errors import DevOpsAgentError, UserError
 from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus
 from devops_agent.knowledge.memory import CURRENT_SESSION
+from devops_agent.policies.guard import Verdict
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import ToolCaller, privacy_guard
 from devops_agent.privacy.guard import enabled_for
@@ -62,6 +64,10 @@ if TYPE_CHECKING:
     from devops_agent.tools.mcp.pool import McpPool
 
 log = structlog.get_logger(__name__)
+
+AskApproval = Callable[[dict[str, Any]], Awaitable[ApprovalDecision]]
+"""Asks a person about one call (``tool``, ``args`` and the gate's verdict: ``decision``,
+``reason``, ``impact``…); a destructive one (``approve_detailed``) must be confirmed with CONFIRM."""
 
 
 class SessionService:
@@ -239,6 +245,58 @@ class SessionService:
         )
         try:
             deps = ToolDeps(self.settings, self.store, session.id, run.run_id)
+            return await ToolCaller(tools, run_id=run.run_id, deps=deps)(tool, args)
+        finally:
+            journal.close()
+
+    async def call_tool(
+        self,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        mode: Mode,
+        ask: AskApproval | None = None,
+        model_reads: bool = False,
+        profiles: Sequence[str] = (),
+        mcp: bool | Sequence[str] = True,
+    ) -> ToolResult:
+        """One tool call outside a model run, through the same pipeline as a run's: mode, gate,
+        privacy guard, breaker, output cap, the session's record and audit.
+
+        A call that needs a person's approval is put to ``ask`` (``devops-agent mcp call`` asks at
+        the terminal, the MCP server asks the client's user); it runs in the approver's name when
+        approved, is audited ``denied`` otherwise, and is refused without ``ask``. ``model_reads``:
+        a model reads the result (an MCP client's), so identifiers are masked when the privacy guard
+        is on; placeholders in ``args`` are restored for the tool either way.
+        """
+        session = self.store.get_session(session_id)
+        journal = Journal(self.store)
+        run = RunIds(session.id, uuid.uuid4().hex, mode, journal, tuple(profiles))
+        guard = privacy_guard(
+            self.settings, self.store, session.id, model_reads=model_reads, privacy=self.privacy
+        )
+        deps = ToolDeps(self.settings, self.store, session.id, run.run_id)
+        try:
+            tools = self.toolbox.pipeline(
+                run, approvals="defer" if ask else "deny", privacy=guard, audit_reads=True, mcp=mcp
+            )
+            try:
+                return await ToolCaller(tools, run_id=run.run_id, deps=deps)(tool, args)
+            except ApprovalRequired as exc:
+                assert ask is not None
+                pending = {"tool": tool, "args": args, **(exc.metadata or {})}
+                decision = await ask(pending)
+            if not decision.approved:
+                verdict = Verdict(pending.get("decision", "approve"), decision.reason or "denied")
+                self.toolbox.audit_writer(run)(tool, "call-1", verdict, "denied", decision.approver, None)
+                why = f": {decision.reason}" if decision.reason else ""
+                return ToolResult.fail(
+                    f"{decision.approver} denied this call{why}", "do not retry it; find another way"
+                )
+            tools = self.toolbox.pipeline(
+                run, approvals="preapproved", privacy=guard, approver=decision.approver, mcp=mcp
+            )
             return await ToolCaller(tools, run_id=run.run_id, deps=deps)(tool, args)
         finally:
             journal.close()

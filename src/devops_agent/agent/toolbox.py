@@ -147,12 +147,13 @@ class Toolbox:
         approver: str | None = None,
         cap_chars: int | None = None,
         audit_reads: bool = True,
-        mcp: bool = True,
+        mcp: bool | Sequence[str] = True,
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
         run); the policy's own decisions in the name ``policy``. ``mcp``: offer the MCP servers in
-        the run's scope (runbooks, which call our tools by name, leave them out and start none)."""
+        the run's scope, or only those named (runbooks, which call our tools by name, pass
+        ``False`` and start none)."""
         keep = self.settings.tools.keep_full_output_chars
         write = self.audit_writer(run)
 
@@ -198,7 +199,8 @@ class Toolbox:
             from devops_agent.tools.mcp.toolset import GapLog
 
             gaps = self._gaps.setdefault(run.run_id, GapLog())
-            foreign += self.mcp.toolsets(run.profiles, gaps=gaps, fallbacks=self.mcp_fallbacks())
+            names = None if mcp is True else list(mcp)
+            foreign += self.mcp.toolsets(run.profiles, gaps=gaps, fallbacks=self.mcp_fallbacks(), names=names)
         return build_pipeline(ours, self.settings, policy, foreign=foreign)
 
     def _save_breaker(self, snap: BreakerSnapshot) -> None:

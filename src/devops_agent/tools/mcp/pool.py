@@ -151,13 +151,16 @@ class McpPool:
         *,
         gaps: GapLog | None = None,
         fallbacks: Mapping[str, AbstractToolset[Any]] | None = None,
+        names: Sequence[str] | None = None,
     ) -> list[AbstractToolset[Any]]:
-        """Toolsets of the servers in scope for one run: each offers its server's tools (prefixed,
-        filtered, rated), records in ``gaps`` what could not be used, and offers its fallback
-        toolset (``fallbacks`` by server name) while the server is unavailable."""
+        """Toolsets of the servers in scope for one run (of them, only ``names`` when given): each
+        offers its server's tools (prefixed, filtered, rated), records in ``gaps`` what could not be
+        used, and offers its fallback toolset (``fallbacks`` by server name) while the server is
+        unavailable."""
         return [
             McpServerToolset(self, conn, gaps=gaps, fallback=(fallbacks or {}).get(conn.name))
             for conn in self.in_scope(profiles)
+            if names is None or conn.name in names
         ]
 
     def close(self, timeout: float = 10.0) -> None:
