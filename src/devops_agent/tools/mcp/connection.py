@@ -184,7 +184,7 @@ class ServerConnection:
         delay = min(self.backoff_base_s * 2 ** (self.failures - 1), self.backoff_max_s)
         self._retry_at = time.monotonic() + delay
         self.state, self.error = "down", reason
-        log.warning("mcp_server_down", server=self.name, reason=reason, retry_in_s=round(delay, 1))
+        log.info("mcp_server_down", server=self.name, reason=reason, retry_in_s=round(delay, 1))
         self._changed()
         if self._reconnector is None or self._reconnector.done():
             self._reconnector = asyncio.get_running_loop().create_task(self._reconnect_loop())
