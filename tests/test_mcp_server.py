@@ -262,3 +262,74 @@ def test_a_forged_approval_for_other_arguments_is_not_taken(tmp_path: Path) -> N
     assert not unseal(state + "x", "shell_run", {"command": "touch a"})
     assert not unseal(state, "shell_run", {"command": "touch a"}, now=time.time() + 3600), "expired"
     assert not unseal(None, "shell_run", {"command": "touch a"})
+
+
+def test_the_http_app_mounts_in_another_app_with_its_users_and_roles(tmp_path: Path) -> None:
+    """How the service (``serve``) hosts the endpoint: mounted beside its own routes, its lifespan
+    entered in the service's, its users behind the TokenAuth protocol; a viewer may only read."""
+    import contextlib
+    import threading
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Mount, Route
+
+    from devops_agent.config import Settings
+    from devops_agent.mcp_server.http import Principal, mcp_http_app
+    from devops_agent.mcp_server.server import AgentMcpServer
+
+    class Users:
+        tokens = {"tok-ops": Principal("olga", frozenset({"operator"})), "tok-view": Principal("vic")}
+
+        def authenticate(self, token: str) -> Principal | None:
+            return self.tokens.get(token)
+
+    settings = Settings(data_dir=tmp_path / "data", privacy={"ner": "off"}, safety={"sandbox": "off"})
+    store = Store.from_settings(settings)
+    mcp = mcp_http_app(AgentMcpServer(settings, store, allow_mutating=True), auth=Users(), path="/")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        async with mcp.lifespan():
+            yield
+
+    async def health(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    app = Starlette(routes=[Route("/health", health), Mount("/mcp", app=mcp.app)], lifespan=lifespan)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    target = tmp_path / "made-by-olga"
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+        async def as_user(token: str) -> tuple[set[str], t.CallToolResult]:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+                transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp/", http_client=http)
+                async with Client(transport, mode="legacy", elicitation_callback=Elicitation(True)) as client:
+                    names = {tool.name for tool in (await client.list_tools()).tools}
+                    return names, await client.call_tool("shell_run", {"command": f"touch {target}"})
+
+        viewer_tools, viewer_call = asyncio.run(as_user("tok-view"))
+        assert "shell_run" not in viewer_tools
+        assert "system_memory" in viewer_tools
+        assert viewer_call.is_error
+        assert "vic may not change things" in text(viewer_call)
+        assert not target.exists()
+        operator_tools, operator_call = asyncio.run(as_user("tok-ops"))
+        assert "shell_run" in operator_tools
+        assert not operator_call.is_error, text(operator_call)
+        assert target.exists()
+        assert httpx2.get(f"http://127.0.0.1:{port}/health", timeout=10).text == "ok"
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        store.close()
+    with Store.from_settings(settings) as again:
+        entries = {(a.tool, a.outcome, a.actor) for a in again.list_audit(limit=20)}
+    assert ("shell_run", "executed", "mcp:olga") in entries
