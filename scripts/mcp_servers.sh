@@ -3,7 +3,8 @@
 #
 #   bin=$(bash scripts/mcp_servers.sh | tail -1)   # then $bin/mcp-server-filesystem DIR, …
 #
-# Packages: @modelcontextprotocol/server-filesystem, server-memory and server-everything. The cache
+# Packages: @modelcontextprotocol/server-filesystem, server-memory and server-everything, and the
+# MCP inspector (its --cli mode drives our server in a test; it runs offline once installed). The cache
 # (default ${XDG_CACHE_HOME:-~/.cache}/devops-agent/mcp-servers, or $DEVOPS_AGENT_MCP_CACHE, or the
 # first argument) is what CI keeps between runs: with it in place nothing is fetched. Idempotent: an
 # install of the same versions is reused. Needs node and npm (Debian: apt-get install nodejs npm);
@@ -15,8 +16,9 @@ PACKAGES=(
     "@modelcontextprotocol/server-filesystem@2026.8.31"
     "@modelcontextprotocol/server-memory@2026.8.31"
     "@modelcontextprotocol/server-everything@2026.8.31"
+    "@modelcontextprotocol/inspector@2.12.0"
 )
-BINS=(mcp-server-filesystem mcp-server-memory mcp-server-everything)
+BINS=(mcp-server-filesystem mcp-server-memory mcp-server-everything mcp-inspector)
 
 log() { echo "mcp_servers.sh: $*" >&2; }
 die() {

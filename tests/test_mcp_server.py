@@ -333,3 +333,25 @@ def test_the_http_app_mounts_in_another_app_with_its_users_and_roles(tmp_path: P
     with Store.from_settings(settings) as again:
         entries = {(a.tool, a.outcome, a.actor) for a in again.list_audit(limit=20)}
     assert ("shell_run", "executed", "mcp:olga") in entries
+
+
+def test_the_mcp_inspector_cli_drives_our_server(tmp_path: Path, npm_bin: Path) -> None:
+    """The MCP inspector's CLI mode (installed by scripts/mcp_servers.sh; it runs offline) as a
+    third-party client of ``devops-agent mcp serve``."""
+    serve = [sys.executable, "-m", "devops_agent", "mcp", "serve"]
+
+    def inspect(*args: str) -> Any:
+        proc = subprocess.run(
+            [str(npm_bin / "mcp-inspector"), "--cli", *serve, *args],
+            capture_output=True, text=True, env=server_env(tmp_path), cwd=tmp_path, timeout=180, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout)
+
+    tools = {tool["name"]: tool for tool in inspect("--method", "tools/list")["tools"]}
+    assert tools["system_memory"]["annotations"]["readOnlyHint"] is True
+    assert "shell_run" not in tools
+    called = inspect("--method", "tools/call", "--tool-name", "search_memory", "--tool-arg", "query=disk")
+    assert called["structuredContent"]["status"] == "no_data"
+    prompts = {p["name"] for p in inspect("--method", "prompts/list")["prompts"]}
+    assert "host-health" in prompts

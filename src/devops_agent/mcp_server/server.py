@@ -6,7 +6,7 @@ What a client gets:
   rest too (annotated as changing, destructive where they are), each call still needing its
   client's user's approval (:mod:`.approval`); and four high-level tools: ``investigate`` (a whole
   read-only investigation, runbooks or the configured model), ``triage`` (a ticket, when Jira is
-  configured), ``search_knowledge`` and ``search_memory``;
+  configured: ``jira.url``), ``search_knowledge`` and ``search_memory``;
 * **prompts** — one per runbook, which asks the client's model to investigate with it;
 * **resources** — sessions (``devops-agent://sessions/ID``, JSON) and their reports
   (``devops-agent://reports/ID``, Markdown).
@@ -203,7 +203,7 @@ class AgentMcpServer:
                 annotations=t.ToolAnnotations(read_only_hint=True),
             )
             for name, (desc, schema) in HIGH_LEVEL.items()
-            if name != "triage" or "jira_issue" in self.sessions.catalog.entries
+            if name != "triage" or (self.settings.jira.url and "jira_issue" in self.sessions.catalog.entries)
         ]
         who = self._who(ctx)
         for name, tool_def in (await self._our_tools()).items():
