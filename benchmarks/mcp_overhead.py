@@ -6,8 +6,9 @@
    - our pipeline (mode filter, record into the session's journal, telemetry, cap, privacy guard
      with secrets scrubbed, gate with audit, breaker, normalize, then the pool's connection on its
      own loop), and the same with the full privacy guard (every identifier masked).
-   Rounds alternate between them so machine noise hits all alike; medians are reported, and the
-   added latency is ours minus the bare client's, for a 100-byte and a 10 KB answer.
+   Rounds alternate between them (each goes first in turn) so machine noise hits all alike;
+   medians are reported, and the added latency is ours minus the bare client's, for a 100-byte
+   and a 10 KB answer.
 2. **Preload.** ``--servers`` copies of the server start in parallel (one pool, each within its
    timeout) and one after another (what a loop over servers would do).
 
@@ -115,7 +116,7 @@ async def per_call(tmp: Path, calls: int) -> dict[str, dict[str, float]]:
         for label, caller in callers.items():  # connect and list once, outside the timing
             warm = await caller("echo0_echo", {"text": "warm"})
             assert warm.status == "success", (label, warm)
-        for _ in range(calls):
+        for i in range(calls):
             for size, text in texts.items():
                 runs: dict[str, Callable[[], Awaitable[Any]]] = {
                     "bare": lambda t=text: bare.call_tool("echo", {"text": t}),
@@ -123,8 +124,9 @@ async def per_call(tmp: Path, calls: int) -> dict[str, dict[str, float]]:
                     "ours": lambda t=text: callers["ours"]("echo0_echo", {"text": t}),
                     "ours_privacy": lambda t=text: callers["ours_privacy"]("echo0_echo", {"text": t}),
                 }
-                for name, fn in runs.items():
-                    samples[size].setdefault(name, []).append(await timed(fn))
+                order = list(runs)
+                for name in order[i % 4 :] + order[: i % 4]:  # each client goes first as often
+                    samples[size].setdefault(name, []).append(await timed(runs[name]))
     for pool in pools:
         pool.close()
     for store in stores:
