@@ -273,7 +273,7 @@ def test_huge_results_are_capped_and_binary_content_is_described(tmp_path: Path,
     assert len(kept) > 1_000_000, "the whole output is kept in the session for the user"
     assert "line 19999: " in kept
     text = json.dumps(picture.data)
-    assert "image/png content of 1032 bytes, not shown" in text
+    assert "image/png content of 1032 bytes withheld" in text
     assert "notes: p99 latency 840 ms" in text, "a text blob is decoded"
     assert "iVBOR" not in text, "no base64 passed on"
     assert failed.status == "error"
@@ -357,3 +357,22 @@ def test_npm_servers_through_the_pipeline(
         image = call(service, "everything_get-tiny-image", {})
         assert image.status == "success"
         assert "image/png content of" in json.dumps(image.data)
+
+
+def test_binary_content_is_described_without_the_privacy_guard(through_pipeline: Any) -> None:
+    """With no guard at all (privacy and secret scrubbing off) a foreign tool's image still reaches
+    no reader as bytes, and a text blob is decoded."""
+    from pydantic_ai import BinaryContent
+
+    def picture() -> list[Any]:
+        return [
+            BinaryContent(data=b"\x89PNG\r\n\x1a\n" + bytes(96), media_type="image/png"),
+            BinaryContent(data=b'{"p99_ms": 840}', media_type="application/json"),
+        ]
+
+    result = through_pipeline("picture", picture)
+    assert result.status == "success"
+    assert result.data == [
+        "[image/png content of 104 bytes withheld: binary content is described, not passed on]",
+        '{"p99_ms": 840}',
+    ]

@@ -25,7 +25,6 @@ from pydantic_core import SchemaValidator, core_schema
 
 from devops_agent.errors import McpServerUnavailable
 from devops_agent.tools.base import SPEC_KEY, ToolResult
-from devops_agent.tools.mcp.content import readable
 from devops_agent.tools.mcp.rating import Rating, matches, rate
 
 if TYPE_CHECKING:
@@ -189,4 +188,4 @@ class McpServerToolset(AbstractToolset[Any]):
             return ToolResult.fail(
                 f"{name}: the MCP server refused the call: {exc.message}", "check the arguments"
             )
-        return readable(result)
+        return result  # binary parts are described by the pipeline's normalize wrapper

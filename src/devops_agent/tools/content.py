@@ -1,10 +1,11 @@
-"""What an MCP tool's result becomes before anyone reads it: text as text, binary described.
+"""Binary parts of a tool's result: text decoded, the rest described, never passed on as bytes.
 
-pydantic-ai maps an MCP result to strings, parsed JSON, and ``BinaryContent`` for images, audio and
-resource blobs. Bytes never reach a reader here: a blob that is text (a ``text/*`` or JSON resource
-sent base64) is decoded, so the privacy guard masks it and the output cap measures it like any
-text; anything else (an image, a PDF, audio) is replaced by a line saying what it was and how big,
-whoever reads it and whether or not the privacy guard is on.
+Foreign toolsets return what their servers sent: pydantic-ai maps an MCP result to strings, parsed
+JSON, and ``BinaryContent`` for images, audio and resource blobs. The pipeline's innermost wrapper
+(normalize) passes such a result through :func:`readable`: a blob that is text (a ``text/*`` or JSON
+resource sent base64) is decoded, so the privacy guard masks it and the output cap measures it like
+any text; anything else (an image, a PDF, audio) becomes a line saying what it was and how big,
+whoever reads it and whether or not the privacy guard is on. This module must not import policies.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _as_text(content: BinaryContent) -> str | None:
 def describe_binary(content: BinaryContent) -> str:
     """One line in place of binary content: its type and size."""
     return (
-        f"[{content.media_type} content of {len(content.data)} bytes, not shown: "
+        f"[{content.media_type} content of {len(content.data)} bytes withheld: "
         "binary content is described, not passed on]"
     )
 
