@@ -30,11 +30,13 @@ def cli(tmp_path: Path) -> object:
     env = {k: v for k, v in os.environ.items() if k != "DEVOPS_AGENT_DATABASE_URL"}
     env["DEVOPS_AGENT_CONFIG"] = str(config)
 
-    def run(*args: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, extra_env: dict[str, str] | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "devops_agent", *args],
             capture_output=True, text=True, env={**env, **(extra_env or {})}, cwd=tmp_path, timeout=120,
-            check=False,
+            check=False, input=stdin,
         )  # fmt: skip
 
     return run
@@ -121,3 +123,10 @@ def test_no_server_configured_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "no MCP server is configured" in proc.stderr
     assert "docs/mcp.md" in proc.stderr
+
+
+def test_chat_preloads_the_servers_and_names_those_that_did_not_start(cli: object) -> None:
+    done = cli("chat", stdin="/exit\n")  # type: ignore[operator]
+    assert done.returncode == 0, done.stderr
+    assert "MCP servers ready: ops" in done.stderr
+    assert "MCP server stuck unavailable: did not start within 1.5s" in done.stderr

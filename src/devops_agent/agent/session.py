@@ -241,7 +241,7 @@ class SessionService:
         run = RunIds(session.id, uuid.uuid4().hex, "agent", journal)
         guard = privacy_guard(self.settings, self.store, session.id, model_reads=False, privacy=self.privacy)
         tools = self.toolbox.pipeline(
-            run, approvals="preapproved", privacy=guard, approver=approver, audit_reads=False
+            run, approvals="preapproved", privacy=guard, approver=approver, audit_reads=False, mcp=False
         )
         try:
             deps = ToolDeps(self.settings, self.store, session.id, run.run_id)
