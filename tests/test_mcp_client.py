@@ -376,3 +376,41 @@ def test_binary_content_is_described_without_the_privacy_guard(through_pipeline:
         "[image/png content of 104 bytes withheld: binary content is described, not passed on]",
         '{"p99_ms": 840}',
     ]
+
+
+def test_clashing_tool_names_hide_the_later_tool_instead_of_failing_the_run(
+    tmp_path: Path, pools: list[Any]
+) -> None:
+    from devops_agent.tools.base import ToolsetBuilder
+
+    def build(settings: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("ours")
+
+        @ts.tool(read_only=True)
+        def huge(lines: int) -> ToolResult:
+            """Our own tool that happens to share a server tool's name."""
+            return ToolResult.ok(f"ours: {lines}")
+
+        return ts
+
+    registry = ToolRegistry()
+    registry.add_toolset("ours", build)
+    settings = mcp_settings(tmp_path, {"a": ops(prefix="", env={"OPS_LABEL": "A"}), "b": ops(prefix="")})
+    pool = make_pool(settings, pools)
+    turns = [
+        {
+            "tool_calls": [
+                {"tool": "service_status", "args": {"service": "x"}},
+                {"tool": "huge", "args": {"lines": 2}},
+            ]
+        },
+        {"text": "{results}"},
+    ]
+    with Store.from_settings(settings) as store:
+        service = scripted_service(settings, store, pool, turns, registry=registry)
+        tools = asyncio.run(offered(service))
+        _events, final = asyncio.run(service.run("status?"))
+    assert tools.count("service_status") == 1
+    assert final.status == "completed", final
+    assert "label A" in (final.output or ""), "the first server in config order keeps the name"
+    assert "ours: 2" in (final.output or ""), "our tool keeps its name"

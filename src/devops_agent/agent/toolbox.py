@@ -200,7 +200,13 @@ class Toolbox:
 
             gaps = self._gaps.setdefault(run.run_id, GapLog())
             names = None if mcp is True else list(mcp)
-            foreign += self.mcp.toolsets(run.profiles, gaps=gaps, fallbacks=self.mcp_fallbacks(), names=names)
+            foreign += self.mcp.toolsets(
+                run.profiles,
+                gaps=gaps,
+                fallbacks=self.mcp_fallbacks(),
+                names=names,
+                reserved=self.catalog.entries,
+            )
         return build_pipeline(ours, self.settings, policy, foreign=foreign)
 
     def _save_breaker(self, snap: BreakerSnapshot) -> None:

@@ -31,7 +31,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from devops_agent.config import Settings
 from devops_agent.tools.mcp.config import ServerEntry
 from devops_agent.tools.mcp.connection import ServerConnection, ServerStatus
-from devops_agent.tools.mcp.toolset import GapLog, McpServerToolset
+from devops_agent.tools.mcp.toolset import GapLog, McpGroupToolset, McpServerToolset
 
 T = TypeVar("T")
 
@@ -152,16 +152,19 @@ class McpPool:
         gaps: GapLog | None = None,
         fallbacks: Mapping[str, AbstractToolset[Any]] | None = None,
         names: Sequence[str] | None = None,
+        reserved: Iterable[str] = (),
     ) -> list[AbstractToolset[Any]]:
-        """Toolsets of the servers in scope for one run (of them, only ``names`` when given): each
-        offers its server's tools (prefixed, filtered, rated), records in ``gaps`` what could not be
-        used, and offers its fallback toolset (``fallbacks`` by server name) while the server is
-        unavailable."""
-        return [
+        """The servers in scope for one run (of them, only ``names`` when given) as one toolset:
+        each server offers its tools (prefixed, filtered, rated), records in ``gaps`` what could not
+        be used, and offers its fallback toolset (``fallbacks`` by server name) while it is
+        unavailable. A tool whose name is ``reserved`` (ours) or taken by an earlier server is not
+        offered. Empty when no server is in scope."""
+        members = [
             McpServerToolset(self, conn, gaps=gaps, fallback=(fallbacks or {}).get(conn.name))
             for conn in self.in_scope(profiles)
             if names is None or conn.name in names
         ]
+        return [McpGroupToolset(members, reserved=set(reserved))] if members else []
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop every server and the pool's loop; idempotent."""

@@ -13,10 +13,12 @@ interfaces.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import structlog
 from fastmcp.exceptions import ToolError as ServerToolError
 from mcp.shared.exceptions import MCPError
 from pydantic_ai.tools import RunContext, ToolDefinition
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
     from devops_agent.tools.mcp.connection import ServerConnection
     from devops_agent.tools.mcp.pool import McpPool
+
+log = structlog.get_logger(__name__)
 
 MCP_KEY = "mcp"
 """Tool metadata key: ``{"server", "tool" (the server's own name), "annotations", "rating"}``."""
@@ -189,3 +193,38 @@ class McpServerToolset(AbstractToolset[Any]):
                 f"{name}: the MCP server refused the call: {exc.message}", "check the arguments"
             )
         return result  # binary parts are described by the pipeline's normalize wrapper
+
+
+class McpGroupToolset(AbstractToolset[Any]):
+    """A run's MCP servers as one toolset, so that a tool name two of them share (or one of ours)
+    hides the later tool instead of failing the run: pydantic-ai refuses a toolset whose names
+    clash. The first server in config order keeps a name; the clash is logged once."""
+
+    def __init__(self, members: list[McpServerToolset], *, reserved: set[str]) -> None:
+        self.members = members
+        self.reserved = reserved
+        self._warned: set[tuple[str, str]] = set()
+
+    @property
+    def id(self) -> str | None:
+        return "mcp"
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        listed = await asyncio.gather(*(m.get_tools(ctx) for m in self.members))
+        out: dict[str, ToolsetTool[Any]] = {}
+        for member, tools in zip(self.members, listed, strict=True):
+            for name, tool in tools.items():
+                if name in self.reserved or name in out:
+                    key = (member.conn.name, name)
+                    if key not in self._warned:
+                        self._warned.add(key)
+                        log.warning("mcp_tool_name_taken", server=member.conn.name, tool=name)
+                    continue
+                out[name] = tool
+        return out
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        # ``tool.toolset`` is the server's toolset, or its fallback's for a tool offered in its place
+        return await tool.toolset.call_tool(name, tool_args, ctx, tool)
