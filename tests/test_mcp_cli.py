@@ -85,15 +85,34 @@ def test_mcp_call_goes_through_modes_approvals_and_audit(cli: object) -> None:
     entries = {(a["tool"], a["outcome"], a["actor"]) for a in json.loads(audit.stdout)}
     assert ("ops_wipe_cache", "executed", "carol") in entries
     assert ("ops_restart_service", "rejected", "policy") in entries
-    unknown = cli("mcp", "call", "ops", "nope")  # type: ignore[operator]
-    assert unknown.returncode == 2
-    assert "offers no tool 'nope'" in unknown.stderr
-    assert "service_status" in unknown.stderr
-    ghost = cli("mcp", "call", "ghost", "x")  # type: ignore[operator]
-    assert ghost.returncode == 2
-    assert "no MCP server named 'ghost'" in ghost.stderr
-    bad = cli("mcp", "call", "ops", "service_status", "--args", "[1]")  # type: ignore[operator]
-    assert bad.returncode == 2
+
+
+def test_mcp_call_errors_name_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from devops_agent.cli.app import app
+
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path / "data"}"\n[mcp]\nproject_file = false\n[mcp.servers.ops]\n'
+        f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(OPS_SERVER))}]\ntimeout_s = 30\n"
+    )
+    monkeypatch.setenv("DEVOPS_AGENT_CONFIG", str(config))
+
+    def run(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(app, list(args))
+        return result.exit_code, result.stderr
+
+    code, err = run("mcp", "call", "ops", "nope")
+    assert code == 2
+    assert "offers no tool 'nope'" in err
+    assert "service_status" in err, "the hint lists the server's tools"
+    code, err = run("mcp", "call", "ghost", "x")
+    assert code == 2
+    assert "no MCP server named 'ghost'" in err
+    code, err = run("mcp", "call", "ops", "service_status", "--args", "[1]")
+    assert code == 2
+    assert "give a JSON object" in err
 
 
 def test_doctor_reports_each_server(cli: object) -> None:
