@@ -42,6 +42,8 @@ ruff check src tests benchmarks scripts
 ruff format --check src tests benchmarks
 echo "== mypy (strict, src/)" >&2
 mypy
+echo "== import-linter (layers contract in pyproject.toml)" >&2
+lint-imports --no-cache
 echo "== pytest" >&2
 set +e
 python -m pytest --cov --cov-report=term "$@"

@@ -37,7 +37,6 @@ from devops_agent.agent.journal import Journal
 from devops_agent.agent.messages import load_message
 from devops_agent.agent.models import resolve_model
 from devops_agent.agent.recorder import EventRecorder
-from devops_agent.agent.report import Gap, Report
 from devops_agent.agent.runners.base import Runner, RunScope
 from devops_agent.agent.runners.model import ModelRunner
 from devops_agent.agent.runners.router import Router
@@ -53,8 +52,9 @@ from devops_agent.policies.guard import Verdict
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import ToolCaller, privacy_guard
 from devops_agent.privacy.guard import enabled_for
-from devops_agent.privacy.secrets import scrub
 from devops_agent.privacy.vault import purge_expired
+from devops_agent.report import Gap, Report
+from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import SessionRecord, Store
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.mcp import pool_for

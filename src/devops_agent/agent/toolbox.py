@@ -31,7 +31,7 @@ from devops_agent.policies.pipeline import ModeFilterToolset, RunPolicy, build_p
 from devops_agent.policies.toolsets.gate import ApprovalPolicy
 from devops_agent.policies.toolsets.record import ToolCallInfo
 from devops_agent.privacy.guard import PrivacyGuard
-from devops_agent.privacy.secrets import scrub
+from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
 from devops_agent.tools.registry import ToolCatalog
 

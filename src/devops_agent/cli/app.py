@@ -82,6 +82,11 @@ LAZY_COMMANDS = {
         "devops_agent.cli.admin", "runbooks_app", "Offline runbooks (used when no model is configured)."
     ),
     "config": LazyCommand("devops_agent.cli.admin", "config_app", "Effective configuration."),
+    "eval": LazyCommand(
+        "devops_agent.cli.eval_cmd",
+        "eval_app",
+        "Evaluate the agent on recorded incident cases (HolmesGPT's format and ours).",
+    ),
     "mcp": LazyCommand(
         "devops_agent.cli.mcp_cmd",
         "mcp_app",

@@ -226,7 +226,7 @@ def _from_alert(
     threshold, history before ``startsAt`` for the detector (``since`` overrides), the end of a
     resolved alert (``until``). The question names every alert the payload held.
     """
-    from devops_agent.tools.alertmanager_intake import describe_payload, investigation_order, parse_webhook
+    from devops_agent.analysis.alert_intake import describe_payload, investigation_order, parse_webhook
 
     where = "stdin" if str(source) == "-" else str(source)
     try:

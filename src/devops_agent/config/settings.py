@@ -400,6 +400,16 @@ class ModelSettings(Section):
     max_tool_steps: int = Field(20, ge=1)
 
 
+class EvalSettings(Section):
+    """``devops-agent eval``: the judge model that scores answers (its own endpoint and key)."""
+
+    judge: ModelSettings = Field(
+        default_factory=ModelSettings,
+        description="judge model: name (provider:model), base_url, api_key; --judge overrides the name",
+    )
+    cases_dir: Path | None = Field(None, description="default cases folder of `eval run`")
+
+
 class Settings(BaseSettings):
     """The whole configuration. Every field can be set in TOML or the environment."""
 
@@ -429,6 +439,7 @@ class Settings(BaseSettings):
     github: GitHubSettings = Field(default_factory=GitHubSettings)
     docker: DockerSettings = Field(default_factory=DockerSettings)
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
+    evals: EvalSettings = Field(default_factory=EvalSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
 
     @field_validator("data_dir", mode="before")

@@ -41,8 +41,8 @@ from devops_agent.mcp_server.approval import ElicitingAsker, NeedsInput
 from devops_agent.mcp_server.http import Principal, principal_of
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import privacy_guard
-from devops_agent.privacy.secrets import scrub
 from devops_agent.runbooks.model import Runbook
+from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult, spec_from_metadata
 

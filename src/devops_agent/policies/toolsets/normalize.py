@@ -22,7 +22,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import ToolsetTool
 
 from devops_agent.errors import CircuitOpenError, DevOpsAgentError, RunHaltedError
-from devops_agent.privacy.secrets import scrub
+from devops_agent.secrets.scrubber import scrub
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.content import readable
 
