@@ -320,13 +320,6 @@ class ServerConnection:
                     await self._connect()
         return self.state == "ready"
 
-    async def reconnect_now(self) -> bool:
-        """Try to connect at once (``devops-agent mcp list --retry``, tests); ``True`` when ready."""
-        async with self._lock_for_loop():
-            if self.state in ("down", "idle"):
-                await self._connect()
-        return self.state == "ready"
-
     async def _reconnect_loop(self) -> None:
         while self.state == "down":
             await asyncio.sleep(max(0.0, self._retry_at - time.monotonic()))
