@@ -10,6 +10,7 @@ from typing import Any
 
 import pydantic_ai.models
 import pytest
+import structlog
 from pydantic_ai import FunctionToolset, Tool
 
 from devops_agent.config import Settings
@@ -44,6 +45,15 @@ def _block_model_requests(request: pytest.FixtureRequest) -> Iterator[None]:
     allow = request.node.get_closest_marker("allow_model_requests") is not None
     with pydantic_ai.models.override_allow_model_requests(allow):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """A CLI command run in process (``eval`` logs errors only) reconfigures structlog for the
+    whole process; later tests that capture warnings would see nothing."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture(autouse=True)
