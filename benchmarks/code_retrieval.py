@@ -241,7 +241,12 @@ def _rank(ranking: list[str], gold: list[str]) -> int | None:
 
 
 def run_benchmark(
-    data: Path, limit: int | None, use_dense: bool, include_tests: bool, folds: int = 5
+    data: Path,
+    limit: int | None,
+    use_dense: bool,
+    include_tests: bool,
+    folds: int = 5,
+    dump: Path | None = None,
 ) -> dict[str, Any]:
     cases = [json.loads(line) for line in (data / "dev.jsonl").read_text().splitlines() if line.strip()]
     cases = cases[:limit] if limit else cases
@@ -320,6 +325,8 @@ def run_benchmark(
         by_repo.setdefault(case["repo"].split("/")[1], []).append(r)
     out["per_repo"] = {repo: round(_metrics(r)["recall_at_5"], 2) for repo, r in sorted(by_repo.items())}
     out["fusion"] = fusion_figures(kept_channels, ranks["bm25"], folds, embedder is not None)
+    if dump is not None:  # the channels of every case, to study other fusions without re-running
+        dump.write_text(json.dumps([{"channels": c, "query": q, "gold": g} for c, q, g in kept_channels]))
     out.update({k: round(v, 2) for k, v in timing.items()})
     out["dense_model"] = embedder.name if embedder else None
     return out
@@ -433,12 +440,13 @@ def main() -> None:
     )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds over the cases")
+    parser.add_argument("--dump", type=Path, help="write each case's channel rankings to this JSON file")
     args = parser.parse_args()
     if args.throughput:
         print(json.dumps(run_throughput(args.root, args.queries)))
         return
     data = args.data if (args.data / "dev.jsonl").exists() else args.data / "swebench_lite_localization"
-    out = run_benchmark(data, args.limit, not args.no_dense, args.include_tests, args.folds)
+    out = run_benchmark(data, args.limit, not args.no_dense, args.include_tests, args.folds, args.dump)
     fusion = out["fusion"]
     for name in ("bm25", "shipped", "tuned_all", "cross_validated"):
         m = fusion[name]

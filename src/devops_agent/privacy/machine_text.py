@@ -28,6 +28,7 @@ and must not log the text it reads.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from devops_agent.analysis.templates import TemplateMiner
 from devops_agent.privacy.names import cap_words
@@ -35,7 +36,7 @@ from devops_agent.privacy.names import cap_words
 # A template counts as evidence once it has this many distinct lines (two lines that share a
 # sentence by chance are no program's format).
 MIN_TEMPLATE_LINES = 3
-# Texts with fewer lines than this are not mined (a chat message, one log line): no evidence.
+# Fewer lines than this are not mined (a chat message, one log line): no evidence.
 MIN_TEXT_LINES = 6
 # Lines longer than this are not mined (minified JSON, dumps): they are not template lines.
 MAX_LINE = 2_000
@@ -89,6 +90,15 @@ def is_machine_span(text: str, start: int, end: int) -> bool:
     return value is None or _MACHINE_TOKEN_RX.fullmatch(value) is not None or value.startswith("<")
 
 
+def _all_lines(text: str) -> list[tuple[int, int]]:
+    out, pos = [], 0
+    for raw in text.split("\n"):
+        if raw.strip():
+            out.append((pos, pos + len(raw)))
+        pos += len(raw) + 1
+    return out
+
+
 def _names_as_one(line: str) -> str:
     """``line`` with each name-like word written as one and the same word, for the miner: lines
     that differ only in who they name (``session opened for Siiri Tamm`` / ``… for Ubul Halász``)
@@ -111,18 +121,20 @@ class TemplateVocabulary:
     ``MIN_TEXT_LINES`` lines; otherwise nothing is constant.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, lines: Sequence[tuple[int, int]] | None = None) -> None:
+        """Learn from ``text``; with ``lines`` (``(start, end)`` of whole lines), only from those:
+        the NER path passes the lines its prefilter lets through, the only ones a span can be on."""
         self._text = text
         self._line_words: dict[int, frozenset[str]] = {}  # line start -> its template's constant words
-        if text.count("\n") + 1 < MIN_TEXT_LINES:
+        if lines is None:
+            lines = _all_lines(text)
+        if len(lines) < MIN_TEXT_LINES:
             return
         miner = TemplateMiner()
         line_ids: list[tuple[int, int]] = []  # (line start, template id when it was added)
-        pos = 0
-        for raw in text.split("\n"):
-            if raw.strip() and len(raw) <= MAX_LINE:
-                line_ids.append((pos, miner.add(_names_as_one(raw)).template_id))
-            pos += len(raw) + 1
+        for start, end in lines:
+            if end - start <= MAX_LINE:
+                line_ids.append((start, miner.add(_names_as_one(text[start:end])).template_id))
         groups: dict[int, list[int]] = {}  # template id after all merges -> its lines' starts
         for start, tid in line_ids:
             current = miner.resolve(tid)

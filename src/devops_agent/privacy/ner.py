@@ -147,7 +147,8 @@ class NerRecognizer:
     def find(self, text: str) -> list[Candidate]:
         """Candidate spans in ``text`` (offsets in ``text``); lines without a name-like word are skipped."""
         todo: list[tuple[int, str]] = []  # (offset in text, blanked chunk)
-        for start, end in name_lines(text):
+        lines = list(name_lines(text))
+        for start, end in lines:
             for off, chunk in _chunks(text[start:end]):
                 todo.append((start + off, blank_machine_tokens(chunk)))
         if not todo:
@@ -180,7 +181,7 @@ class NerRecognizer:
                 ):
                     continue
                 if vocabulary is None:
-                    vocabulary = TemplateVocabulary(text)
+                    vocabulary = TemplateVocabulary(text, lines)
                 if not vocabulary.constant(off + s, off + e):  # a log template's event words
                     out.append(Candidate(kind, off + s, off + e, PRIORITY[kind]))
         return out
