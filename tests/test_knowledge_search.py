@@ -231,7 +231,8 @@ def test_file_channels_fuse_with_the_weights_given(tmp_path: Path) -> None:
     with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
         idx.update(tmp_path / "src")
         channels = file_channels(idx, query)
-        assert channels["symbols"] == ["net/policy.py"] and channels["dense"] == []
+        assert channels["symbols"] == ["net/policy.py"]
+        assert channels["dense"] == []
         assert fuse_files(channels, query)[:10] == search_files(idx, query)
         # the symbol channel is what lifts the defining file: weight 0 leaves it out
         bm25_only = fuse_files(channels, query, {**file_weights(), "symbols": 0.0})

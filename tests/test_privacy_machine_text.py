@@ -61,3 +61,13 @@ def test_template_constants_need_three_distinct_lines_and_names_vary() -> None:
     assert vocab.constant(*at(logins, "session opened"))
     # a short text gives no evidence: one message is never mined
     assert not TemplateVocabulary("INFO Ido chip status changed\nINFO Ido chip status changed").constant(5, 8)
+
+
+def test_an_event_word_beside_a_value_is_vocabulary() -> None:
+    """A model span of an event word and the value after it (``Unpacking lsb-release``): its
+    capitalised word is the program's constant, so the span is not a name."""
+    packages = ["lsb-release", "dpkg-dev", "libjson-perl", "libguava-java", "make", "patch"]
+    log = "\n".join(f"Unpacking {p} (1.{i}-2) over (1.{i}-1) ..." for i, p in enumerate(packages))
+    vocab = TemplateVocabulary(log)
+    assert vocab.constant(*at(log, "Unpacking lsb-release"))
+    assert not vocab.constant(*at(log, "lsb-release"))  # the value alone is no constant

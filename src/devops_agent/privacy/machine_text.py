@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 
 from devops_agent.analysis.templates import TemplateMiner
-from devops_agent.privacy.names import cap_words
+from devops_agent.privacy.names import cap_words, is_name_word
 
 # A template counts as evidence once it has this many distinct lines (two lines that share a
 # sentence by chance are no program's format).
@@ -153,7 +153,8 @@ class TemplateVocabulary:
         return self._text[start : len(self._text) if end < 0 else end]
 
     def constant(self, start: int, end: int) -> bool:
-        """Whether every word of ``text[start:end]`` is a constant of its line's template."""
+        """Whether the words of ``text[start:end]`` that read as names (all its words when none
+        does) are constants of its line's template."""
         line_start = self._text.rfind("\n", 0, start) + 1
         words = self._line_words.get(line_start)
         if not words:
@@ -167,4 +168,7 @@ class TemplateVocabulary:
         while hi < len(line) and not line[hi].isspace():
             hi += 1
         tokens = line[lo:hi].split()
-        return bool(tokens) and all(t in words for t in tokens)
+        # the span is a name because of its capitalised words: when those are the program's own
+        # (``Unpacking lsb-release``, ``Setting up …``), the rest is a value beside an event word
+        named = [t for t in tokens if is_name_word(t.strip(".,;:!?()[]'\"’"))] or tokens
+        return bool(named) and all(t in words for t in named)
