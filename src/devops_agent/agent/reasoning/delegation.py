@@ -105,7 +105,8 @@ class Team:
         return {
             n: s
             for n, s in self.specialists.items()
-            if s.tool_names(catalog, self.extra_names) or self.scope.toolbox.foreign_for(s.mcp_profiles)
+            if s.tool_names(catalog, self.extra_names)
+            or self.scope.toolbox.specialist_has_foreign(s.mcp_profiles)
         }
 
     def _agent(self, spec: Specialist) -> Agent[ToolDeps, Any]:
@@ -120,7 +121,7 @@ class Team:
             approvals="deny",
             privacy=guard,
             only=spec.tool_names(scope.toolbox.catalog, self.extra_names),
-            mcp_profiles=spec.mcp_profiles,
+            specialist_profiles=spec.mcp_profiles,
             extra=self.extra_tools(),
         )
         caps: list[AbstractCapability[Any]] = [ProcessHistory(shorten_retry_prompts)]

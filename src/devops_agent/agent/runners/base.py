@@ -45,6 +45,8 @@ class RunScope:
     """Token counts and cost of the run's model requests, set by a runner that makes them."""
     plan_decision: PlanDecision | None = None
     """A person's decision on the plan the session waits for (the planner continues with it)."""
+    profiles: tuple[str, ...] = ()
+    """The profiles the run names (a specialist's): which MCP servers it gets besides global ones."""
 
     def notify(self, event: RunEvent) -> None:
         """:attr:`emit` for sinks that expect nothing back (the runbook engine's)."""
@@ -61,7 +63,7 @@ class RunScope:
 
     @property
     def run(self) -> RunIds:
-        return RunIds(self.session.id, self.run_id, self.mode, self.journal)
+        return RunIds(self.session.id, self.run_id, self.mode, self.journal, self.profiles)
 
 
 @dataclass
