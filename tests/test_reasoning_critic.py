@@ -13,7 +13,7 @@ from devops_agent.agent.reasoning.ledger import Ledger
 from devops_agent.events import CriticReview, Replan, ToolCall
 from devops_agent.report import Finding
 from devops_agent.store import Store
-from reasoning_kit import drain, final, of, scripted, service
+from fixtures_reasoning import ReasoningKit
 
 GATHER = {
     "tool_calls": [
@@ -69,8 +69,10 @@ def checks(issues: list[dict[str, Any]]) -> list[str]:
     return sorted(i["check"] for i in issues)
 
 
-def test_critic_catches_three_claims_and_one_replan_fixes_them(sqlite_store: Store) -> None:
-    model = scripted(
+def test_critic_catches_three_claims_and_one_replan_fixes_them(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    model = kit.scripted(
         {
             "runs": [
                 [GATHER, BAD],
@@ -78,25 +80,27 @@ def test_critic_catches_three_claims_and_one_replan_fixes_them(sqlite_store: Sto
             ]
         }
     )
-    events = drain(service(sqlite_store, model), "why is api down?", mode="ask", inputs={"plan": "never"})
-    reviews = of(events, CriticReview)
+    events = kit.drain(
+        kit.service(sqlite_store, model), "why is api down?", mode="ask", inputs={"plan": "never"}
+    )
+    reviews = kit.of(events, CriticReview)
     first = reviews[0]
     assert (first.stage, first.action) == ("deterministic", "replan")
     assert checks(first.issues) == ["failed_call_only", "number_mismatch", "quote_not_found"]
     by_check = {i["check"]: i for i in first.issues}
     assert "FATAL: out of memory" in by_check["quote_not_found"]["detail"]
     assert "12" in by_check["number_mismatch"]["detail"]
-    [replan] = of(events, Replan)
+    [replan] = kit.of(events, Replan)
     assert (replan.number, replan.budget) == (1, 2)
     assert events.index(replan) < events.index(
-        next(e for e in of(events, ToolCall) if e.tool == "svc_metrics")
+        next(e for e in kit.of(events, ToolCall) if e.tool == "svc_metrics")
     )
     assert [(r.stage, r.action) for r in reviews[1:]] == [
         ("deterministic", "accepted"),
         ("model", "accepted"),
     ]
 
-    report = final(events).report
+    report = kit.final(events).report
     assert report is not None
     critic = report["critic"]
     assert critic["replans"] == 1
@@ -109,20 +113,22 @@ def test_critic_catches_three_claims_and_one_replan_fixes_them(sqlite_store: Sto
         "error rate 0.93 at 14:06",
     ]
     assert any(g["tool"] == "svc_traces" for g in report["gaps"]), "the failed call is a gap"
-    assert "Fixed by a re-plan" in (final(events).output or "")
+    assert "Fixed by a re-plan" in (kit.final(events).output or "")
 
 
-def test_replan_budget_is_respected_and_what_remains_is_removed_or_downgraded(sqlite_store: Store) -> None:
-    model = scripted({"runs": [[GATHER, BAD], [BAD], [BAD], [BAD]]})
-    svc = service(sqlite_store, model, agent={"max_replans": 1})
-    events = drain(svc, "why is api down?", mode="ask", inputs={"plan": "never"})
-    assert [r.number for r in of(events, Replan)] == [1]
-    assert [(r.stage, r.action) for r in of(events, CriticReview)] == [
+def test_replan_budget_is_respected_and_what_remains_is_removed_or_downgraded(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    model = kit.scripted({"runs": [[GATHER, BAD], [BAD], [BAD], [BAD]]})
+    svc = kit.service(sqlite_store, model, agent={"max_replans": 1})
+    events = kit.drain(svc, "why is api down?", mode="ask", inputs={"plan": "never"})
+    assert [r.number for r in kit.of(events, Replan)] == [1]
+    assert [(r.stage, r.action) for r in kit.of(events, CriticReview)] == [
         ("deterministic", "replan"),
         ("deterministic", "applied"),
         ("model", "accepted"),
     ]
-    report = final(events).report
+    report = kit.final(events).report
     assert report is not None
     assert [f["title"] for f in report["findings"]] == ["api down since 14:05"]
     changes = {(c["title"], c["action"]) for c in report["critic"]["changes"]}
@@ -142,7 +148,9 @@ def test_replan_budget_is_respected_and_what_remains_is_removed_or_downgraded(sq
     assert report["critic"]["max_replans"] == 1
 
 
-def test_model_critic_downgrades_and_asks_for_missing_evidence(sqlite_store: Store) -> None:
+def test_model_critic_downgrades_and_asks_for_missing_evidence(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
     good_two = {
         "output": {
             "summary": "api is down.",
@@ -163,7 +171,7 @@ def test_model_critic_downgrades_and_asks_for_missing_evidence(sqlite_store: Sto
             ],
         ]
     }
-    model = scripted(
+    model = kit.scripted(
         {
             "runs": [
                 [GATHER, good_two],
@@ -172,14 +180,16 @@ def test_model_critic_downgrades_and_asks_for_missing_evidence(sqlite_store: Sto
             "agents": {"critic": critic},
         }
     )
-    events = drain(service(sqlite_store, model), "why is api down?", mode="ask", inputs={"plan": "never"})
-    model_reviews = [r for r in of(events, CriticReview) if r.stage == "model"]
+    events = kit.drain(
+        kit.service(sqlite_store, model), "why is api down?", mode="ask", inputs={"plan": "never"}
+    )
+    model_reviews = [r for r in kit.of(events, CriticReview) if r.stage == "model"]
     assert [(r.action, r.missing_evidence) for r in model_reviews] == [
         ("replan", ["the error rate since 14:00"]),
         ("applied", []),
     ]
-    assert [r.reason for r in of(events, Replan)] == ["the model critic asked for more evidence"]
-    report = final(events).report
+    assert [r.reason for r in kit.of(events, Replan)] == ["the model critic asked for more evidence"]
+    report = kit.final(events).report
     assert report is not None
     assert [f["title"] for f in report["findings"]] == ["api down since 14:05"]
     assert report["critic"]["model_critic"] is True

@@ -18,7 +18,7 @@ from devops_agent.events import (
     ToolCall,
 )
 from devops_agent.store import Store
-from reasoning_kit import RESTARTED, drain, final, follow, of, scripted, service
+from fixtures_reasoning import ReasoningKit
 
 STEPS = [
     {"title": "Check the status", "tools": ["svc_status"], "intent": "is it up?"},
@@ -48,8 +48,10 @@ def plan_call(steps: list[dict[str, Any]]) -> dict[str, Any]:
     return {"tool_calls": [{"tool": "propose_plan", "args": {"goal": "why is api down", "steps": steps}}]}
 
 
-def test_plan_edited_revised_approved_and_executed_with_step_events(sqlite_store: Store) -> None:
-    model = scripted(
+def test_plan_edited_revised_approved_and_executed_with_step_events(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    model = kit.scripted(
         {
             "turns": [
                 plan_call(STEPS),
@@ -65,38 +67,38 @@ def test_plan_edited_revised_approved_and_executed_with_step_events(sqlite_store
             ]
         }
     )
-    svc = service(sqlite_store, model)
-    first = drain(svc, "why is api down?", mode="ask")
-    assert final(first).status == "paused"
-    [proposed] = of(first, PlanProposed)
+    svc = kit.service(sqlite_store, model)
+    first = kit.drain(svc, "why is api down?", mode="ask")
+    assert kit.final(first).status == "paused"
+    [proposed] = kit.of(first, PlanProposed)
     assert proposed.awaiting_decision
     assert proposed.revision == 1
     assert [s["title"] for s in proposed.plan["steps"]] == ["Check the status", "Read the logs"]
-    assert not of(first, ToolCall)[1:], "nothing but the proposal ran before the decision"
+    assert not kit.of(first, ToolCall)[1:], "nothing but the proposal ran before the decision"
     sid = first[0].session_id
     assert sqlite_store.get_session(sid).context_state[PENDING_PLAN_KEY]["revision"] == 1
 
-    edited = follow(svc, svc.answer_plan(sid, PlanDecision("edit", "also read the error rate", "alice")))
-    [resolved] = of(edited, PlanResolved)
+    edited = kit.follow(svc, svc.answer_plan(sid, PlanDecision("edit", "also read the error rate", "alice")))
+    [resolved] = kit.of(edited, PlanResolved)
     assert (resolved.decision, resolved.feedback, resolved.approver) == (
         "edited",
         "also read the error rate",
         "alice",
     )
-    [revised] = of(edited, PlanProposed)
+    [revised] = kit.of(edited, PlanProposed)
     assert revised.revision == 2
     assert revised.feedback == "also read the error rate"
     assert len(revised.plan["steps"]) == 3
-    assert final(edited).status == "paused"
+    assert kit.final(edited).status == "paused"
 
-    done = follow(svc, svc.answer_plan(sid, PlanDecision("approve", approver="alice")))
-    assert final(done).status == "completed"
-    steps = [(e.index, e.status) for e in of(done, PlanStepEvent)]
+    done = kit.follow(svc, svc.answer_plan(sid, PlanDecision("approve", approver="alice")))
+    assert kit.final(done).status == "completed"
+    steps = [(e.index, e.status) for e in kit.of(done, PlanStepEvent)]
     assert steps[:3] == [(0, "pending"), (1, "pending"), (2, "pending")]
     for index in range(3):
         assert steps.index((index, "running")) < steps.index((index, "done"))
-    assert not of(done, PlanDeviation)
-    report = final(done).report
+    assert not kit.of(done, PlanDeviation)
+    report = kit.final(done).report
     assert report is not None
     assert [s["status"] for s in report["plan"]["steps"]] == ["done", "done", "done"]
     assert report["plan"]["approved_by"] == "alice"
@@ -106,47 +108,48 @@ def test_plan_edited_revised_approved_and_executed_with_step_events(sqlite_store
         "api down since 14:05",
         "connection refused to db:5432",
     ]
-    assert "## Plan" in (final(done).output or "")
+    assert "## Plan" in (kit.final(done).output or "")
     assert PENDING_PLAN_KEY not in sqlite_store.get_session(sid).context_state
 
 
-def test_rejected_plan_runs_nothing(sqlite_store: Store) -> None:
-    model = scripted(
+def test_rejected_plan_runs_nothing(sqlite_store: Store, kit: ReasoningKit) -> None:
+    model = kit.scripted(
         {"turns": [plan_call(STEPS), {"tool_calls": [{"tool": "svc_status", "args": {"service": "api"}}]}]}
     )
-    svc = service(sqlite_store, model)
-    first = drain(svc, "why is api down?", mode="ask")
+    svc = kit.service(sqlite_store, model)
+    first = kit.drain(svc, "why is api down?", mode="ask")
     sid = first[0].session_id
-    rejected = follow(svc, svc.answer_plan(sid, PlanDecision("reject", "not now", "bob")))
-    assert [e.decision for e in of(rejected, PlanResolved)] == ["rejected"]
-    assert not of(rejected, ToolCall)
-    outcome = final(rejected)
+    rejected = kit.follow(svc, svc.answer_plan(sid, PlanDecision("reject", "not now", "bob")))
+    assert [e.decision for e in kit.of(rejected, PlanResolved)] == ["rejected"]
+    assert not kit.of(rejected, ToolCall)
+    outcome = kit.final(rejected)
     assert outcome.status == "completed"
     assert outcome.report is not None
     assert outcome.report["verdict"] == "inconclusive"
     assert "rejected by bob: not now" in (outcome.output or "")
     assert sqlite_store.list_tool_calls(sid) == [], "no tool ran"
     with pytest.raises(Exception, match="no plan waiting"):
-        follow(svc, svc.answer_plan(sid, PlanDecision("approve")))
+        kit.follow(svc, svc.answer_plan(sid, PlanDecision("approve")))
 
 
-def test_mutating_step_of_an_approved_plan_still_asks_for_its_approval(sqlite_store: Store) -> None:
-    RESTARTED.clear()
+def test_mutating_step_of_an_approved_plan_still_asks_for_its_approval(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
     steps = [{"title": "Restart api", "tools": ["svc_restart"]}]
-    model = scripted(
+    model = kit.scripted(
         {"turns": [plan_call(steps), {"tool_calls": [{"tool": "svc_restart", "args": {"service": "api"}}]}]}
     )
-    svc = service(sqlite_store, model)
-    first = drain(svc, "restart api", mode="agent")
-    [proposed] = of(first, PlanProposed)
+    svc = kit.service(sqlite_store, model)
+    first = kit.drain(svc, "restart api", mode="agent")
+    [proposed] = kit.of(first, PlanProposed)
     assert proposed.plan["steps"][0]["mutating"] is True, "marked by its tool's spec, not the model's word"
     assert proposed.awaiting_decision, "auto: a step that changes things is never a lookup"
     sid = first[0].session_id
-    approved = follow(svc, svc.answer_plan(sid, PlanDecision("approve")))
-    assert final(approved).status == "paused"
-    [asked] = of(approved, ApprovalRequested)
+    approved = kit.follow(svc, svc.answer_plan(sid, PlanDecision("approve")))
+    assert kit.final(approved).status == "paused"
+    [asked] = kit.of(approved, ApprovalRequested)
     assert asked.tool == "svc_restart"
-    assert RESTARTED == [], "approving the plan did not approve the call"
-    denied = follow(svc, svc.answer(sid, {asked.tool_call_id: ApprovalDecision(False, "no", "bob")}))
-    assert final(denied).status == "completed"
-    assert RESTARTED == []
+    assert kit.restarted == [], "approving the plan did not approve the call"
+    denied = kit.follow(svc, svc.answer(sid, {asked.tool_call_id: ApprovalDecision(False, "no", "bob")}))
+    assert kit.final(denied).status == "completed"
+    assert kit.restarted == []

@@ -7,30 +7,20 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from devops_agent.agent.scripted import Script
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
-from test_privacy_canary import (
-    DB_HOST,
-    EMAIL,
-    IDENTIFIERS,
-    KEY,
-    RECEIVED,
-    SECRETS,
-    USER_TOKEN,
-    RecordingModel,
-    canary_registry,
-)
+from fixtures_reasoning import Canary, ReasoningKit
 
 
-def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(sqlite_store: Store) -> None:
-    RECEIVED.clear()
-    settings = Settings(privacy={"enabled": "on", "hmac_key": KEY})
+def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(
+    sqlite_store: Store, kit: ReasoningKit, canary: Canary
+) -> None:
+    settings = Settings(privacy={"enabled": "on", "hmac_key": canary.key})
     session = sqlite_store.create_session(title="canary", mode="ask", model="scripted")
-    placeholder = Anonymizer(KEY.encode(), session.id).placeholder
-    host, email = placeholder("HOST", DB_HOST), placeholder("EMAIL", EMAIL)
+    placeholder = Anonymizer(canary.key.encode(), session.id).placeholder
+    host, email = placeholder("HOST", canary.host), placeholder("EMAIL", canary.email)
     finding = {
         "severity": "high",
         "title": f"{host} degraded since 14:05",
@@ -76,8 +66,8 @@ def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(sqlite_store: S
             },
         },
     }
-    model = RecordingModel(Script.model_validate(script))
-    registry = canary_registry()
+    model = kit.scripted(script, record=True)
+    registry = canary.registry()
     for name in ("ops", "second"):
         registry.add_specialist(
             {
@@ -90,7 +80,7 @@ def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(sqlite_store: S
     service = SessionService(
         settings, sqlite_store, registry=registry, model=model, use_configured_model=False
     )
-    prompt = f"Why is {DB_HOST} slow? Ask {EMAIL}. My token is {USER_TOKEN}."
+    prompt = f"Why is {canary.host} slow? Ask {canary.email}. My token is {canary.user_token}."
     _events, delegated = asyncio.run(service.run(prompt, session_id=session.id, inputs={"plan": "never"}))
     _events, council = asyncio.run(
         service.run(prompt, session_id=session.id, inputs={"council": ["ops", "second"]})
@@ -103,19 +93,21 @@ def test_no_agent_of_a_reasoning_run_sees_a_secret_or_identifier(sqlite_store: S
                 roles[role] = roles.get(role, 0) + 1
     assert set(roles) == {"orchestrator", "ops", "second", "critic", "synthesizer"}, roles
     sent = "\n".join(model.requests)
-    for value in SECRETS + IDENTIFIERS:
+    for value in canary.secrets + canary.identifiers:
         assert value not in sent, f"{value!r} reached a model"
     assert host in sent
     assert "[REDACTED_SECRET]" in sent
-    assert {"host": DB_HOST, "owner_email": EMAIL} in RECEIVED, "the tool got the real values"
+    assert {"host": canary.host, "owner_email": canary.email} in canary.received, (
+        "the tool got the real values"
+    )
 
     for final in (delegated, council):
         assert final.status == "completed"
         report: dict[str, Any] = final.report or {}
-        assert [f["title"] for f in report["findings"]] == [f"{DB_HOST} degraded since 14:05"], (
+        assert [f["title"] for f in report["findings"]] == [f"{canary.host} degraded since 14:05"], (
             "restored for the user"
         )
         output = final.output or ""
-        assert DB_HOST in output
-        for secret in SECRETS:
+        assert canary.host in output
+        for secret in canary.secrets:
             assert secret not in output

@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -170,10 +171,17 @@ class _Request:
 
 
 class ScriptedModel(FunctionModel):
-    """Plays a :class:`Script` deterministically."""
+    """Plays a :class:`Script` deterministically.
 
-    def __init__(self, script: Script | None = None) -> None:
+    With ``record`` it keeps what each agent was sent, for tests that check what a model sees:
+    ``requests`` (every request in full: messages as JSON, then the instructions and tools) and
+    ``offered`` (the tools each role was offered, by role; ``None`` for a plain run)."""
+
+    def __init__(self, script: Script | None = None, *, record: bool = False) -> None:
         self.script = script or load_script()
+        self.record = record
+        self.requests: list[str] = []
+        self.offered: dict[str | None, set[str]] = {}
         self._count: dict[str, int] = {}  # role -> invocations so far
         self._latest: dict[tuple[str, str], int] = {}  # (role, first prompt) -> its latest invocation
         self._issued: dict[str, list[str]] = {}  # "ROLE/TOOL" -> ids of the calls made, in order
@@ -181,6 +189,9 @@ class ScriptedModel(FunctionModel):
 
     def _request(self, messages: list[ModelMessage], info: AgentInfo) -> _Request:
         role = role_of(info.instructions)
+        if self.record:
+            self.requests.append(ModelMessagesTypeAdapter.dump_json(messages).decode() + repr(info))
+            self.offered.setdefault(role, set()).update(t.name for t in info.function_tools)
         if role is None or (role == ORCHESTRATOR and ORCHESTRATOR not in self.script.agents):
             return _Request(None)
         prompts = _prompts(messages)
