@@ -1,0 +1,109 @@
+"""Plans at the command line, as a user runs them: a run that pauses on its plan in one process,
+the plan shown, changed and approved with ``devops-agent plan`` from other processes (real
+subprocesses, the real SQLite store, the package's scripted model from a file, real host tools)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+STEPS = [
+    {"title": "Read the host's overview", "tools": ["system_overview"], "intent": "is it loaded?"},
+    {"title": "Read its disks", "tools": ["system_disk_usage"]},
+]
+REVISED = [*STEPS, {"title": "Read its memory", "tools": ["system_memory"]}]
+
+
+def plan_turn(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"tool_calls": [{"tool": "propose_plan", "args": {"goal": "how is this host", "steps": steps}}]}
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "devops_agent", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="200"),
+        cwd=cwd,
+        timeout=180,
+        check=False,
+    )
+
+
+def test_a_plan_paused_in_one_process_is_changed_and_approved_from_others(tmp_path: Path) -> None:
+    script = tmp_path / "plan.yaml"
+    script.write_text(
+        json.dumps(
+            {
+                "turns": [
+                    plan_turn(STEPS),
+                    plan_turn(REVISED),
+                    {
+                        "tool_calls": [
+                            {"tool": "system_overview", "args": {}},
+                            {"tool": "system_disk_usage", "args": {}},
+                            {"tool": "system_memory", "args": {}},
+                        ]
+                    },
+                    {"output": {"summary": "The host was read; nothing stands out.", "next_steps": ["none"]}},
+                ]
+            }
+        )
+    )
+    model = f"scripted:{script}"
+    paused = cli("--model", model, "ask", "how is this host?", "--plan", "always", cwd=tmp_path)
+    assert paused.returncode == 0, paused.stderr
+    assert "plan (revision 1, waiting for a decision)" in paused.stderr
+    assert "devops-agent plan" in paused.stderr, "no terminal: the run waits, it never decides alone"
+    [session] = json.loads(cli("sessions", "list", "--json", cwd=tmp_path).stdout)
+    assert session["status"] == "paused"
+    sid = session["id"][:10]
+
+    shown = cli("plan", sid, "--json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    pending = json.loads(shown.stdout)
+    assert pending["revision"] == 1
+    assert [s["tools"] for s in pending["plan"]["steps"]] == [["system_overview"], ["system_disk_usage"]]
+
+    clash = cli("plan", sid, "--approve", "--reject", cwd=tmp_path)
+    assert clash.returncode == 2
+    assert "contradict" in clash.stderr
+
+    # Another process asks for a change: without --model, the session knows its model.
+    edited = cli("plan", sid, "--edit", "also read the memory", "--approver", "carol", cwd=tmp_path)
+    assert edited.returncode == 0, edited.stderr
+    assert "plan edited by carol: also read the memory" in edited.stderr
+    assert "plan (revision 2, waiting for a decision)" in edited.stderr
+    assert "3. Read its memory [system_memory]" in edited.stderr
+
+    done = cli("plan", sid, "--approve", "--approver", "carol", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "completed"
+    report = result["report"]
+    assert report["plan"]["approved_by"] == "carol"
+    assert report["plan"]["revision"] == 2
+    assert [s["status"] for s in report["plan"]["steps"]] == ["done", "done", "done"]
+    assert {c["tool"] for c in report["checks"]} == {"system_overview", "system_disk_usage", "system_memory"}
+
+    again = cli("plan", sid, "--approve", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "no plan waiting" in again.stderr
+
+
+def test_plan_and_council_options_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    bad = cli("--model", "scripted", "ask", "why?", "--plan", "sometimes", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "use auto, always or never" in bad.stderr
+    lonely = cli("--model", "scripted", "ask", "why?", "--council", "logs", cwd=tmp_path)
+    assert lonely.returncode == 2
+    assert "at least two specialists" in lonely.stderr
+    assert json.loads(cli("sessions", "list", "--json", cwd=tmp_path).stdout) == []
