@@ -26,12 +26,12 @@ def plan_turn(steps: list[dict[str, Any]]) -> dict[str, Any]:
     return {"tool_calls": [{"tool": "propose_plan", "args": {"goal": "how is this host", "steps": steps}}]}
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "devops_agent", *args],
         capture_output=True,
         text=True,
-        env=dict(os.environ, COLUMNS="200"),
+        env=dict(os.environ, COLUMNS="200", **(env or {})),
         cwd=cwd,
         timeout=180,
         check=False,
@@ -107,3 +107,24 @@ def test_plan_and_council_options_are_checked_before_anything_runs(tmp_path: Pat
     assert lonely.returncode == 2
     assert "at least two specialists" in lonely.stderr
     assert json.loads(cli("sessions", "list", "--json", cwd=tmp_path).stdout) == []
+
+
+def test_specialists_lists_shipped_and_user_definitions_with_their_tools_here(tmp_path: Path) -> None:
+    mine = tmp_path / "specialists"
+    mine.mkdir()
+    (mine / "logs.yaml").write_text(
+        "name: logs\ndescription: Only the journal.\ninstructions: Read it.\ntools: [logs_journal]\n"
+    )
+    env = {"DEVOPS_AGENT_AGENT__SPECIALIST_DIRS": json.dumps([str(mine)])}
+    listed = cli("specialists", "--json", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert set(rows) == {"logs", "metrics", "kubernetes", "changes", "knowledge"}
+    assert rows["logs"]["source"] == str(mine / "logs.yaml"), "the user's definition replaces the shipped one"
+    assert rows["logs"]["tools"] == ["logs_journal"]
+    assert "system_overview" not in rows["knowledge"]["tools"]
+    assert all(
+        not t.startswith(("k8s_rollout_restart", "k8s_delete", "docker_rm"))
+        for r in rows.values()
+        for t in r["tools"]
+    ), "a toolset gives a specialist its read-only tools only"

@@ -87,6 +87,11 @@ LAZY_COMMANDS = {
         "eval_app",
         "Evaluate the agent on recorded incident cases (HolmesGPT's format and ours).",
     ),
+    "specialists": LazyCommand(
+        "devops_agent.cli.specialists_cmd",
+        "specialists",
+        "The specialist agents a model run can delegate to, with the tools each gets here.",
+    ),
     "mcp": LazyCommand(
         "devops_agent.cli.mcp_cmd",
         "mcp_app",

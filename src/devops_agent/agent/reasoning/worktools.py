@@ -21,6 +21,8 @@ from devops_agent.tools.base import ToolResult, ToolsetBuilder
 
 TOOLSET = "reasoning"
 LOG_RUNBOOK = "log-errors"
+WORK_TOOLS = ("run_runbook", "analyze_logs")
+"""The names of the tools this module makes (a specialist names them to get them)."""
 
 
 def _brief(report: Any) -> dict[str, Any]:
