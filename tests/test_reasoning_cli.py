@@ -128,3 +128,42 @@ def test_specialists_lists_shipped_and_user_definitions_with_their_tools_here(tm
         for r in rows.values()
         for t in r["tools"]
     ), "a toolset gives a specialist its read-only tools only"
+
+
+def test_the_transcript_in_docs_reasoning_md_is_what_the_demo_does(tmp_path: Path) -> None:
+    """docs/reasoning.md's scripted run, with its real log file and git repository: a plan that
+    waits, two specialists, a fabricated quotation caught by the critic and fixed by one re-plan."""
+    demo = Path(__file__).parent.parent / "docs" / "reasoning-demo.json"
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "api.log").write_text(
+        "2026-11-27T14:04:58Z INFO api started, pool size 20\n"
+        "2026-11-27T14:05:02Z ERROR connection refused to db:5432\n"
+        "2026-11-27T14:05:09Z ERROR connection refused to db:5432\n"
+        "2026-11-27T14:05:15Z ERROR connection refused to db:5432\n"
+    )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=dana", "-c", "user.email=dana@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "app.env").write_text("DB_HOST=db-new:5432\n")
+    subprocess.run([*git, "add", "app.env"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "point api at the new database host"], check=True)
+
+    asked = cli("--model", f"scripted:{demo}", "ask", "Why does api fail since 14:05?", cwd=tmp_path)
+    assert asked.returncode == 0, asked.stderr
+    assert "[specialist logs]; 2. Find what changed before 14:05 [specialist changes]" in asked.stderr
+    [session] = json.loads(cli("sessions", "list", "--json", cwd=tmp_path).stdout)
+    done = cli("plan", session["id"][:12], "--approve", "--approver", "dana", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for line in (
+        "→ logs: What do the api logs (the folder logs) say since 14:00?",
+        "✓ [logs] logs_errors(",
+        "✓ [changes] git_log(",
+        "critic (deterministic): 1 unsupported claim(s) → replan",
+        "re-plan 1 of 2: the deterministic checks found unsupported claims",
+        "critic (deterministic): no unsupported claim → accepted",
+    ):
+        assert line in done.stderr, done.stderr
+    assert "**Verdict:** problems found" in done.stdout
+    assert "quotes 'FATAL: out of memory', which no cited call's output contains" in done.stdout
+    assert "### [HIGH] api cannot reach its database since 14:05:02" in done.stdout
