@@ -167,3 +167,38 @@ def test_the_transcript_in_docs_reasoning_md_is_what_the_demo_does(tmp_path: Pat
     assert "**Verdict:** problems found" in done.stdout
     assert "quotes 'FATAL: out of memory', which no cited call's output contains" in done.stdout
     assert "### [HIGH] api cannot reach its database since 14:05:02" in done.stdout
+
+
+def test_chat_plan_command_sets_the_plan_mode_of_the_questions_after_it(tmp_path: Path) -> None:
+    script = tmp_path / "lookup.yaml"
+    script.write_text(json.dumps({"turns": [plan_turn(STEPS[:1])]}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "devops_agent", "--model", f"scripted:{script}", "chat"],
+        input="/plan\n/plan sometimes\n/plan always\nhow is this host?\n/exit\n",
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="200"),
+        cwd=tmp_path,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "plans: auto (config); use /plan auto, /plan always or /plan never" in proc.stderr
+    assert "plans: always" in proc.stderr
+    # A one-step read-only plan runs at once in auto; with /plan always it waits for a decision.
+    assert "plan (revision 1, waiting for a decision)" in proc.stderr
+    assert "devops-agent plan" in proc.stderr
+
+
+def test_the_terminal_prompt_asks_until_it_gets_a_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    from devops_agent.agent.reasoning.plan import PlanDecision
+    from devops_agent.cli.plan_cmd import prompt_plan
+
+    pending = {"revision": 2, "plan": {"goal": "g", "steps": [{"title": "Restart api", "mutating": True}]}}
+    answers = iter(["maybe", "e", "", "e", "read the logs first"])
+    monkeypatch.setattr("builtins.input", lambda _prompt="": next(answers))
+    assert prompt_plan(pending, "erin") == PlanDecision("edit", "read the logs first", "erin")
+    answers = iter(["n", "too risky"])
+    assert prompt_plan(pending, "erin") == PlanDecision("reject", "too risky", "erin")
+    answers = iter(["y"])
+    assert prompt_plan(pending, "erin") == PlanDecision("approve", "", "erin")
