@@ -107,6 +107,9 @@ def test_plan_and_council_options_are_checked_before_anything_runs(tmp_path: Pat
     assert lonely.returncode == 2
     assert "at least two specialists" in lonely.stderr
     assert json.loads(cli("sessions", "list", "--json", cwd=tmp_path).stdout) == []
+    offline = cli("ask", "how much disk is free?", "--plan", "always", cwd=tmp_path)
+    assert offline.returncode == 0, offline.stderr
+    assert "--plan and --council need a model" in offline.stderr, "said, not silently ignored"
 
 
 def test_specialists_lists_shipped_and_user_definitions_with_their_tools_here(tmp_path: Path) -> None:

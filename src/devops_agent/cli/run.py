@@ -189,6 +189,8 @@ def execute(
     service = SessionService(with_roots(app.settings, extra_roots or []), app.store(), mcp=app.mcp_pool())
     if service.model is None and not json_out:
         err.print("[dim]No model configured: running the offline runbooks (set model.name to use an LLM).[/]")
+        if inputs.get("plan") or inputs.get("council"):
+            err.print("[yellow]--plan and --council need a model: the runbooks' own plan runs instead.[/]")
     final, renderer = _run_until_answered(
         app,
         service,
