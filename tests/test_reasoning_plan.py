@@ -9,6 +9,7 @@ import pytest
 
 from devops_agent.agent.approvals import ApprovalDecision
 from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
+from devops_agent.errors import UserError
 from devops_agent.events import (
     ApprovalRequested,
     PlanDeviation,
@@ -119,6 +120,11 @@ def test_rejected_plan_runs_nothing(sqlite_store: Store, kit: ReasoningKit) -> N
     svc = kit.service(sqlite_store, model)
     first = kit.drain(svc, "why is api down?", mode="ask")
     sid = first[0].session_id
+    # A waiting plan is answered first: a new question or an approval would leave it dangling.
+    with pytest.raises(UserError, match="waits for a decision on its plan"):
+        kit.drain(svc, "and the database?", session_id=sid)
+    with pytest.raises(UserError, match="waits for a decision on its plan"):
+        kit.follow(svc, svc.answer(sid, {"x": ApprovalDecision(True)}))
     rejected = kit.follow(svc, svc.answer_plan(sid, PlanDecision("reject", "not now", "bob")))
     assert [e.decision for e in kit.of(rejected, PlanResolved)] == ["rejected"]
     assert not kit.of(rejected, ToolCall)
