@@ -22,6 +22,7 @@ resolves definitions; it builds no agent (:mod:`~devops_agent.agent.reasoning.de
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
@@ -41,7 +42,7 @@ DELEGATE_PREFIX = "ask_"
 class Specialist(BaseModel):
     """One specialist agent's definition."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)
     description: str = Field(min_length=1)
@@ -105,18 +106,20 @@ def _read_dir(path: Path) -> list[Specialist]:
     return out
 
 
-def _shipped() -> list[Specialist]:
+@functools.cache
+def _shipped() -> tuple[Specialist, ...]:
+    # Shipped files do not change while the process runs: read once, not on every model run.
     folder = resources.files("devops_agent.agent").joinpath("specialists")
     out = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".yaml"):
             out.append(_parse(yaml.safe_load(entry.read_text()), f"shipped:{entry.name}"))
-    return out
+    return tuple(out)
 
 
 def load_specialists(settings: Settings, registry: ToolRegistry) -> dict[str, Specialist]:
     """Every specialist by name: shipped, the plugins', the user's (a later one replaces an earlier)."""
-    found = _shipped()
+    found = list(_shipped())
     for folder in registry.specialist_dirs:
         found += _read_dir(folder)
     found += [_parse(d, f"plugin:{d.get('name', '?')}") for d in registry.specialists]
