@@ -174,10 +174,14 @@ def test_the_transcript_in_docs_reasoning_md_is_what_the_demo_does(tmp_path: Pat
 
 def test_chat_plan_command_sets_the_plan_mode_of_the_questions_after_it(tmp_path: Path) -> None:
     script = tmp_path / "lookup.yaml"
-    script.write_text(json.dumps({"turns": [plan_turn(STEPS[:1])]}))
+    overview = {"tool_calls": [{"tool": "system_overview", "args": {}}]}
+    script.write_text(
+        json.dumps({"turns": [plan_turn(STEPS[:1]), overview, {"output": {"summary": "read"}}]})
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "devops_agent", "--model", f"scripted:{script}", "chat"],
-        input="/plan\n/plan sometimes\n/plan always\nhow is this host?\n/exit\n",
+        input="/plan\n/plan approve\n/plan sometimes\n/plan always\nhow is this host?\n"
+        "/plan\n/plan edit\n/plan approve\n/exit\n",
         capture_output=True,
         text=True,
         env=dict(os.environ, COLUMNS="200"),
@@ -191,6 +195,11 @@ def test_chat_plan_command_sets_the_plan_mode_of_the_questions_after_it(tmp_path
     # A one-step read-only plan runs at once in auto; with /plan always it waits for a decision.
     assert "plan (revision 1, waiting for a decision)" in proc.stderr
     assert "devops-agent plan" in proc.stderr
+    assert "no plan waits for a decision in this session" in proc.stderr, "/plan approve before any plan"
+    assert "1. Read the host's overview [system_overview]" in proc.stderr, "/plan shows the waiting plan"
+    assert "say what to change: /plan edit TEXT" in proc.stderr
+    assert "plan approved by" in proc.stderr
+    assert "step 1 done: Read the host's overview" in proc.stderr
 
 
 def test_the_terminal_prompt_asks_until_it_gets_a_decision(monkeypatch: pytest.MonkeyPatch) -> None:

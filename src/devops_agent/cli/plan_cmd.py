@@ -13,12 +13,12 @@ from __future__ import annotations
 import getpass
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
 
-from devops_agent.cli.context import err, out, state
+from devops_agent.cli.context import AppState, err, out, state
 from devops_agent.errors import UserError
 from devops_agent.textsafe import printable
 
@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from devops_agent.agent.reasoning.plan import PlanDecision
 
 PLAN_MODES = ("auto", "always", "never")
+_ACTIONS: dict[str, Literal["approve", "edit", "reject"]] = {
+    "approve": "approve",
+    "edit": "edit",
+    "reject": "reject",
+}
 PlanOpt = Annotated[
     str | None,
     typer.Option(
@@ -106,6 +111,37 @@ def prompt_plan(pending: Mapping[str, Any], approver: str) -> PlanDecision:
             if feedback:
                 return PlanDecision("edit", feedback, approver)
         err.print("  answer y, e or n")
+
+
+def chat_plan(app: AppState, session_id: str | None, arg: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Chat's ``/plan``: ``auto|always|never`` sets the plan mode of the questions after it (the
+    chat's inputs, returned); ``approve``, ``edit TEXT`` or ``reject [REASON]`` decides on the plan
+    the chat's session waits for (a chat without a terminal, or one resumed on such a session);
+    alone it shows the mode and the waiting plan."""
+    from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
+    from devops_agent.cli.run import execute_plan_decision
+
+    word, _, rest = arg.strip().partition(" ")
+    if word in PLAN_MODES:
+        err.print(f"plans: {word}")
+        return plan_inputs(word, None)
+    record = app.store().get_session(session_id) if session_id else None
+    pending = record.context_state.get(PENDING_PLAN_KEY) if record is not None else None
+    if word in ("approve", "edit", "reject"):
+        if record is None or not pending:
+            err.print("no plan waits for a decision in this session")
+        elif word == "edit" and not rest.strip():
+            err.print("say what to change: /plan edit TEXT")
+        else:
+            decision = PlanDecision(_ACTIONS[word], rest.strip(), getpass.getuser())
+            execute_plan_decision(app, record.id, decision, json_out=False)
+        return inputs
+    shown = inputs.get("plan", f"{app.settings.agent.plan} (config)")
+    err.print(f"plans: {shown}; use /plan auto, /plan always or /plan never")
+    if pending:
+        describe_plan(pending)
+        err.print("decide with /plan approve, /plan edit TEXT or /plan reject")
+    return inputs
 
 
 def plan(

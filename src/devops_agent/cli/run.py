@@ -17,7 +17,7 @@ from rich.markup import escape
 from devops_agent.agent.approvals import PENDING_KEY, POLICY_KEY, ApprovalDecision
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
-from devops_agent.cli.plan_cmd import CouncilOpt, PlanOpt, plan_hint, plan_inputs, prompt_plan
+from devops_agent.cli.plan_cmd import CouncilOpt, PlanOpt, chat_plan, plan_hint, plan_inputs, prompt_plan
 from devops_agent.cli.render import ProgressRenderer, print_final
 from devops_agent.cli.signals import terminated
 from devops_agent.errors import ConfigError, PathAccessError, RuntimeFailure, UserError
@@ -670,7 +670,10 @@ def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
     err.print(f"[green]posted the report to {key}[/]" + (f": {url}" if url else ""))
 
 
-CHAT_HELP = """Commands: /mode [ask|agent]  /plan [auto|always|never]  /sessions  /new  /help  /exit"""
+CHAT_HELP = (
+    "Commands: /mode [ask|agent]  /plan [auto|always|never|approve|edit TEXT|reject]  /sessions  /new  "
+    "/help  /exit"
+)
 
 
 def chat(
@@ -717,12 +720,7 @@ def chat(
                 for rec in app.store().list_sessions(limit=10):
                     err.print(f"{rec.id[:12]}  {rec.mode:5}  {rec.title[:60]}", markup=False, highlight=False)
             elif cmd == "/plan":
-                if arg.strip() in ("auto", "always", "never"):
-                    chat_inputs = plan_inputs(arg.strip(), None)
-                    err.print(f"plans: {arg.strip()}")
-                else:
-                    shown = chat_inputs.get("plan", f"{app.settings.agent.plan} (config)")
-                    err.print(f"plans: {shown}; use /plan auto, /plan always or /plan never")
+                chat_inputs = chat_plan(app, session_id, arg, chat_inputs)
             elif cmd == "/mode":
                 if arg.strip() in MODES:
                     current_mode = arg.strip()  # type: ignore[assignment]
