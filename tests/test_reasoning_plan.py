@@ -159,3 +159,36 @@ def test_mutating_step_of_an_approved_plan_still_asks_for_its_approval(
     denied = kit.follow(svc, svc.answer(sid, {asked.tool_call_id: ApprovalDecision(False, "no", "bob")}))
     assert kit.final(denied).status == "completed"
     assert kit.restarted == []
+
+
+def test_auto_runs_a_lookup_plan_at_once_and_records_what_it_did_not_plan(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    model = kit.scripted(
+        {
+            "turns": [
+                plan_call(STEPS[:1]),
+                {
+                    "tool_calls": [
+                        {"tool": "svc_status", "args": {"service": "api"}},
+                        {"tool": "svc_metrics", "args": {"service": "api"}},
+                    ]
+                },
+                {"output": {"summary": "api is down.", "findings": [ANSWER["findings"][0]]}},
+            ]
+        }
+    )
+    events = kit.drain(kit.service(sqlite_store, model), "is api up?", mode="ask")
+    assert kit.final(events).status == "completed", "a one-step read-only plan waits for nobody"
+    [proposed] = kit.of(events, PlanProposed)
+    assert not proposed.awaiting_decision
+    [resolved] = kit.of(events, PlanResolved)
+    assert (resolved.decision, resolved.approver) == ("approved", "policy"), (
+        "no person: the policy's decision"
+    )
+    [deviation] = kit.of(events, PlanDeviation)
+    assert deviation.kind == "unplanned_call"
+    assert "svc_metrics" in deviation.detail
+    report = kit.final(events).report or {}
+    assert report["plan"]["steps"] == [{"title": "Check the status", "status": "done", "mutating": False}]
+    assert report["plan"]["deviations"] == [deviation.detail]
