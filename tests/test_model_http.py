@@ -283,7 +283,11 @@ def test_a_model_without_prices_has_tokens_and_no_cost(tmp_path: Path) -> None:
         "input_tokens": 31,
         "output_tokens": 7,
         "total_tokens": 38,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "tool_calls": 0,
         "cost_usd": None,
+        "price_source": None,
     }
 
 

@@ -75,7 +75,11 @@ def test_usage_arguments_and_no_deprecation_warning(tmp_path: Path) -> None:
         "input_tokens": 31,
         "output_tokens": 7,
         "total_tokens": 38,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "tool_calls": 0,
         "cost_usd": None,
+        "price_source": None,
     }
     session = json.loads(cli("sessions", "list", "--json").stdout)[-1]
     shown = cli("sessions", "show", session["id"][:12])

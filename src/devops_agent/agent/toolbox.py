@@ -28,6 +28,7 @@ from devops_agent.policies.toolsets.record import ToolCallInfo
 from devops_agent.privacy.guard import PrivacyGuard
 from devops_agent.privacy.secrets import scrub
 from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
+from devops_agent.tools.kept import KEPT
 from devops_agent.tools.registry import ToolCatalog
 
 
@@ -108,10 +109,12 @@ class Toolbox:
         approver: str | None = None,
         cap_chars: int | None = None,
         audit_reads: bool = True,
+        digest: bool = False,
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
-        run); the policy's own decisions in the name ``policy``."""
+        run); the policy's own decisions in the name ``policy``. ``digest``: a model reads the
+        results, so large ones are summarized by type (``context.payloads``)."""
         keep = self.settings.tools.keep_full_output_chars
         write = self.audit_writer(run)
 
@@ -123,6 +126,9 @@ class Toolbox:
 
         def record(info: ToolCallInfo) -> None:
             r = info.result
+            kept = kept_output(info.raw, keep)
+            if kept is not None and info.tool_call_id:
+                KEPT.remember(run.session_id, info.tool_call_id, kept)
             run.journal.tool_call(
                 ToolCallRecord(
                     session_id=run.session_id,
@@ -135,7 +141,7 @@ class Toolbox:
                     error=scrub(r.error).text if r.error and self.scrub_errors else r.error,
                     truncated=bool(r.metadata.get("truncated")),
                     created_at=info.started_at,
-                    raw_output=kept_output(info.raw, keep),
+                    raw_output=kept,
                 )
             )
 
@@ -150,6 +156,7 @@ class Toolbox:
             run_id=run.run_id,
             cap_chars=cap_chars,
             audit_reads=audit_reads,
+            digest=self.settings.context.payloads if digest else None,
         )
         ours = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
         return build_pipeline(ours, self.settings, policy, foreign=self.foreign)
