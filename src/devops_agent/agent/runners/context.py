@@ -71,7 +71,10 @@ class ContextPolicies:
         """The run's usage: the loop's responses and the routed models' (summaries …) together."""
         name = model_name or self.profile.name
         answers = [(name, m, self.profile) for m in loop_messages if isinstance(m, ModelResponse)]
-        return usage_of(answers + self.router.answers())
+        usage = usage_of(answers + self.router.answers())
+        if self.budget is not None and self.budget.records:
+            usage["context"] = self.budget.summary()
+        return usage
 
 
 def _scripted(model: Model) -> bool:

@@ -115,6 +115,29 @@ class ContextBudget(AbstractCapability[Any]):
         room = self.profile.context_window - self.reserve
         return max(math.floor(room / (1 + self.counter.margin)), 0)
 
+    def summary(self) -> dict[str, Any]:
+        """The run's requests as the budget saw them (the ``context`` figures of its usage)."""
+        if not self.records:
+            return {}
+        times = sorted(r.duration_ms for r in self.records)
+        return {
+            "window": self.profile.context_window,
+            "limit": self.limit,
+            "counter": self.counter.method,
+            "requests": len(self.records),
+            "compacted_requests": sum(1 for r in self.records if r.compacted),
+            "tokens_full_total": sum(r.tokens_full for r in self.records),
+            "tokens_sent_total": sum(r.tokens_sent for r in self.records),
+            "tokens_full_max": max(r.tokens_full for r in self.records),
+            "tokens_sent_max": max(r.tokens_sent for r in self.records),
+            "over_window_without_budget": sum(
+                1 for r in self.records if r.tokens_full > self.profile.context_window
+            ),
+            "compaction_ms_mean": round(sum(times) / len(times), 3),
+            "compaction_ms_p95": round(times[min(len(times) - 1, int(len(times) * 0.95))], 3),
+            "compaction_ms_max": round(times[-1], 3),
+        }
+
     def get_model_settings(self) -> ModelSettings | None:
         return ModelSettings(max_tokens=self.reserve)
 

@@ -172,9 +172,15 @@ def _call_ids(unit: Sequence[ModelMessage]) -> list[str]:
     ]
 
 
-def _unit_lines(unit: Sequence[ModelMessage]) -> list[tuple[str, bool]]:
-    """Extractive summary lines of one unit: the model's words, then one line per tool call."""
-    lines: list[tuple[str, bool]] = []
+QUIET, SIGNAL, WORDS = 0, 1, 2
+"""Priorities of summary lines: a tool call whose result showed nothing wrong; one that showed an
+error, error groups or anomalies; the words of the user and the model (their findings)."""
+
+
+def _unit_lines(unit: Sequence[ModelMessage]) -> list[tuple[str, int]]:
+    """Extractive summary lines of one unit with their priority: the model's words, one line per
+    tool call, the user's words."""
+    lines: list[tuple[str, int]] = []
     returns = {
         p.tool_call_id: p.content
         for m in unit
@@ -186,51 +192,59 @@ def _unit_lines(unit: Sequence[ModelMessage]) -> list[tuple[str, bool]]:
         if isinstance(m, ModelResponse):
             for p in m.parts:
                 if isinstance(p, TextPart) and p.content.strip():
-                    lines.append((f"model: {_short(p.content, 300)}", True))
+                    lines.append((f"model: {_short(p.content, 300)}", WORDS))
                 elif isinstance(p, ToolCallPart):
                     args = _short(p.args_as_json_str(), ARGS_CHARS)
                     line, signal = headline(returns.get(p.tool_call_id, "(no result)"))
-                    lines.append((f"{p.tool_name}({args}) [{p.tool_call_id}] → {line}", signal))
+                    lines.append(
+                        (f"{p.tool_name}({args}) [{p.tool_call_id}] → {line}", SIGNAL if signal else QUIET)
+                    )
         else:
             for q in m.parts:
                 if isinstance(q, UserPromptPart) and isinstance(q.content, str):
-                    lines.append((f"user: {_short(q.content, 300)}", True))
+                    lines.append((f"user: {_short(q.content, 300)}", WORDS))
     return lines
 
 
 def summary_block(
-    lines: Sequence[tuple[str, bool]], calls: int, session_id: str | None, budget_chars: int
+    lines: Sequence[tuple[str, int]], calls: int, session_id: str | None, budget_chars: int
 ) -> str:
-    """The summary of folded turns within ``budget_chars``: quiet lines shortened, then counted
-    instead of listed, then signal lines shortened, then the oldest of them counted."""
+    """The summary of folded turns within ``budget_chars``. Lines give way by priority, lowest
+    first: quiet tool lines lose their results, then are counted instead of listed; then signal
+    tool lines are shortened, then the oldest counted; the user's and the model's words go last
+    (shortened, then the oldest counted)."""
     where = f"`devops-agent sessions output {session_id} CALL_ID`" if session_id else "the session"
     header = (
         f"{SUMMARY_TAG} {calls} earlier tool calls, summarized to fit the context window; each full "
         f"result: query_result(call_id=…) or {where}."
     )
-    items: list[tuple[str, bool]] = list(lines)
+    items: list[tuple[str, int]] = list(lines)
+    hidden = 0
 
-    def render(hidden: int) -> str:
+    def render() -> str:
         shown = [f"- {t}" for t, _ in items]
-        more = [f"- … {hidden} more earlier steps (tool calls without errors)"] if hidden else []
+        more = [f"- … {hidden} more earlier lines left out to fit"] if hidden else []
         return "\n".join([header, *more, *shown])
 
-    hidden = 0
-    for stage in ("shorten_quiet", "drop_quiet", "shorten_signal", "drop_signal"):
-        if len(render(hidden)) <= budget_chars:
-            break
-        if stage == "shorten_quiet":
-            items = [(t if s else t.split(" → ")[0], s) for t, s in items]
-        elif stage == "drop_quiet":
-            hidden += sum(1 for _, s in items if not s)
-            items = [(t, s) for t, s in items if s]
-        elif stage == "shorten_signal":
-            items = [(_short(t, 140), s) for t, s in items]
-        else:
-            while items and len(render(hidden)) > budget_chars:
-                items.pop(0)
-                hidden += 1
-    return render(hidden)
+    def drop_oldest(priority: int) -> None:
+        nonlocal items, hidden
+        while len(render()) > budget_chars:
+            index = next((i for i, (_, p) in enumerate(items) if p == priority), None)
+            if index is None:
+                return
+            items.pop(index)
+            hidden += 1
+
+    def shorten(priority: int, chars: int) -> None:
+        nonlocal items
+        items = [(_short(t, chars) if p == priority else t, p) for t, p in items]
+
+    for priority, chars in ((QUIET, ARGS_CHARS + 40), (SIGNAL, 140), (WORDS, 160)):
+        if len(render()) > budget_chars:
+            shorten(priority, chars)
+        if len(render()) > budget_chars:
+            drop_oldest(priority)
+    return render()
 
 
 def _with_head_parts(head: list[ModelMessage], extra: list[str]) -> list[ModelMessage]:
@@ -292,7 +306,7 @@ def compact(
 
     # Tier 2: fold the oldest turns into one summary block, oldest first.
     result.tiers.append("fold_old_turns")
-    lines: list[tuple[str, bool]] = []
+    lines: list[tuple[str, int]] = []
     folded_ids: list[str] = []
     prompt_folded = False
     head_now = _with_head_parts(head, extra)
