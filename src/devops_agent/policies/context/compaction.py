@@ -39,6 +39,8 @@ from pydantic_ai.messages import (
 
 from devops_agent.policies.context.tokens import TextCounter, count_message, count_messages
 
+_SHRINK_TRIES = 6
+_UNBOUNDED = 10**9
 SUMMARY_TAG = "[context summary]"
 PINS_TAG = "[plan and findings]"
 HEADLINE_CHARS = 240
@@ -304,12 +306,16 @@ def compact(
     if total(candidate) <= limit:
         return _done(result, candidate, total(candidate))
 
-    # Tier 2: fold the oldest turns into one summary block, oldest first.
+    # Tier 2: fold the oldest turns into one summary block, oldest first, their lines whole;
+    # only once every older turn is folded does the block itself give way (lowest priority
+    # lines first, see summary_block).
     result.tiers.append("fold_old_turns")
     lines: list[tuple[str, int]] = []
     folded_ids: list[str] = []
     prompt_folded = False
     head_now = _with_head_parts(head, extra)
+    question: list[str] = []
+    rest: list[ModelMessage] = [m for u in units for m in u]
     for j in range(1, older + 1):
         unit = units[j - 1]
         lines += _unit_lines(unit)
@@ -319,14 +325,26 @@ def compact(
         )
         rest = [m for u in units[j:] for m in u]
         question = [latest.content] if prompt_folded and latest and isinstance(latest.content, str) else []
-        room = limit - total(_with_head_parts(head, [*extra, *question]) + rest)
-        # Characters per token of a summary line are ~3.5-4; 3 keeps the block inside the room.
-        block = summary_block(lines, len(folded_ids), session_id, max(room, 0) * 3)
+        block = summary_block(lines, len(folded_ids), session_id, _UNBOUNDED)
         head_now = _with_head_parts(head, [*extra, block, *question])
-        candidate = head_now + rest
         result.folded, result.folded_turns, result.summary = list(folded_ids), j, block
-        if total(candidate) <= limit:
-            return _done(result, candidate, total(candidate))
+        used = total(head_now + rest)
+        if used <= limit:
+            return _done(result, head_now + rest, used)
+    if lines:
+        room = limit - total(_with_head_parts(head, [*extra, *question]) + rest)
+        # Characters per token of a summary line are ~3.5-4; start at 3 and shrink by what the
+        # count says (odd text, hashes and ids, takes more tokens per character).
+        chars = max(room, 0) * 3
+        for _ in range(_SHRINK_TRIES):
+            block = summary_block(lines, len(folded_ids), session_id, chars)
+            head_now = _with_head_parts(head, [*extra, block, *question])
+            result.summary = block
+            used = total(head_now + rest)
+            if used <= limit:
+                return _done(result, head_now + rest, used)
+            block_tokens = max(counter.count(block), 1)
+            chars = int(len(block) * max(block_tokens - (used - limit), 0) / block_tokens * 0.95)
     units = units[older:]
 
     # Tier 3: the latest turns' results become summaries, all but the newest turn's; then the
@@ -351,11 +369,16 @@ def compact(
             if isinstance(p, ToolReturnPart)
         )
         per = max(room, 0) * 3 // max(returns, 1)
-        units[-1] = _map_returns(newest, lambda p: _cut_return(p, session_id, per))
         result.cut = _call_ids(newest)
-        candidate = head_now + [m for u in units for m in u]
-        if total(candidate) <= limit:
-            return _done(result, candidate, total(candidate))
+        for _ in range(_SHRINK_TRIES):
+            units[-1] = _map_returns(newest, lambda p, per=per: _cut_return(p, session_id, per))
+            candidate = head_now + [m for u in units for m in u]
+            used = total(candidate)
+            if used <= limit:
+                return _done(result, candidate, used)
+            per = int(per * max(room, 1) / max(room + used - limit, 1) * 0.9)
+            if per < 100:
+                break
     result.messages = []
     result.tokens_after = total(candidate)
     return result
