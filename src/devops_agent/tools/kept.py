@@ -1,4 +1,5 @@
-"""Full tool outputs of the running process, for ``query_result`` before the store has them.
+"""Full tool outputs: of the running process, for ``query_result`` before the store has them;
+and a result as the session's conversation stored it (:func:`stored_result`).
 
 The session keeps every summarized or capped result's full output in the store, written behind
 the run by its journal; a model may ask ``query_result`` about a result one step later, before
@@ -9,8 +10,11 @@ import policies, agent or interface code.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
+
+from devops_agent.store import Store
 
 
 class KeptOutputs:
@@ -45,3 +49,18 @@ class KeptOutputs:
 
 KEPT = KeptOutputs()
 """The process's map; the toolbox's recorder fills it."""
+
+
+def stored_result(store: Store, session_id: str, call_id: str) -> str | None:
+    """The result of ``call_id`` as the session stored it in its conversation (what the model
+    read whole; the budget may have sent it as a summary since), as text; ``None`` if none."""
+    for payload in reversed(store.load_messages(session_id)):
+        if call_id not in payload:
+            continue
+        for part in json.loads(payload).get("parts", []):
+            if part.get("part_kind") == "tool-return" and part.get("tool_call_id") == call_id:
+                content = part.get("content")
+                if isinstance(content, dict) and "data" in content:
+                    content = content["data"]
+                return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return None

@@ -11,7 +11,6 @@ policies, agent or interface code.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -19,7 +18,7 @@ from pydantic_ai import RunContext
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
 from devops_agent.tools.base import ToolResult, ToolsetBuilder, tool
-from devops_agent.tools.kept import KEPT
+from devops_agent.tools.kept import KEPT, stored_result
 from devops_agent.tools.registry import ToolRegistry
 from devops_agent.tools.sandbox import Sandbox
 from devops_agent.tools.sandbox_query import QueryLimits, QueryRefused, run_query
@@ -29,22 +28,6 @@ DESCRIPTION = "Ask precise questions (jq, grep, Python) of a large tool result k
 MAX_CODE_CHARS = 4_000
 
 
-def _stored_result(deps: ToolDeps, call_id: str) -> str | None:
-    """The result of ``call_id`` as the session stored it in its conversation."""
-    if deps.store is None or deps.session_id is None:
-        return None
-    for payload in reversed(deps.store.load_messages(deps.session_id)):
-        if call_id not in payload:
-            continue
-        for part in json.loads(payload).get("parts", []):
-            if part.get("part_kind") == "tool-return" and part.get("tool_call_id") == call_id:
-                content = part.get("content")
-                if isinstance(content, dict) and "data" in content:
-                    content = content["data"]
-                return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-    return None
-
-
 def kept_text(deps: ToolDeps, call_id: str) -> str | None:
     """The full output kept for ``call_id`` of the run's session, wherever it is yet."""
     if deps.session_id is None:
@@ -52,7 +35,9 @@ def kept_text(deps: ToolDeps, call_id: str) -> str | None:
     text = KEPT.recall(deps.session_id, call_id)
     if text is None and deps.store is not None:
         text = deps.store.tool_output(deps.session_id, call_id)
-    return text if text is not None else _stored_result(deps, call_id)
+    if text is None and deps.store is not None:
+        text = stored_result(deps.store, deps.session_id, call_id)
+    return text
 
 
 @tool(category="context", read_only=True)

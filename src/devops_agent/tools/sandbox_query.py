@@ -43,6 +43,7 @@ from devops_agent.tools import query_runner
 from devops_agent.tools.sandbox import Sandbox
 
 RUNNER = Path(query_runner.__file__)
+_EMPTY_MOUNTS = (Path("/tmp"), Path("/dev"))
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def command(sandbox: Sandbox, seccomp_fd: int | None) -> list[str]:
         "--seccomp", str(seccomp_fd),
     ]  # fmt: skip
     for path in sandbox.hidden_now():
+        if any(path.is_relative_to(empty) for empty in _EMPTY_MOUNTS):
+            continue  # inside a mount that is empty in the sandbox already
         if path.is_dir():
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:
@@ -120,6 +123,9 @@ def run_query(sandbox: Sandbox, request: dict[str, Any], limits: QueryLimits | N
     finally:
         if proc.poll() is None:
             _kill(proc)
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -147,9 +147,11 @@ class ModelRunner:
                             for out in translate(ev, scope.ids, scrub_errors=scrub_errors):
                                 scope.emit(out)
         except Exception as exc:
+            limit = find_limit(exc)
+            if limit is not None and len(limit.messages) > len(seen):
+                seen = limit.messages  # the results of the last step are in, not yet in a node
             scope.usage = policies.usage(seen[len(history) :], self.model_name)
             _keep_failed_run(scope, seen, persisted > len(history), persist)
-            limit = find_limit(exc)
             if limit is not None:
                 text, report = partial_report(scope, seen[len(history) :], limit, scope.prompt)
                 return RunOutcome("completed", output=text, report=report)

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
 
@@ -87,6 +87,7 @@ class UsageLimitReached(DevOpsAgentError):
 
     def __init__(self, scope: Scope, metric: Metric, used: Decimal, ceiling: Decimal) -> None:
         self.scope, self.metric, self.used, self.ceiling = scope, metric, used, ceiling
+        self.messages: list[ModelMessage] = []
         what = {
             "requests": "model requests",
             "tool_calls": "tool calls",
@@ -117,8 +118,11 @@ class UsageGuard(AbstractCapability[Any]):
     run: Tally = field(default_factory=Tally)
     fixed_tokens: Callable[[ModelRequestContext], int] | None = None
     on_limit: Callable[[UsageLimitReached], None] | None = None
+    reached: UsageLimitReached | None = None
 
-    def _check(self, metric: Metric, adding: Decimal) -> None:
+    def _check(self, ctx: RunContext[Any], metric: Metric, adding: Decimal) -> None:
+        if self.reached is not None:
+            raise self.reached  # parallel tool calls of the same response: one stop, one event
         for scope in SCOPES:
             ceiling = _ceiling(getattr(self.limits, scope), metric)
             if ceiling is None:
@@ -126,6 +130,8 @@ class UsageGuard(AbstractCapability[Any]):
             used = self.run.value(metric) + (self.prior[scope].value(metric) if scope in self.prior else 0)
             if used + adding > ceiling:
                 error = UsageLimitReached(scope, metric, used + adding, ceiling)
+                error.messages = list(ctx.messages)  # the run as far as it got, for its report
+                self.reached = error
                 if self.on_limit is not None:
                     self.on_limit(error)
                 raise error
@@ -135,11 +141,11 @@ class UsageGuard(AbstractCapability[Any]):
     ) -> ModelRequestContext:
         fixed = self.fixed_tokens(request_context) if self.fixed_tokens else 0
         tokens = fixed + count_messages(self.counter, request_context.messages)
-        self._check("requests", Decimal(1))
-        self._check("tokens", Decimal(tokens))
+        self._check(ctx, "requests", Decimal(1))
+        self._check(ctx, "tokens", Decimal(tokens))
         price = self.profile.input_per_mtok
         if price is not None:
-            self._check("cost_usd", tokens * price / MILLION)
+            self._check(ctx, "cost_usd", tokens * price / MILLION)
         return request_context
 
     async def after_model_request(
@@ -163,7 +169,7 @@ class UsageGuard(AbstractCapability[Any]):
     async def before_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
     ) -> dict[str, Any]:
-        self._check("tool_calls", Decimal(1))
+        self._check(ctx, "tool_calls", Decimal(1))
         self.run.tool_calls += 1
         return args
 

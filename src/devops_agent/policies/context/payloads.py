@@ -315,13 +315,16 @@ def _table_of(lines: list[str]) -> tuple[list[list[str]], list[str] | None] | No
     if len(sample) < 5:
         return None
     for delimiter in (",", "\t"):
-        if all(ln.count(delimiter) == sample[0].count(delimiter) > 0 for ln in sample):
+        if all(ln.count(delimiter) == sample[0].count(delimiter) > 0 for ln in sample) and (
+            _time(sample[0].split(delimiter)[0]) is None  # a header row, not data
+        ):
             parsed = list(
                 csv.reader(io.StringIO("\n".join(ln for ln in lines if ln.strip())), delimiter=delimiter)
             )
             return parsed[1:], parsed[0]
     widths = {len(ln.split()) for ln in sample}
-    if len(widths) == 1 and sample[0].split()[0].isupper():
+    header = sample[0].split()
+    if len(widths) == 1 and all(w.strip("-_()%").isalpha() and w.isupper() for w in header):
         split = [ln.split() for ln in lines if ln.strip()]
         return split[1:], split[0]
     return None
@@ -367,14 +370,15 @@ def digest(data: Any) -> dict[str, Any]:
         return digest_series(series)
     lines = _lines_of(data)
     if lines is not None:
-        if _looks_like_logs(lines):
-            return digest_logs(lines)
+        # A table first: CSV rows are timestamped too, but their columns are the point.
         table = _table_of(lines)
         if table is not None:
             rows, header = table
             if header and (csv_series := _csv_series(rows, header)):
                 return digest_series(csv_series)
             return digest_table(rows, header)
+        if _looks_like_logs(lines):
+            return digest_logs(lines)
         return digest_text(data if isinstance(data, str) else "\n".join(lines))
     if isinstance(data, list):
         if data and all(isinstance(r, list) for r in data[:20]):
