@@ -116,9 +116,14 @@ def fast_summarizer(router: ModelRouter, guard: UsageGuard | None, words: int = 
 
 
 def context_policies(
-    scope: RunScope, model: Model, model_name: str | None, fast: Model | None = None
+    scope: RunScope,
+    model: Model,
+    model_name: str | None,
+    fast: Model | None = None,
+    pins: Pins | None = None,
 ) -> ContextPolicies:
-    """The context capabilities of a run of ``model`` (see the module docstring)."""
+    """The context capabilities of a run of ``model`` (see the module docstring). ``pins``: the
+    plan and findings every request carries (a planner updates the object as the run goes)."""
     settings = scope.settings
     profile = model_profile(settings.model, model_name or model.model_name)
     counter = text_counter(profile, settings.context.token_counter)
@@ -167,7 +172,7 @@ def context_policies(
             counter,
             settings.context,
             session_id=scope.session.id,
-            pins=Pins(),
+            pins=pins if pins is not None else Pins(),
             summarize=fast_summarizer(router, policies.guard) if wants_fast else None,
             on_compaction=compacted,
             calibrate=not _scripted(model),

@@ -39,6 +39,7 @@ from devops_agent.agent.runners.context import context_policies, find_limit, par
 from devops_agent.agent.runners.translate import translate
 from devops_agent.agent.runtime import build_agent
 from devops_agent.events import RunStarted
+from devops_agent.policies.context.compaction import Pins
 from devops_agent.policies.pipeline import TOOL_THREADS, privacy_guard
 from devops_agent.privacy.guard import strip_unknown_args
 from devops_agent.runbooks.triage import find_ticket_ref, triage_guidance
@@ -56,6 +57,8 @@ class ModelRunner:
     name: str = "model"
     fast: Model | None = None
     """The fast model, when one is given instead of resolved from ``model.fast`` (tests)."""
+    pins: Pins | None = None
+    """The plan and findings pinned in every request (a planner keeps them up to date)."""
 
     async def run(self, scope: RunScope) -> RunOutcome:
         scope.emit(
@@ -105,7 +108,7 @@ class ModelRunner:
             capabilities.append(Hooks(before_tool_validate=strip_unknown_args))
         if guard is not None:
             capabilities.append(ProcessHistory(guard.process_history_async))
-        policies = context_policies(scope, self.model, self.model_name, self.fast)
+        policies = context_policies(scope, self.model, self.model_name, self.fast, self.pins)
         capabilities += policies.capabilities  # after the privacy guard: they see what is sent
         tools = scope.toolbox.pipeline(
             scope.run, approvals="defer", privacy=guard, approvers=approvers, digest=True
