@@ -50,9 +50,11 @@ def registry() -> ToolRegistry:
     return reg
 
 
-def settings_for(tmp_path: Path, **kw: Any) -> Settings:
+def settings_for(tmp_path: Path, url: str | None = None, **kw: Any) -> Settings:
     model = {"name": "scripted", "profiles": {"scripted": PRICES}} | kw.pop("model", {})
-    return Settings(database_url=f"sqlite:///{tmp_path / 'agent.db'}", data_dir=tmp_path, model=model, **kw)
+    return Settings(
+        database_url=url or f"sqlite:///{tmp_path / 'agent.db'}", data_dir=tmp_path, model=model, **kw
+    )
 
 
 def run(
@@ -130,8 +132,8 @@ def test_each_run_limit_ends_the_run_with_a_partial_report(
         assert Decimal(str(usage["cost_usd"])) <= Decimal(ceiling)
 
 
-def test_the_session_limit_counts_the_sessions_earlier_runs(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, limits={"session": {"requests": 4}})
+def test_the_session_limit_counts_the_sessions_earlier_runs(tmp_path: Path, store_url: str) -> None:
+    settings = settings_for(tmp_path, store_url, limits={"session": {"requests": 4}})
     script = [TURNS, [{"tool_calls": [{"tool": "read_probe", "args": {"name": "io"}}]}, {"text": "ok"}]]
     model = ScriptedModel(Script.model_validate({"runs": script}))
     with Store(settings.resolved_database_url()) as store:
@@ -150,8 +152,8 @@ def test_the_session_limit_counts_the_sessions_earlier_runs(tmp_path: Path) -> N
     assert (second.usage or {})["requests"] == 1
 
 
-def test_the_daily_limit_counts_every_session(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, limits={"day": {"tool_calls": 4}})
+def test_the_daily_limit_counts_every_session(tmp_path: Path, store_url: str) -> None:
+    settings = settings_for(tmp_path, store_url, limits={"day": {"tool_calls": 4}})
     _, first = run(settings, TURNS)
     events, other = run(settings, TURNS)
     assert other.session_id != first.session_id
