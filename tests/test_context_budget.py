@@ -195,3 +195,73 @@ def test_prompt_caching_is_switched_on_where_the_provider_needs_cache_points() -
     budget = next(c for c in anthropic.capabilities if isinstance(c, ContextBudget))
     assert budget.reserve == 50_000  # a quarter of the 200k window (its max output is 64k)
     assert budget.get_model_settings() == {"max_tokens": 50_000}
+
+
+class CountingModel(FunctionModel):
+    """A model whose provider counts tokens (as Anthropic's and Gemini's APIs do)."""
+
+    def __init__(self, tokens: int) -> None:
+        super().__init__(lambda m, i: ModelResponse(parts=[]), model_name="counting")
+        self.tokens = tokens
+        self.asked = 0
+
+    async def count_tokens(self, messages: Any, model_settings: Any, model_request_parameters: Any) -> Any:
+        from pydantic_ai.usage import RequestUsage
+
+        self.asked += 1
+        return RequestUsage(input_tokens=self.tokens)
+
+
+def _prepare(budget: ContextBudget, model: Any, messages: list[ModelMessage]) -> Any:
+    from pydantic_ai import RunContext
+    from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
+    from pydantic_ai.usage import RunUsage
+
+    ctx = RunContext(deps=None, model=model, usage=RunUsage())
+    request = ModelRequestContext(
+        model=model,
+        messages=list(messages),
+        model_settings=None,
+        model_request_parameters=ModelRequestParameters(),
+    )
+    return asyncio.run(budget.prepare_model_request(ctx, request))
+
+
+def test_the_providers_count_decides_when_the_estimate_is_too_close_to_tell() -> None:
+    from devops_agent.policies.context.profiles import ModelProfile
+    from devops_agent.policies.context.tokens import EstimateCounter
+
+    turns: list[ModelMessage] = [ModelRequest.user_text_prompt("Which disks fail?")]
+    for i in range(30):
+        turns.append(ModelResponse(parts=[ToolCallPart("read_probe", {"step": i}, tool_call_id=f"p{i}")]))
+        turns.append(
+            ModelRequest(
+                parts=[
+                    ToolReturnPart(
+                        "read_probe", {"status": "success", "data": "sdb " * 60}, tool_call_id=f"p{i}"
+                    )
+                ]
+            )
+        )
+    counter = EstimateCounter()
+    size = count_messages(counter, turns)
+    # A window where our count is over the limit but within the estimate's margin of the room.
+    profile = ModelProfile(name="anthropic:x", context_window=int(size * 1.05) + 100, max_output=100)
+    fits = CountingModel(tokens=int(size * 0.9))
+    budget = ContextBudget(profile, counter)
+    assert size > budget.limit
+    sent = _prepare(budget, fits, turns)
+    assert fits.asked == 1
+    assert sent.messages == turns, "the provider said it fits: sent whole"
+    assert budget.records[-1].method == "provider"
+    too_big = CountingModel(tokens=size * 2)
+    budget = ContextBudget(profile, counter)
+    sent = _prepare(budget, too_big, turns)
+    assert too_big.asked == 1
+    assert len(sent.messages) < len(turns) or sent.messages != turns, "compacted by our count"
+    far_over = ContextBudget(
+        ModelProfile(name="anthropic:x", context_window=size // 3, max_output=100), counter
+    )
+    never = CountingModel(tokens=1)
+    _prepare(far_over, never, turns)
+    assert never.asked == 0, "clearly over whatever the error: not asked"

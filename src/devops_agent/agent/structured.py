@@ -18,7 +18,9 @@ type and passes every answer through, in order:
 
 Nothing that failed a check is ever returned. Every request and its outcome is in the router's
 ledger (which model did what, and the cost split). The planner, specialists and critic use this;
-so may any caller that needs typed output from a model.
+so may any caller that needs typed output from a model. It sends the prompt as given: with the
+privacy guard on, a caller passes what the guard masked (as the model loop's history is), and
+evidence in the same placeholders.
 """
 
 from __future__ import annotations
