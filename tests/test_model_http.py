@@ -278,7 +278,9 @@ def test_usage_and_cost_of_a_run(tmp_path: Path) -> None:
 def test_a_model_without_prices_has_tokens_and_no_cost(tmp_path: Path) -> None:
     with FakeOpenAI([text("Fine.")]) as srv:
         _, final = run_once(settings_for(tmp_path, srv.url), "memory?")
-    assert final.usage == {
+    usage = dict(final.usage or {})
+    assert usage.pop("context")["requests"] == 1  # what the token budget saw (timings vary)
+    assert usage == {
         "requests": 1,
         "input_tokens": 31,
         "output_tokens": 7,

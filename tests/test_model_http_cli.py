@@ -70,6 +70,7 @@ def test_usage_arguments_and_no_deprecation_warning(tmp_path: Path) -> None:
     assert "2 model requests · 62 tokens in, 14 out" in proc.stderr
     assert "eprecat" not in proc.stderr
     usage = json.loads(as_json.stdout)["usage"]
+    assert usage.pop("context")["requests"] == 1  # what the token budget saw (timings vary)
     assert usage == {
         "requests": 1,
         "input_tokens": 31,
