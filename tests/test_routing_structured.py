@@ -224,5 +224,7 @@ def test_a_hosted_fast_model_turns_the_privacy_guard_on_for_a_local_loop() -> No
     local = {"name": "ollama:llama3.1", "base_url": "http://127.0.0.1:11434/v1"}
     assert enabled_for(Settings(model=local)) is False
     assert enabled_for(Settings(model=local | {"fast": "ollama:qwen2.5"})) is False
-    assert enabled_for(Settings(model=local | {"fast": "openai:gpt-4o-mini"})) is True, "it reads the summaries"
+    assert enabled_for(Settings(model=local | {"fast": "openai:gpt-4o-mini"})) is True, (
+        "it reads the summaries"
+    )
     assert enabled_for(Settings(model={"name": "openai:gpt-4o", "smart": "openai:gpt-4o"})) is True

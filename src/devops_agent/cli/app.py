@@ -82,6 +82,16 @@ LAZY_COMMANDS = {
         "devops_agent.cli.admin", "runbooks_app", "Offline runbooks (used when no model is configured)."
     ),
     "config": LazyCommand("devops_agent.cli.admin", "config_app", "Effective configuration."),
+    "eval": LazyCommand(
+        "devops_agent.cli.eval_cmd",
+        "eval_app",
+        "Evaluate the agent on recorded incident cases (HolmesGPT's format and ours).",
+    ),
+    "mcp": LazyCommand(
+        "devops_agent.cli.mcp_cmd",
+        "mcp_app",
+        "MCP: the servers whose tools the agent uses, and DevOps Agent as an MCP server.",
+    ),
 }
 """Commands loaded on first use, listed in --help in this order (before ``doctor``). ``help`` is
 what the root --help shows; a test keeps it equal to the command's own."""

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from devops_agent.privacy.recognizers import PRIORITY as PATTERN_PRIORITY
 from devops_agent.privacy.recognizers import Candidate
-from devops_agent.privacy.secrets import LineIndex, index_keywords
+from devops_agent.secrets.scrubber import LineIndex, index_keywords
 
 
 def _words(text: str) -> frozenset[str]:

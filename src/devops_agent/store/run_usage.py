@@ -2,7 +2,7 @@
 
 Each run's ``usage`` (``requests``, ``tool_calls``, ``input_tokens``, ``output_tokens``,
 ``cost_usd`` …, as its ``run_finished`` event carries it) is a JSON column of ``runs``
-(migration 0009), so a session's or a day's usage is one query, not a parse of every event;
+(migration 0010), so a session's or a day's usage is one query, not a parse of every event;
 :func:`run_usage_of` is where the service reads one run's. Part of the store package: it may use
 the store's private transaction helper and ORM rows, and nothing above the foundation.
 """

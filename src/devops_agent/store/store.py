@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
 from devops_agent.store import engine as _engine
+from devops_agent.store.eval_runs import EvalRunStore
 from devops_agent.store.models import (
     AuditRow,
     BreakerRow,
@@ -65,7 +66,7 @@ MIN_PREFIX = 6
 SESSIONS_HINT = "`devops-agent sessions list` shows the known sessions"
 
 
-class Store:
+class Store(EvalRunStore):
     """The persistent store. Opening it migrates the database to the latest schema.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path`` (the default kind; ``sqlite://`` is an

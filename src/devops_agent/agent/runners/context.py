@@ -31,7 +31,6 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 
 from devops_agent.agent.models import model_profile
-from devops_agent.agent.report import Checked, Gap, Report, render_markdown
 from devops_agent.agent.routing import ModelRouter
 from devops_agent.agent.runners.base import RunScope
 from devops_agent.agent.usage import usage_of
@@ -47,6 +46,7 @@ from devops_agent.policies.context.limits import (
 )
 from devops_agent.policies.context.profiles import ModelProfile
 from devops_agent.policies.context.tokens import TextCounter, text_counter
+from devops_agent.report import Checked, Gap, Report, render_markdown
 from devops_agent.store.run_usage import run_usages
 
 SUMMARY_INSTRUCTIONS = """\
