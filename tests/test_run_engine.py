@@ -39,6 +39,7 @@ PIPELINE = [
     "TelemetryToolset",
     "CapToolset",
     "PrivacyToolset",
+    "DigestToolset",
     "GateToolset",
     "BreakerToolset",
     "NormalizeToolset",

@@ -50,6 +50,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 
 from devops_agent.agent.runtime import role_of
 from devops_agent.errors import ConfigError
+from devops_agent.policies.context.compaction import PINS_TAG, SUMMARY_TAG
 
 END_TEXT = "The script has no more turns; nothing further to report."
 
@@ -103,11 +104,17 @@ def load_script(path: Path | None = None) -> Script:
 
 
 def _prompts(messages: list[ModelMessage]) -> list[str]:
+    """The user's prompts, in order; what the context budget adds to a request (the pinned plan
+    and findings, a summary of folded turns) is not a prompt, so it does not start a run."""
     out: list[str] = []
     for m in messages:
         if isinstance(m, ModelRequest):
             out.extend(
-                p.content for p in m.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str)
+                p.content
+                for p in m.parts
+                if isinstance(p, UserPromptPart)
+                and isinstance(p.content, str)
+                and not p.content.startswith(_CONTEXT_TAGS)
             )
     return out
 
@@ -158,6 +165,9 @@ def _cite(value: Any, ids: dict[str, list[str]]) -> Any:
     if isinstance(value, list):
         return [_cite(v, ids) for v in value]
     return value
+
+
+_CONTEXT_TAGS = (PINS_TAG, SUMMARY_TAG)
 
 
 @dataclass(frozen=True)

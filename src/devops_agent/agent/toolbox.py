@@ -33,6 +33,7 @@ from devops_agent.policies.toolsets.record import ToolCallInfo
 from devops_agent.privacy.guard import PrivacyGuard
 from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
+from devops_agent.tools.kept import KEPT
 from devops_agent.tools.registry import ToolCatalog
 
 if TYPE_CHECKING:  # the MCP client (about 2 s to import) loads only where servers are configured
@@ -151,6 +152,7 @@ class Toolbox:
         extra: Sequence[AbstractToolset[Any]] = (),
         mcp: bool | Sequence[str] = True,
         specialist_profiles: Sequence[str] | None = None,
+        digest: bool = False,
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
@@ -162,7 +164,8 @@ class Toolbox:
         (the mode filter and the gate still judge each one), ``specialist_profiles`` its MCP
         profiles (:meth:`specialist_servers`: global servers and those of these profiles, never a
         general run's other servers). ``extra`` toolsets of the agent layer (runbooks and analyzers
-        as tools) join ours behind the same wrappers."""
+        as tools) join ours behind the same wrappers. ``digest``: a model reads the results, so large
+        ones are summarized by type (``context.payloads``)."""
         keep = self.settings.tools.keep_full_output_chars
         write = self.audit_writer(run)
 
@@ -174,6 +177,9 @@ class Toolbox:
 
         def record(info: ToolCallInfo) -> None:
             r = info.result
+            kept = kept_output(info.raw, keep)
+            if kept is not None and info.tool_call_id:
+                KEPT.remember(run.session_id, info.tool_call_id, kept)
             run.journal.tool_call(
                 ToolCallRecord(
                     session_id=run.session_id,
@@ -186,7 +192,7 @@ class Toolbox:
                     error=scrub(r.error).text if r.error and self.scrub_errors else r.error,
                     truncated=bool(r.metadata.get("truncated")),
                     created_at=info.started_at,
-                    raw_output=kept_output(info.raw, keep),
+                    raw_output=kept,
                 )
             )
 
@@ -201,6 +207,7 @@ class Toolbox:
             run_id=run.run_id,
             cap_chars=cap_chars,
             audit_reads=audit_reads,
+            digest=self.settings.context.payloads if digest else None,
         )
         ours: list[AbstractToolset[Any]] = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
         ours += extra

@@ -4,7 +4,8 @@ Each recognizer yields :class:`Candidate` spans (type, start, end, priority); th
 resolves overlaps and replaces them. Types: ``EMAIL``, ``HOST``, ``IP``, ``PHONE``, ``JIRA_KEY``,
 ``K8S_NAMESPACE``, ``K8S_POD``, ``AWS_ACCOUNT``, ``GCP_PROJECT``, ``AZURE_SUBSCRIPTION``,
 ``CREDIT_CARD``, ``IBAN``, ``US_SSN``, ``USERNAME``, ``ADDRESS`` (postal addresses), ``AGE``,
-``DATE`` (dates of birth; every date with ``mask_dates``; addresses, ages and dates in :mod:`.prose`), ``BUCKET`` (S3 / GCS bucket names) and
+``DATE`` (dates of birth; every date with ``mask_dates``; these three from :mod:`.prose`),
+``BUCKET`` (S3 / GCS bucket names) and
 ``PUBLIC_KEY`` (SSH public keys and age recipients: public, but each names one person's key, and
 services such as code forges publish them per account). ``LOCATION`` (countries, US states, cued cities) comes
 from :mod:`.places` when its optional gazetteer is installed, ``NATIONALITY`` (``the Spanish

@@ -3,7 +3,9 @@
 :class:`ModelLoop` loads the session's conversation, journals each finished message as the run
 goes (so another process can continue the session), masks what the model reads when the privacy
 guard is on, streams pydantic-ai's events as our :class:`~devops_agent.events.RunEvent` stream,
-and turns a failed model request into our error types. A runner builds its agent over
+applies the context policies (token budget, usage limits, prompt caching: :mod:`.context`), and
+turns a failed model request into our error types (a usage limit into :class:`RunLimited`, which
+the runner answers with a partial report). A runner builds its agent over
 :meth:`ModelLoop.pipeline` with :meth:`ModelLoop.capabilities` and calls :meth:`ModelLoop.turn`
 once per prompt (the planner again for each re-plan). It decides nothing about tools or
 approvals: the pipeline and the broker do.
@@ -35,8 +37,10 @@ from devops_agent.agent.messages import dump_message, load_message
 from devops_agent.agent.model_errors import is_unknown_tool, model_failure, shorten_retry_prompts
 from devops_agent.agent.models import base_url_of, request_settings
 from devops_agent.agent.runners.base import RunScope
+from devops_agent.agent.runners.context import ContextPolicies, context_policies, find_limit
 from devops_agent.agent.runners.translate import translate
-from devops_agent.agent.usage import run_usage
+from devops_agent.policies.context.compaction import Pins
+from devops_agent.policies.context.limits import UsageLimitReached
 from devops_agent.policies.pipeline import TOOL_THREADS, ModeFilterToolset, privacy_guard
 from devops_agent.privacy.guard import PrivacyGuard, strip_unknown_args
 from devops_agent.runbooks.triage import find_ticket_ref, triage_guidance
@@ -47,6 +51,15 @@ log = structlog.get_logger(__name__)
 EventHook = Callable[[AgentStreamEvent], None]
 
 
+class RunLimited(Exception):
+    """A usage limit stopped the run (what it did so far is saved); the runner answers with a
+    partial report."""
+
+    def __init__(self, limit: UsageLimitReached) -> None:
+        super().__init__(str(limit))
+        self.limit = limit
+
+
 @dataclass
 class ModelLoop:
     """The conversation of one run: what was said before, and what this run adds."""
@@ -54,6 +67,7 @@ class ModelLoop:
     scope: RunScope
     model: Model
     model_name: str | None
+    policies: ContextPolicies
     history: list[ModelMessage] = field(default_factory=list)
     guard: PrivacyGuard | None = None
     _start: int = 0
@@ -64,21 +78,33 @@ class ModelLoop:
     """Messages of the run's other agents (specialists, critic): their usage is the run's too."""
 
     @classmethod
-    def open(cls, scope: RunScope, model: Model, model_name: str | None) -> ModelLoop:
+    def open(
+        cls,
+        scope: RunScope,
+        model: Model,
+        model_name: str | None,
+        *,
+        fast: Model | None = None,
+        pins: Pins | None = None,
+    ) -> ModelLoop:
         """The session's conversation so far; a fresh question first closes a call a failed run
-        left open (pydantic-ai refuses a new prompt after an unanswered call)."""
+        left open (pydantic-ai refuses a new prompt after an unanswered call). ``fast``, ``pins``:
+        see :func:`~devops_agent.agent.runners.context.context_policies`."""
         history = [load_message(p) for p in scope.store.load_messages(scope.session.id)]
         if scope.answers is None and scope.prompt is not None:
             history = repair_messages(history)
         guard = privacy_guard(
             scope.settings, scope.store, scope.session.id, model_reads=True, privacy=scope.privacy
         )
-        return cls(scope, model, model_name, history, guard, len(history), len(history), list(history))
+        policies = context_policies(scope, model, model_name, fast, pins)
+        start = len(history)
+        return cls(scope, model, model_name, policies, history, guard, start, start, list(history))
 
     # -- what an agent of this run is built from ---------------------------------------------------
 
     def capabilities(self) -> list[AbstractCapability[Any]]:
-        """Journal each finished message; shorten retry prompts; mask what the model reads."""
+        """Journal each finished message; shorten retry prompts; mask what the model reads; the
+        context policies last (they see what is sent)."""
 
         async def after_node(ctx: Any, *, node: Any, result: Any) -> Any:
             self._seen = list(ctx.messages)
@@ -93,12 +119,14 @@ class ModelLoop:
             caps.append(Hooks(before_tool_validate=strip_unknown_args))
         if self.guard is not None:
             caps.append(ProcessHistory(self.guard.process_history_async))
-        return caps
+        return caps + list(self.policies.capabilities)
 
     def pipeline(self, **kwargs: Any) -> ModeFilterToolset:
-        """The run's tool pipeline as the model path has it: approvals deferred to a person."""
+        """The run's tool pipeline as the model path has it: approvals deferred to a person,
+        large results digested for the model."""
         scope = self.scope
         approvers = {cid: a.approver for cid, a in (scope.answers or {}).items() if a.approved}
+        kwargs.setdefault("digest", True)
         return scope.toolbox.pipeline(
             scope.run, approvals="defer", privacy=self.guard, approvers=approvers, **kwargs
         )
@@ -160,8 +188,13 @@ class ModelLoop:
                             if on_event is not None:
                                 on_event(ev)
         except Exception as exc:
+            limit = find_limit(exc)
+            if limit is not None and len(limit.messages) > len(self._seen):
+                self._seen = list(limit.messages)  # the results of the last step are in, not yet in a node
             scope.usage = self.usage()
             self._keep_failed_run()
+            if limit is not None:
+                raise RunLimited(limit) from exc
             failure = model_failure(
                 exc,
                 model=self.model_name,
@@ -176,7 +209,7 @@ class ModelLoop:
 
     def usage(self) -> dict[str, Any]:
         """Tokens and cost of this run's requests (its messages since the conversation so far)."""
-        return run_usage([*self._seen[self._start :], *self.others])
+        return self.policies.usage([*self._seen[self._start :], *self.others], self.model_name)
 
     @property
     def new_messages(self) -> list[ModelMessage]:

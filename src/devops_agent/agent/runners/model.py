@@ -5,6 +5,9 @@ run goes (:class:`~devops_agent.agent.runners.loop.ModelLoop`), so another proce
 the session. Answers to a paused run are recorded by the approval broker and resume the loop;
 calls that need a person end the run ``paused``. With the privacy guard on, what the model reads
 is masked (history processor) and the final answer is restored for the user where policy allows.
+The context policies (:mod:`.context`: token budget, usage limits, prompt caching) shape each
+request; large tool results reach the model summarized by type (the pipeline's digest). A usage
+limit ends the run with a partial report.
 
 This is the plain loop (``--plan never``, free text); the planner
 (:mod:`~devops_agent.agent.runners.planner`) adds plans, specialists and verification on the
@@ -19,9 +22,11 @@ from pydantic_ai import DeferredToolRequests
 from pydantic_ai.models import Model
 
 from devops_agent.agent.runners.base import RunOutcome, RunScope
-from devops_agent.agent.runners.loop import ModelLoop
+from devops_agent.agent.runners.context import partial_report
+from devops_agent.agent.runners.loop import ModelLoop, RunLimited
 from devops_agent.agent.runtime import build_agent
 from devops_agent.events import RunStarted
+from devops_agent.policies.context.compaction import Pins
 
 
 @dataclass
@@ -31,6 +36,10 @@ class ModelRunner:
     model: Model
     model_name: str | None
     name: str = "model"
+    fast: Model | None = None
+    """The fast model, when one is given instead of resolved from ``model.fast`` (tests)."""
+    pins: Pins | None = None
+    """The plan and findings pinned in every request (a planner keeps them up to date)."""
 
     async def run(self, scope: RunScope) -> RunOutcome:
         scope.emit(
@@ -42,10 +51,14 @@ class ModelRunner:
                 model=self.model_name,
             )
         )
-        loop = ModelLoop.open(scope, self.model, self.model_name)
+        loop = ModelLoop.open(scope, self.model, self.model_name, fast=self.fast, pins=self.pins)
         deferred = scope.broker.answer(scope.session, scope.answers) if scope.answers is not None else None
         agent = build_agent(self.model, loop.pipeline(), capabilities=loop.capabilities())
-        output = await loop.turn(agent, scope.prompt, deferred=deferred, instructions=loop.instructions())
+        try:
+            output = await loop.turn(agent, scope.prompt, deferred=deferred, instructions=loop.instructions())
+        except RunLimited as stop:
+            text, report = partial_report(scope, loop.new_messages, stop.limit, scope.prompt)
+            return RunOutcome("completed", output=text, report=report)
         scope.usage = loop.usage()
         if isinstance(output, DeferredToolRequests):
             scope.broker.pause(scope.session.id, output)

@@ -59,8 +59,10 @@ from devops_agent.agent.reasoning.specialists import check_names, load_specialis
 from devops_agent.agent.reasoning.structured import structured_agent
 from devops_agent.agent.reasoning.worktools import work_tools
 from devops_agent.agent.runners.base import RunOutcome, RunScope
-from devops_agent.agent.runners.loop import ModelLoop
+from devops_agent.agent.runners.context import partial_report
+from devops_agent.agent.runners.loop import ModelLoop, RunLimited
 from devops_agent.events import CouncilResult, CriticReview, Delegation, Replan, RunStarted
+from devops_agent.policies.context.compaction import Pins
 from devops_agent.privacy.guard import RESTORE_FAILED_NOTE
 from devops_agent.report import CriticChange, CriticNotes, Disagreement, Gap, Report, render_markdown
 
@@ -87,7 +89,13 @@ class PlannerRunner:
                 model=self.model_name,
             )
         )
-        return await _PlannerRun(self, scope).go()
+        run = _PlannerRun(self, scope)
+        try:
+            return await run.go()
+        except RunLimited as stop:  # a usage limit: what the run did so far, and which limit
+            text, report = partial_report(scope, run.loop.new_messages, stop.limit, run.question)
+            run.finish_limited()
+            return RunOutcome("completed", output=text, report=report)
 
 
 class _PlannerRun:
@@ -111,7 +119,8 @@ class _PlannerRun:
                 context.get(REASONING_KEY) or {"question": scope.session.title, "mode": "never"}
             )
         self.question = str(self.state.get("question") or scope.session.title)
-        self.loop = ModelLoop.open(scope, runner.model, runner.model_name)
+        self.pins = Pins()  # the approved plan and the findings so far, kept in every request
+        self.loop = ModelLoop.open(scope, runner.model, runner.model_name, pins=self.pins)
         registry = scope.toolbox.catalog.registry
         self.tools = work_tools(scope, available_runbooks(settings, registry))
         self.ledger = Ledger()
@@ -145,6 +154,7 @@ class _PlannerRun:
         elif scope.answers is not None:
             deferred = scope.broker.answer(scope.session, scope.answers)
         agent = self._orchestrator()
+        self._pin()
         output = await self.loop.turn(
             agent,
             scope.prompt,
@@ -197,6 +207,7 @@ class _PlannerRun:
                 self.state["last_issues"] = [
                     [i.title, i.check, line] for i, line in zip(issues, describe(issues), strict=True)
                 ]
+                self._pin(output)
                 output = await self._replan(
                     agent, describe(issues), "the deterministic checks found unsupported claims"
                 )
@@ -211,6 +222,7 @@ class _PlannerRun:
                 self._review("model", more, missing, action)
                 if replan:
                     lines = [f"missing evidence: {m}" for m in missing] + describe(more)
+                    self._pin(answer)
                     output = await self._replan(agent, lines, "the model critic asked for more evidence")
                     continue
             answer, later = apply_issues(answer, more, self.ledger)
@@ -231,7 +243,19 @@ class _PlannerRun:
             "(quote the output exactly, give numbers and times as it does, cite only calls that "
             "succeeded) and call final_result again."
         )
+        self._pin()
         return await self.loop.turn(agent, feedback, on_event=self.desk.on_event)
+
+    def _pin(self, answer: ModelAnswer | None = None) -> None:
+        """What compaction must never drop: the approved plan, and the findings of the last answer."""
+        if self.desk.tracker is not None:
+            self.pins.plan = self.desk.tracker.plan.lines()
+        if answer is not None:
+            self.pins.findings = [f.title for f in answer.findings]
+
+    def finish_limited(self) -> None:
+        """A usage limit stopped the run: the question's reasoning state is over."""
+        self._save(clear=(REASONING_KEY, ACTIVE_PLAN_KEY))
 
     def _note_fixed(self, issues: list[Issue]) -> None:
         """Issues of the round before a re-plan that this round no longer has were fixed by it."""
