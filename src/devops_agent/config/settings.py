@@ -421,6 +421,30 @@ class ModelSettings(Section):
         return self
 
 
+class AgentSettings(Section):
+    """How a model run reasons: planning with the user, re-plans the critic may ask for, specialists."""
+
+    reasoning: bool = Field(
+        True,
+        description="plan, delegate to specialists and verify the answer (a structured report); "
+        "off: the plain tool loop with a free-text answer",
+    )
+    plan: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="propose a plan before acting: auto (when more than a lookup, or a step would "
+        "change something), always, never; --plan overrides",
+    )
+    max_replans: int = Field(
+        2, ge=0, le=10, description="times the critic may send the model back for missing evidence"
+    )
+    model_critic: bool = Field(
+        True, description="after the deterministic checks, a model reviews each finding against its evidence"
+    )
+    specialist_dirs: list[Path] = Field(
+        default_factory=list, description="more folders of specialist YAML (they override shipped ones)"
+    )
+
+
 class EvalSettings(Section):
     """``devops-agent eval``: the judge model that scores answers (its own endpoint and key)."""
 
@@ -439,6 +463,7 @@ class Settings(BaseSettings):
     )
 
     model: ModelSettings = Field(default_factory=ModelSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     mode: Literal["ask", "agent"] = "ask"
     project: str | None = Field(
         None, description="name the findings memory is kept under; default: the current directory's name"
