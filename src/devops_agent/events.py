@@ -107,7 +107,8 @@ class ErrorEvent(_EventBase):
     error_type: str | None = None
 
 
-RunStatus = Literal["completed", "failed", "cancelled", "paused"]
+RunStatus = Literal["completed", "failed", "cancelled", "paused", "interrupted"]
+"""``interrupted``: stopped at a step boundary by a service shutting down; the run can be resumed."""
 
 
 class RunFinished(_EventBase):

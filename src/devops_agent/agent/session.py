@@ -100,14 +100,18 @@ class SessionService:
             return None
         return self.settings.model.name or self.model.model_name
 
-    def open_session(self, session_id: str | None, *, title: str, mode: Mode | None = None) -> SessionRecord:
+    def open_session(
+        self, session_id: str | None, *, title: str, mode: Mode | None = None, user_id: str | None = None
+    ) -> SessionRecord:
+        """The session ``session_id`` (its mode changed to ``mode`` if given), or a new one of
+        ``user_id`` (a service user; None from the CLI)."""
         if session_id is not None:
             record = self.store.get_session(session_id)
             if mode is not None and mode != record.mode:
                 record = self.store.update_session(record.id, mode=mode)
             return record
         return self.store.create_session(
-            title=title[:120], mode=mode or self.settings.mode, model=self.model_name
+            title=title[:120], mode=mode or self.settings.mode, model=self.model_name, user_id=user_id
         )
 
     def history(self, session_id: str) -> list[ModelMessage]:
@@ -124,11 +128,13 @@ class SessionService:
         mode: Mode | None = None,
         inputs: dict[str, Any] | None = None,
         approvals: Mapping[str, ApprovalDecision] | None = None,
+        user_id: str | None = None,
     ) -> RunHandle:
         """Start a run and return its handle at once; follow it with :meth:`events`.
 
         With ``approvals`` (and no prompt) the run continues a paused session: every pending call
-        is answered, approved ones run, denied ones return the denial to the model.
+        is answered, approved ones run, denied ones return the denial to the model. ``user_id``
+        (a service user) is recorded on the run, and on the session when one is created.
         """
         self._housekeeping()
         if approvals is not None:
@@ -141,7 +147,7 @@ class SessionService:
         else:
             if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
                 prompt = scrub(prompt).text
-            session = self.open_session(session_id, title=prompt, mode=mode)
+            session = self.open_session(session_id, title=prompt, mode=mode, user_id=user_id)
             waiting = session.context_state.get(PENDING_KEY)
             if waiting:  # the paused run's calls are answered first; a new question would orphan them
                 short = session.id[:12]
@@ -154,8 +160,15 @@ class SessionService:
             session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
         )
         earlier = self.store.list_runs(session.id) if approvals is not None else []
+        asked = {"prompt": prompt, "mode": run.mode, "inputs": dict(inputs or {})}
+        request = None if prompt is None else asked
         self.store.create_run(
-            session.id, run.run_id, path=runner.name, parent_run_id=earlier[-1].id if earlier else None
+            session.id,
+            run.run_id,
+            path=runner.name,
+            parent_run_id=earlier[-1].id if earlier else None,
+            user_id=user_id,
+            request=request,
         )
         recorder = EventRecorder(session.id, run.run_id, run.journal)
         scope = RunScope(
@@ -180,9 +193,11 @@ class SessionService:
         """Every event of ``run_id`` after ``after_seq``, then each new one, until ``run_finished``."""
         return self.supervisor.events(run_id, after_seq)
 
-    async def answer(self, session_id: str, approvals: Mapping[str, ApprovalDecision]) -> RunHandle:
+    async def answer(
+        self, session_id: str, approvals: Mapping[str, ApprovalDecision], *, user_id: str | None = None
+    ) -> RunHandle:
         """Answer a paused session's pending calls; the run continues as a new run."""
-        return await self.start(None, session_id=session_id, approvals=approvals)
+        return await self.start(None, session_id=session_id, approvals=approvals, user_id=user_id)
 
     def cancel(self, run_id: str) -> bool:
         """Stop a run of any process sharing the store; ``False`` if it is not running."""
@@ -266,7 +281,8 @@ class SessionService:
             outcome = await runner.run(scope)
             status, output, report = outcome.status, outcome.output, outcome.report
         except asyncio.CancelledError:
-            self._finish(handle, scope, "cancelled", None, None)
+            # A service shutting down stops its runs at a step boundary as "interrupted" (resumable).
+            self._finish(handle, scope, handle.stop_status, None, None)
             raise
         except DevOpsAgentError as exc:
             scope.emit(

@@ -82,6 +82,16 @@ LAZY_COMMANDS = {
         "devops_agent.cli.admin", "runbooks_app", "Offline runbooks (used when no model is configured)."
     ),
     "config": LazyCommand("devops_agent.cli.admin", "config_app", "Effective configuration."),
+    "serve": LazyCommand(
+        "devops_agent.cli.serve_cmd",
+        "serve",
+        "Serve the API: REST under /v1 (docs at /docs), the WebSocket /v1/ws, SSE, /metrics.",
+    ),
+    "users": LazyCommand(
+        "devops_agent.cli.users_cmd",
+        "users_app",
+        "Users of the service (devops-agent serve) and their API tokens.",
+    ),
 }
 """Commands loaded on first use, listed in --help in this order (before ``doctor``). ``help`` is
 what the root --help shows; a test keeps it equal to the command's own."""

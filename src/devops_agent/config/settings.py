@@ -301,6 +301,40 @@ class ModelSettings(Section):
     max_tool_steps: int = Field(20, ge=1)
 
 
+class ServerSettings(Section):
+    """``devops-agent serve``: the HTTP API (REST, WebSocket, SSE). Safe by default: loopback only,
+    every request authenticated (`devops-agent users add NAME --role ...` makes a token)."""
+
+    host: str = Field("127.0.0.1", description="address to listen on; 0.0.0.0 exposes the API to the network")
+    port: int = Field(8080, ge=0, le=65535, description="TCP port (0: any free port)")
+    auth: bool = Field(
+        True, description="require a bearer token on every request; false makes every caller an admin"
+    )
+    trusted_user_header: str | None = Field(
+        None,
+        description="take the user from this header set by a reverse proxy that authenticated them "
+        "(e.g. X-Forwarded-User); the name must be a known user. Only behind such a proxy",
+    )
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="largest request body (413 above it)")
+    max_ws_message_bytes: int = Field(1_000_000, ge=1024, description="largest WebSocket message")
+    max_runs_per_user: int = Field(
+        4, ge=1, description="runs one user may have going at once (429 with Retry-After above it)"
+    )
+    ws_send_buffer: int = Field(
+        1000,
+        ge=10,
+        description="events queued for one WebSocket client; a slower client gets a `lagged` message "
+        "with the seq to resume from instead of slowing the run",
+    )
+    alert_dedupe_window_s: float = Field(
+        3600.0, gt=0, description="an alert group re-sent within this window joins its investigation"
+    )
+    shutdown_grace_s: float = Field(
+        20.0, ge=0, description="on shutdown, how long a tool call in flight may finish before it is stopped"
+    )
+    access_log: bool = Field(True, description="one JSON line per request on stderr")
+
+
 class Settings(BaseSettings):
     """The whole configuration. Every field can be set in TOML or the environment."""
 
@@ -330,6 +364,7 @@ class Settings(BaseSettings):
     github: GitHubSettings = Field(default_factory=GitHubSettings)
     docker: DockerSettings = Field(default_factory=DockerSettings)
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("data_dir", mode="before")
     @classmethod

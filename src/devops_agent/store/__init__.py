@@ -11,6 +11,7 @@ from devops_agent.store.records import (
     AUDIT_OUTCOMES,
     BREAKER_STATES,
     MODES,
+    ROLES,
     RUN_FINAL,
     RUN_STATUSES,
     SESSION_STATUSES,
@@ -23,6 +24,7 @@ from devops_agent.store.records import (
     RunRecord,
     SessionRecord,
     ToolCallRecord,
+    UserRecord,
     VaultEntry,
 )
 from devops_agent.store.store import Store
@@ -32,6 +34,7 @@ __all__ = [
     "AuditRecord",
     "BREAKER_STATES",
     "MODES",
+    "ROLES",
     "RUN_FINAL",
     "RUN_STATUSES",
     "SESSION_STATUSES",
@@ -43,6 +46,7 @@ __all__ = [
     "SessionRecord",
     "Store",
     "ToolCallRecord",
+    "UserRecord",
     "VAULT_NAMESPACES",
     "VaultEntry",
 ]
