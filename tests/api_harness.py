@@ -7,6 +7,7 @@ Tests talk to it with real clients (httpx, websockets) over TCP, exactly as any 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -49,6 +50,11 @@ def registry() -> ToolRegistry:
         async def wait_sleep() -> ToolResult:
             """Run a real `sleep` in its own process group (the shell tool's runner)."""
             return await run_command(f"sleep {SLEEP_MARKER}", cwd=None, timeout_s=60, max_bytes=1000)
+
+        @ts.tool(read_only=True)
+        async def short_sleep() -> ToolResult:
+            """A step that takes a second (a real `sleep 1`)."""
+            return await run_command("sleep 1", cwd=None, timeout_s=60, max_bytes=1000)
 
         @ts.tool(read_only=False, risk="sensitive")
         def restart(service: str) -> ToolResult:
@@ -100,9 +106,25 @@ class Service:
         headers = {"Authorization": f"Bearer {self.tokens[user]}"} if user else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
-    def ws(self, user: str | None = None, **init: Any) -> WsClient:
+    def ws(self, user: str | None = None, *, slow: bool = False, **init: Any) -> WsClient:
+        """A WebSocket client (``init`` sent when ``user`` is given). ``slow``: a client whose socket
+        takes almost nothing in until it reads, so the server feels a client that does not read."""
+        sock = None
+        if slow:
+            host, port = self.url.removeprefix("http://").split(":")
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: no autotuning
+            sock.connect((host, int(port)))
         # websockets 17 wants connect() entered as a context manager; WsClient leaves it.
-        manager = connect(self.ws_url, open_timeout=10, max_size=2**24)
+        # A slow client asks for no compression: compressed, a whole run fits in the kernel's buffers.
+        manager = connect(
+            self.ws_url,
+            open_timeout=10,
+            max_size=2**24,
+            max_queue=1 if slow else 16,
+            sock=sock,
+            compression=None if slow else "deflate",
+        )
         client = WsClient(manager.__enter__(), manager)
         if user is not None:
             client.send({"type": "init", "token": self.tokens[user], **init})
@@ -162,12 +184,13 @@ def running_service(
     settings: Settings | None = None,
     registry_: ToolRegistry | None = None,
     users: dict[str, str] | None = None,
+    tokens: dict[str, str] | None = None,
 ) -> Iterator[Service]:
     """The service on a free port until the block ends (then shut down the way SIGTERM does)."""
     settings = settings or Settings(database_url=store_url)
     store = Store(store_url)
-    tokens = {}
-    for name, role in (users or ROLES).items():
+    tokens = dict(tokens or {})  # tokens of users already in the store (a restarted service)
+    for name, role in (ROLES if users is None else users).items():
         token = new_token()
         store.create_user(name, role, token_hash(token))
         tokens[name] = token

@@ -7,9 +7,10 @@ JSON (``type`` is the event type, ``seq`` numbers it), and control messages: ``r
 ``accepted``, ``cancel_requested``, ``lagged``, ``pong``, ``problem`` (RFC 9457 fields).
 
 Back-pressure: each client has a send buffer of ``server.ws_send_buffer`` messages. When a client
-reads slower than its runs emit and the buffer is full, the server stops sending that run and
-queues ``lagged`` with the last seq it queued; the client resumes with ``subscribe`` from there
-(or reconnects with ``init`` and ``last_seq``), and gets the rest exactly once. The run itself is
+reads slower than its runs emit and the buffer stays full for :data:`LAG_AFTER_S`, the server
+stops sending that run and queues ``lagged`` with the last seq it queued; the client resumes
+with ``subscribe`` from there (or reconnects with ``init`` and ``last_seq``), and gets the rest
+exactly once. The run itself is
 never slowed. A client that goes away does not stop its runs.
 """
 
@@ -39,6 +40,9 @@ router = APIRouter()
 INIT_TIMEOUT_S = 10.0
 CLOSE_POLICY = 1008  # RFC 6455: policy violation (no or bad credentials)
 CLOSE_OVERLOAD = 1013  # try again later: the client does not read at all
+LAG_AFTER_S = 2.0
+"""How long a full send buffer may stay full before the client is told it lagged (a client that
+only paused a moment catches up without a round trip)."""
 
 
 class Client:
@@ -54,6 +58,7 @@ class Client:
         self.run_id: str | None = None
         self.pumps: dict[str, asyncio.Task[None]] = {}
         self.overloaded = asyncio.Event()
+        self.room = asyncio.Event()
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -66,7 +71,14 @@ class Client:
     async def sender(self) -> None:
         while True:
             text = await self.queue.get()
+            if self.queue.qsize() < self.buffer:
+                self.room.set()
             await self.ws.send_text(text)
+
+    async def _room(self) -> None:
+        while self.queue.qsize() >= self.buffer:
+            self.room.clear()
+            await self.room.wait()
 
     def follow(self, run_id: str, after_seq: int) -> None:
         """Send ``run_id``'s events after ``after_seq`` as they come (replacing an earlier follow)."""
@@ -80,7 +92,13 @@ class Client:
         last = after_seq
         try:
             async for event in self.state.service.events(run_id, after_seq):
-                if self.queue.qsize() >= self.buffer:
+                if self.queue.qsize() < self.buffer:
+                    self.queue.put_nowait(event.model_dump_json())
+                    last = event.seq
+                    continue
+                try:  # the pump waits, never the run: it reads the run through the recorder
+                    await asyncio.wait_for(self._room(), LAG_AFTER_S)
+                except TimeoutError:
                     self.send(
                         {
                             "type": "lagged",
