@@ -8,8 +8,8 @@ question in its session as soon as the last run finished. Measures:
 * errors: problem messages, runs that did not complete, dropped connections;
 * p50/p99 time from a tool result to the client (the event's server timestamp to its arrival);
 * runs per second;
-* server RSS after start, after warm-up (the first fifth of the duration) and at the end;
-  ``rss_growth`` is (end - warm) / warm.
+* server RSS after start, after warm-up (every session finished a run, and a fifth of the
+  duration passed) and at the end; ``rss_growth`` is (end - warm) / warm.
 
 Prints one line per backend, then as its last line one JSON object with ``errors``,
 ``p99_event_ms`` and ``rss_growth`` (the worst backend's) and the per-backend figures.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -64,6 +65,10 @@ class Stats:
         self.errors = 0
         self.error_kinds: dict[str, int] = {}
         self.event_ms: list[float] = []
+        self.warm: set[int] = set()
+        """Sessions that finished a run."""
+        self.all_warm = asyncio.Event()
+        self.sessions = 0
 
     def error(self, kind: str) -> None:
         self.errors += 1
@@ -102,6 +107,9 @@ async def _session(url: str, token: str, deadline: float, stats: Stats, index: i
                     elif kind == "run_finished":
                         if message["status"] == "completed":
                             stats.runs += 1
+                            stats.warm.add(index)
+                            if len(stats.warm) == stats.sessions:
+                                stats.all_warm.set()
                         else:
                             stats.error(f"run {message['status']}")
                         break
@@ -161,11 +169,16 @@ async def _drive(
     ws_url: str, token: str, sessions: int, seconds: float, proc: subprocess.Popen[bytes]
 ) -> dict[str, Any]:
     stats = Stats()
+    stats.sessions = sessions
     start = time.monotonic()
     deadline = start + seconds
     rss_start = _rss(proc)
     tasks = [asyncio.create_task(_session(ws_url, token, deadline, stats, i)) for i in range(sessions)]
     await asyncio.sleep(seconds / 5)
+    # ...and until every session finished a run (at the latest a fifth before the end).
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stats.all_warm.wait(), max(0.0, deadline - seconds / 5 - time.monotonic()))
+    warm_at = time.monotonic() - start
     rss_warm = _rss(proc)
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - start
@@ -183,6 +196,7 @@ async def _drive(
         "mean_event_ms": round(statistics.fmean(stats.event_ms), 1) if stats.event_ms else 0.0,
         "rss_start_mb": round(rss_start / 2**20, 1),
         "rss_warm_mb": round(rss_warm / 2**20, 1),
+        "warm_at_s": round(warm_at, 1),
         "rss_end_mb": round(rss_end / 2**20, 1),
         "rss_growth": round((rss_end - rss_warm) / rss_warm, 4),
     }

@@ -140,14 +140,18 @@ class SessionService:
         if approvals is not None:
             if session_id is None:
                 raise UserError("answering approvals needs the session id")
-            session = self.store.get_session(session_id)
+            # Store calls go to a thread: a service runs many runs on one event loop, and a write
+            # waiting for SQLite's lock must not hold every other client up.
+            session = await asyncio.to_thread(self.store.get_session, session_id)
             check_answers(session.context_state.get(PENDING_KEY, {}), approvals)
         elif prompt is None:
             raise UserError("a run needs a prompt")
         else:
             if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
                 prompt = scrub(prompt).text
-            session = self.open_session(session_id, title=prompt, mode=mode, user_id=user_id)
+            session = await asyncio.to_thread(
+                self.open_session, session_id, title=prompt, mode=mode, user_id=user_id
+            )
             waiting = session.context_state.get(PENDING_KEY)
             if waiting:  # the paused run's calls are answered first; a new question would orphan them
                 short = session.id[:12]
@@ -159,10 +163,11 @@ class SessionService:
         run = RunIds(
             session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
         )
-        earlier = self.store.list_runs(session.id) if approvals is not None else []
+        earlier = await asyncio.to_thread(self.store.list_runs, session.id) if approvals is not None else []
         asked = {"prompt": prompt, "mode": run.mode, "inputs": dict(inputs or {})}
         request = None if prompt is None else asked
-        self.store.create_run(
+        await asyncio.to_thread(
+            self.store.create_run,
             session.id,
             run.run_id,
             path=runner.name,
@@ -273,7 +278,7 @@ class SessionService:
 
     async def _execute(self, handle: RunHandle, scope: RunScope, runner: Runner) -> None:
         CURRENT_SESSION.set(scope.session.id)  # a finding saved during the run names its session
-        self.store.update_session(scope.session.id, status="running")
+        await asyncio.to_thread(self.store.update_session, scope.session.id, status="running")
         status: RunStatus = "failed"
         output: str | None = None
         report: dict[str, Any] | None = None
@@ -293,7 +298,30 @@ class SessionService:
             scope.emit(
                 ErrorEvent(**scope.ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
             )
-        self._finish(handle, scope, status, output, report)
+        # Shielded: a cancel arriving while the run is being saved must not leave it unfinished.
+        finishing = asyncio.ensure_future(self._finish_async(handle, scope, status, output, report))
+        _FINISHING.add(finishing)
+        finishing.add_done_callback(_FINISHING.discard)
+        await asyncio.shield(finishing)
+
+    async def _finish_async(
+        self,
+        handle: RunHandle,
+        scope: RunScope,
+        status: RunStatus,
+        output: str | None,
+        report: dict[str, Any] | None,
+    ) -> None:
+        """:meth:`_finish` with the store's work in a thread (the event loop serves other runs)."""
+        failure = await asyncio.to_thread(_flush, scope)
+        if failure is not None:
+            scope.emit(failure)
+        await asyncio.to_thread(self.store.update_session, scope.session.id, status=status)
+        # From here without an await: a reader that got run_finished may end the loop at once
+        # (the CLI does), and the event must be stored and the run's row final by then.
+        scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
+        _close(scope)
+        self.store.update_run(handle.run_id, status=status)
 
     def _finish(
         self,
@@ -304,24 +332,37 @@ class SessionService:
         report: dict[str, Any] | None,
     ) -> None:
         """Commit what the run wrote, then tell everyone it finished; the run's row goes last, so a
-        reader in another process that sees it finished finds its ``run_finished`` event stored."""
-        try:
-            scope.journal.flush()
-        except Exception as exc:
-            log.error("run_not_saved", **scope.ids, error=repr(exc))
-            hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
-            scope.emit(
-                ErrorEvent(
-                    **scope.ids,
-                    message=f"could not save the run: {exc}",
-                    hint=hint,
-                    error_type=type(exc).__name__,
-                )
-            )
+        reader in another process that sees it finished finds its ``run_finished`` event stored.
+        (The path of a cancelled run, which must not wait on anything; others use
+        :meth:`_finish_async`.)"""
+        failure = _flush(scope)
+        if failure is not None:
+            scope.emit(failure)
         self.store.update_session(scope.session.id, status=status)
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
-        try:
-            scope.journal.close()
-        except Exception as exc:
-            log.error("run_not_saved", **scope.ids, error=repr(exc))
+        _close(scope)
         self.store.update_run(handle.run_id, status=status)
+
+
+_FINISHING: set[asyncio.Future[None]] = set()
+"""Runs being saved (asyncio keeps only weak references to tasks)."""
+
+
+def _flush(scope: RunScope) -> ErrorEvent | None:
+    """Commit what the run wrote; the error event to emit when that failed."""
+    try:
+        scope.journal.flush()
+    except Exception as exc:
+        log.error("run_not_saved", **scope.ids, error=repr(exc))
+        hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
+        return ErrorEvent(
+            **scope.ids, message=f"could not save the run: {exc}", hint=hint, error_type=type(exc).__name__
+        )
+    return None
+
+
+def _close(scope: RunScope) -> None:
+    try:
+        scope.journal.close()
+    except Exception as exc:
+        log.error("run_not_saved", **scope.ids, error=repr(exc))

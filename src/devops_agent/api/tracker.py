@@ -77,6 +77,8 @@ class RunTracker:
                 error="TooManyRuns",
                 headers={"Retry-After": str(RETRY_AFTER_S)},
             )
+        slot = f"starting-{id(object())}-{time.monotonic_ns()}"
+        mine.add(slot)  # held while start() awaits the store, so two requests cannot both pass
         span = tracer().start_span("run", attributes={"devops_agent.user": principal.name})
         token = otel_context.attach(trace.set_span_in_context(span))
         try:
@@ -93,6 +95,7 @@ class RunTracker:
             raise
         finally:
             otel_context.detach(token)  # the run's task already copied the context with the span
+            mine.discard(slot)
         span.set_attribute("devops_agent.session_id", handle.session_id)
         span.set_attribute("devops_agent.run_id", handle.run_id)
         mine.add(handle.run_id)

@@ -9,6 +9,7 @@ restored for the user where policy allows.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,7 +64,8 @@ class ModelRunner:
                 model=self.model_name,
             )
         )
-        history = [load_message(p) for p in scope.store.load_messages(scope.session.id)]
+        stored = await asyncio.to_thread(scope.store.load_messages, scope.session.id)  # off the event loop
+        history = [load_message(p) for p in stored]
         deferred = None
         if scope.answers is not None:
             deferred = scope.broker.answer(scope.session, scope.answers)
