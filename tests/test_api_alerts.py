@@ -87,3 +87,17 @@ def test_a_generic_alert_starts_an_investigation_and_its_fingerprint_dedupes(sto
             started = admin.get(f"/v1/runs/{first['run_id']}/events").json()["events"][0]
             assert started["runbooks"] == ["metric-alert"]
             assert "CheckoutErrors" in started["prompt"]
+
+
+def test_a_run_can_investigate_an_alert_payload_like_investigate_alert(store_url: str) -> None:
+    with running_service(store_url, settings=_settings(store_url)) as svc, svc.client("alice") as c:
+        run = c.post("/v1/runs", json={"inputs": {"alert": PAYLOAD}})
+        assert run.status_code == 202, run.text
+        svc.wait_run("alice", run.json()["run_id"], timeout=60)
+        started = c.get(f"/v1/runs/{run.json()['run_id']}/events").json()["events"][0]
+        assert started["runbooks"] == ["metric-alert"]
+        assert started["prompt"].startswith("Alert HighRequestLatency")
+        wrong = c.post("/v1/runs", json={"inputs": {"alert": PAYLOAD, "alert_index": 2}})
+        assert wrong.status_code == 400
+        assert "holds 1 alert" in wrong.json()["detail"]
+        assert c.post("/v1/runs", json={}).status_code == 400

@@ -163,3 +163,16 @@ def test_shutdown_stops_a_long_tool_after_the_grace_and_kills_it(tmp_path: Path)
     with Store(store_url) as store:
         assert store.get_run(run["run_id"]).status == "interrupted"
     assert _wait_for(lambda: not _sleeps(), 5), f"no `sleep {SLEEP_MARKER}` left behind"
+
+
+def test_a_trusted_proxy_header_names_the_user_only_when_configured(tmp_path: Path) -> None:
+    store_url = sqlite_url(tmp_path)
+    settings = Settings(database_url=store_url, server={"trusted_user_header": "X-Forwarded-User"})
+    with running_service(store_url, settings=settings) as svc, svc.client() as proxy:
+        assert proxy.get("/v1/me", headers={"X-Forwarded-User": "alice"}).json()["name"] == "alice"
+        assert proxy.get("/v1/me", headers={"X-Forwarded-User": "mallory"}).status_code == 401
+        assert proxy.get("/v1/me").status_code == 401
+    with running_service(sqlite_url(tmp_path / "b"), users={}) as svc, svc.client() as anyone:
+        assert anyone.get("/v1/me", headers={"X-Forwarded-User": "alice"}).status_code == 401, (
+            "off by default"
+        )

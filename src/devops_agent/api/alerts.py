@@ -123,7 +123,7 @@ def as_webhook(alert: GenericAlert) -> dict[str, Any]:
 
 async def intake(state: ServiceState, principal: Principal, payload: dict[str, Any]) -> AlertAccepted:
     """Start (or join) the investigation of one notification."""
-    from devops_agent.tools.alertmanager_intake import describe_payload, investigation_order, parse_webhook
+    from devops_agent.tools.alertmanager_intake import parse_webhook
 
     alerts = parse_webhook(payload)
     if not alerts:
@@ -150,12 +150,7 @@ async def intake(state: ServiceState, principal: Principal, payload: dict[str, A
         if session_id is not None and await asyncio.to_thread(_attach, state, session_id, note):
             index.remember(group, session_id)
             return AlertAccepted(session_id=session_id, run_id=None, joined=True, alerts=len(alerts))
-        chosen = investigation_order(alerts)[0]
-        inputs: dict[str, Any] = dict(chosen.investigation_inputs())
-        listing = describe_payload(alerts, alerts.index(chosen))
-        question = " ".join(p for p in (inputs.pop("question"), listing) if p)
-        if inputs.get("query"):
-            inputs["runbooks"] = ["metric-alert"]
+        question, inputs = alert_question(payload, None, None)
         inputs["question"] = question
         handle = await state.tracker.start(principal, question, mode="ask", inputs=inputs)
         await asyncio.to_thread(_attach, state, handle.session_id, note)
@@ -163,6 +158,30 @@ async def intake(state: ServiceState, principal: Principal, payload: dict[str, A
         return AlertAccepted(
             session_id=handle.session_id, run_id=handle.run_id, joined=False, alerts=len(alerts)
         )
+
+
+def alert_question(
+    payload: dict[str, Any], index: int | None, query: str | None
+) -> tuple[str, dict[str, Any]]:
+    """The question and runbook inputs for one alert of a webhook payload, as ``investigate --alert``
+    takes them: alert number ``index`` (from 1), else the first firing one."""
+    from devops_agent.tools.alertmanager_intake import describe_payload, investigation_order, parse_webhook
+
+    alerts = parse_webhook(payload)
+    if not alerts:
+        raise UserError("the alert payload holds no alerts")
+    if index is not None and not 1 <= index <= len(alerts):
+        raise UserError(
+            f"alert_index {index}: the payload holds {len(alerts)} alert(s)",
+            hint=f"number them from 1 to {len(alerts)}, in the payload's order",
+        )
+    chosen = alerts[index - 1] if index is not None else investigation_order(alerts)[0]
+    inputs: dict[str, Any] = dict(chosen.investigation_inputs(query))
+    listing = describe_payload(alerts, alerts.index(chosen))
+    question = " ".join(p for p in (inputs.pop("question"), listing) if p)
+    if inputs.get("query"):
+        inputs["runbooks"] = ["metric-alert"]
+    return question, inputs
 
 
 def _attach(state: ServiceState, session_id: str, note: dict[str, Any]) -> bool:

@@ -54,7 +54,23 @@ def run_inputs(state: ServiceState, body: RunCreate) -> tuple[str, dict[str, Any
             hint="leave model out, or ask the operator to configure that model",
         )
     given = body.inputs.model_dump(exclude_none=True, exclude_defaults=True)
-    inputs: dict[str, Any] = {**given, "question": body.question}
+    given.pop("alert_index", None)
+    question = body.question
+    if body.inputs.alert is not None:
+        from devops_agent.api.alerts import alert_question
+
+        generated, alert_inputs = alert_question(
+            given.pop("alert"), body.inputs.alert_index, body.inputs.query
+        )
+        question = question or generated
+        given = {**alert_inputs, **given}
+    elif body.inputs.alert_index is not None:
+        raise UserError(
+            "inputs.alert_index picks an alert of inputs.alert", hint="send the alert payload too"
+        )
+    if not question or not question.strip():
+        raise UserError("say what to investigate", hint="send question (or inputs.alert)")
+    inputs: dict[str, Any] = {**given, "question": question}
     if body.inputs.since is not None:
         parse_since(body.inputs.since)  # fail now, with the parser's message
     if body.runbooks:
@@ -63,11 +79,11 @@ def run_inputs(state: ServiceState, body: RunCreate) -> tuple[str, dict[str, Any
         except NotFoundError as exc:  # a name in the request body: the request is wrong (400)
             raise UserError(exc.message, hint=exc.hint) from None
         inputs["runbooks"] = list(body.runbooks)
-    prompt = body.question
+    prompt = question
     context = {k: v for k, v in given.items() if k != "ticket"}
     if service.model is not None and context:
         lines = [f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in context.items()]
-        prompt = body.question + "\n\n" + "\n".join(lines)
+        prompt = question + "\n\n" + "\n".join(lines)
     return prompt, inputs
 
 

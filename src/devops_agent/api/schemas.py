@@ -80,10 +80,18 @@ class RunInputs(_In):
     selector: str | None = None
     deployment: str | None = None
     ticket: str | None = Field(None, description="a Jira key to triage")
+    alert: dict[str, Any] | None = Field(
+        None, description="an Alertmanager webhook payload to investigate (as `investigate --alert`)"
+    )
+    alert_index: int | None = Field(
+        None, ge=1, description="which alert of the payload, from 1 (default: the first firing one)"
+    )
 
 
 class RunCreate(_In):
-    question: str = Field(min_length=1, max_length=20_000)
+    question: str | None = Field(
+        None, min_length=1, max_length=20_000, description="what to investigate (optional with inputs.alert)"
+    )
     session_id: str | None = Field(None, description="continue this session (POST /v1/runs only)")
     mode: Mode | None = None
     model: str | None = Field(None, description="must be the server's model when given")
