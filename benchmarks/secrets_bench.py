@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_data import DEFAULT, data_dir  # noqa: E402
 from devops_agent.privacy import Anonymizer, find_secrets  # noqa: E402
-from devops_agent.privacy.gitleaks_rules import source as gitleaks_source  # noqa: E402
+from devops_agent.secrets.gitleaks_rules import source as gitleaks_source  # noqa: E402
 from secrets_peers import peers  # noqa: E402
 from secrets_subsets import (  # noqa: E402
     flagged_lines,

@@ -32,9 +32,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from devops_agent.privacy.gitleaks_rules import generated_rules
-from devops_agent.privacy.secret_rules import TOKEN_RULES
-from devops_agent.privacy.secrets import is_documentation_value
+from devops_agent.secrets.gitleaks_rules import generated_rules
+from devops_agent.secrets.rules import TOKEN_RULES
+from devops_agent.secrets.scrubber import is_documentation_value
 
 # Words of rule names that name a kind of secret, not a provider.
 GENERIC_WORDS = frozenset(

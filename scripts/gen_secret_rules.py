@@ -4,7 +4,7 @@ Usage: python scripts/gen_secret_rules.py [--source DIR] [--out FILE] [--check]
 
 Reads ``DIR/gitleaks.toml`` (gitleaks' default configuration) and ``DIR/SOURCE.md`` (which names
 the upstream commit), translates each rule's Go RE2 regex into Python ``re`` syntax and writes
-``src/devops_agent/privacy/data/gitleaks_rules.json`` with the commit, the licence notice and the
+``src/devops_agent/secrets/data/gitleaks_rules.json`` with the commit, the licence notice and the
 translation counts in its header. ``--check`` regenerates in memory and exits 1 if the committed
 file differs (for CI or a test).
 

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from devops_agent.tools.alertmanager_intake import (
+from devops_agent.analysis.alert_intake import (
     MAX_HISTORY,
     MIN_HISTORY,
     describe_payload,

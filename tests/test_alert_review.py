@@ -18,10 +18,10 @@ from urllib.parse import quote
 
 import pytest
 
+from devops_agent.analysis.alert_intake import describe_payload, parse_webhook, to_question
 from devops_agent.errors import UserError
 from devops_agent.runbooks import load_runbooks
 from devops_agent.runbooks.loader import select_runbooks
-from devops_agent.tools.alertmanager_intake import describe_payload, parse_webhook, to_question
 from test_metric_alert import _git, _investigate, _stamp
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from devops_agent.tools.ci_urls import BuildRef, find_build_links, job_path, parse_build_url, parse_job_or_url
+from devops_agent.analysis.ci_urls import (
+    BuildRef,
+    find_build_links,
+    job_path,
+    parse_build_url,
+    parse_job_or_url,
+)
 
 CI = "https://ci.example.com/"
 

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from devops_agent.analysis.ci_urls import find_build_links, parse_build_url
 from devops_agent.config import Settings
 from devops_agent.config.settings import GitHubSettings, JenkinsSettings, JiraSettings
 from devops_agent.tools import github as github_tools
 from devops_agent.tools import jenkins as jenkins_tools
 from devops_agent.tools import jira as jira_tools
 from devops_agent.tools.base import call_directly
-from devops_agent.tools.ci_urls import find_build_links, parse_build_url
 from replay.server import ReplayServer
 from test_tools_git import DATES, call, commit, git, repo, settings
 from test_tools_github import GitHub, gh, ghe

@@ -228,3 +228,18 @@ def test_events_by_selector_are_the_namespace_s_and_quoted_for_the_pods_found(
     ]
     assert len(quoted) == 1
     assert 'secret "checkout-payment-keys" not found' in quoted[0]  # read from the namespace's events
+
+
+def test_pods_it_did_not_see_are_not_reported_as_no_failing_pods() -> None:
+    """A listing that held no pod (a wrong namespace, a replay it could not read) is no claim that
+    none is failing: what it read (0 pods) makes the report's verdict inconclusive instead."""
+    from devops_agent.report import Checked, Finding
+    from devops_agent.runbooks.analyzers import ANALYZERS
+    from devops_agent.tools.base import ToolResult
+
+    listed = ToolResult.ok({"pods": []})
+    listed.metadata.update(tool="k8s_pods", step="pods")
+    items = ANALYZERS["pod_crashloop"]({"pods": listed}, {}, {"pod": "api-7d9"})
+    assert not [i for i in items if isinstance(i, Finding)]
+    (read,) = [i for i in items if isinstance(i, Checked)]
+    assert read.read == 0

@@ -230,14 +230,14 @@ def test_memory_delete_says_what_it_forgot(tmp_path: Path, monkeypatch: pytest.M
         memory_app, ["add", "Disk full", "-s", "logs", "-p", "other", "--json"], obj=AppState()
     )
     finding = json.loads(added.stdout)
-    text = runner.invoke(memory_app, ["delete", str(finding["id"])], obj=AppState())
+    text = runner.invoke(memory_app, ["delete", str(finding["id"]), "-p", "other"], obj=AppState())
     assert text.exit_code == 0, text.output
     assert f"forgot finding #{finding['id']} of project 'other': Disk full" in text.stdout
     again = runner.invoke(
         memory_app, ["add", "Disk full", "-s", "logs", "-p", "other", "--json"], obj=AppState()
     )
     second = json.loads(again.stdout)["id"]
-    deleted = runner.invoke(memory_app, ["delete", str(second), "--json"], obj=AppState())
+    deleted = runner.invoke(memory_app, ["delete", str(second), "-p", "other", "--json"], obj=AppState())
     assert json.loads(deleted.stdout)["deleted"]["project"] == "other"
     listed = runner.invoke(memory_app, ["list", "-p", "other", "--json"], obj=AppState())
     assert json.loads(listed.stdout)["findings"] == []

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from devops_agent.agent.report import Finding
 from devops_agent.config import Settings
+from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers import ANALYZERS
 from devops_agent.tools.base import ToolResult
 from test_log_tools_review import _call, _tools

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from devops_agent.agent.report import Finding
-from devops_agent.analysis import TemplateMiner, extract_message, extract_timestamp, group_lines
+from devops_agent.analysis import TemplateMiner, extract_message, extract_timestamp, group_lines, logsummary
 from devops_agent.analysis.logline import normalize_level
 from devops_agent.analysis.logshape import with_status_phrase
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
+from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers.base import ANALYZERS
 from devops_agent.tools import logfiles, logs
 from devops_agent.tools.base import ToolEntry, ToolResult
@@ -261,7 +261,7 @@ def test_error_signatures_rank_a_burst_above_a_one_off_and_sparse_errors() -> No
         for j in range(60)
     ]
     lines += [(start + timedelta(minutes=30), "ERROR cron job cleanup exited with status 1")]
-    data = logs.mine_templates(_timed(lines), TemplateMiner())
+    data = logsummary.mine_templates(_timed(lines), TemplateMiner())
     ranked = [(e["template"], e["burst"]) for e in data["error_signatures"]]
     assert ranked[0][0] == "payment gateway returned <*> for order <*>"
     assert ranked[0][1] > 10
@@ -322,7 +322,7 @@ def test_cri_partial_lines_are_joined_with_their_final_part() -> None:
     ]
     [group] = group_lines(lines).groups
     assert group.shape == "connection to <ID> refused after <NUM> retries"
-    data = logs.mine_templates(iter(lines), TemplateMiner())
+    data = logsummary.mine_templates(iter(lines), TemplateMiner())
     assert data["lines"] == 2
 
 
@@ -337,7 +337,7 @@ def test_patterns_folds_stack_traces_into_the_record_above() -> None:
             ("a.log", exc),
             ("a.log", f"2026-11-25 10:0{i}:30,000 INFO request ok"),
         ]
-    data = logs.mine_templates(iter(lines), TemplateMiner())
+    data = logsummary.mine_templates(iter(lines), TemplateMiner())
     assert (data["lines"], data["continuation_lines"]) == (12, 24)
     assert {t["template"] for t in data["templates"]} == {"app: request failed", "request ok"}
 
@@ -351,7 +351,7 @@ def test_patterns_keeps_an_access_logs_statuses_apart() -> None:
         )
         for i in range(40)
     ]
-    data = logs.mine_templates(iter(lines), TemplateMiner())
+    data = logsummary.mine_templates(iter(lines), TemplateMiner())
     assert [(t["count"], t["template"]) for t in data["templates"]] == [
         (32, "GET <*> OK"),
         (8, "GET <*> Internal Server Error"),

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from devops_agent.analysis import logsummary
 from devops_agent.config import Settings
 from devops_agent.tools import logs
 
@@ -91,14 +92,14 @@ def test_error_signatures_rank_new_and_bursting_errors_first(tmp_path: Path) -> 
 
     old = [("a", f"2026-11-22T09:{i:02d}:00Z ERROR disk quota warning for volume {i}") for i in range(40)]
     miner = TemplateMiner()
-    logs.mine_templates(old, miner)
+    logsummary.mine_templates(old, miner)
     steady = [("a", f"2026-11-22T10:{i:02d}:00Z ERROR disk quota warning for volume {i}") for i in range(40)]
     burst = [
         ("a", f"2026-11-22T10:30:{i:02d}Z ERROR payment gateway returned 502 for order {i}")
         for i in range(20)
     ]
     info = [("a", f"2026-11-22T10:{i:02d}:30Z INFO served request {i}") for i in range(40)]
-    data = logs.mine_templates(sorted(steady + burst + info, key=lambda x: x[1]), miner)
+    data = logsummary.mine_templates(sorted(steady + burst + info, key=lambda x: x[1]), miner)
     signatures = data["error_signatures"]
     assert [s["new"] for s in signatures] == [True, False]
     assert "payment gateway returned" in signatures[0]["template"]

@@ -23,7 +23,7 @@ from devops_agent.tools.registry import default_registry
 PLUGIN = '''
 from pathlib import Path
 
-from devops_agent.agent.report import Finding
+from devops_agent.report import Finding
 from devops_agent.tools.base import ToolResult, ToolsetBuilder, tool
 
 

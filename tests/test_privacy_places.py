@@ -9,7 +9,7 @@ import pytest
 
 from devops_agent.privacy import Anonymizer, places
 from devops_agent.privacy.names import cue_names
-from devops_agent.privacy.secrets import LineIndex
+from devops_agent.secrets.scrubber import LineIndex
 
 LOGHUB = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "loghub2k"
 

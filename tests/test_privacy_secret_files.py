@@ -23,8 +23,8 @@ from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.privacy import REDACTED, Anonymizer, find_secrets, scrub
 from devops_agent.privacy.guard import PrivacyGuard, anonymizer_for
-from devops_agent.privacy.secrets import is_secret_file
 from devops_agent.privacy.vault import Vault
+from devops_agent.secrets.scrubber import is_secret_file
 from devops_agent.store import Store
 from test_privacy_canary import RecordingModel  # tests/ is on sys.path (see bench_scripts.py)
 

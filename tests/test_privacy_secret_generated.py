@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 
 from devops_agent.privacy import find_secrets
-from devops_agent.privacy.gitleaks_rules import generated_rules, known_public_value, source
+from devops_agent.secrets.gitleaks_rules import generated_rules, known_public_value, source
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "gitleaks"
@@ -84,7 +84,7 @@ def test_shipped_data_records_its_source_and_counts() -> None:
     assert info["license"] == "MIT"
     assert info["kept"] + info["skipped"] == info["upstream_rules"]
     assert info["kept"] == len(generated_rules()) > 150
-    notice = Path(__file__).resolve().parents[1] / "src/devops_agent/privacy/data/gitleaks_LICENSE.txt"
+    notice = Path(__file__).resolve().parents[1] / "src/devops_agent/secrets/data/gitleaks_LICENSE.txt"
     assert info["commit"] in notice.read_text()
     assert "MIT License" in notice.read_text()
 
@@ -92,7 +92,7 @@ def test_shipped_data_records_its_source_and_counts() -> None:
 @pytest.mark.skipif(not (SHARED / "gitleaks.toml").is_file(), reason="no ../shared/data/gitleaks here")
 def test_shipped_data_is_what_the_generator_makes_from_the_shared_rule_set() -> None:
     data = gen.generate(SHARED)
-    shipped = (ROOT / "src/devops_agent/privacy/data/gitleaks_rules.json").read_text()
+    shipped = (ROOT / "src/devops_agent/secrets/data/gitleaks_rules.json").read_text()
     assert gen.render(data) == shipped, "regenerate: python scripts/gen_secret_rules.py"
     assert json.loads(shipped)["source"]["commit"] == gen.commit_of(SHARED)
 

@@ -1,5 +1,5 @@
 """Provider tokens (generated gitleaks rules and token shapes) and the format rules of
-``privacy/secret_rules.py``: each is found whole, lookalikes are not.
+``secrets/rules.py``: each is found whole, lookalikes are not.
 
 Token bodies are generated from a hash at test time (right alphabet and length, valid for no
 service), so this file holds no literal that a push-protection scanner would take for a token.
@@ -13,7 +13,7 @@ import string
 import pytest
 
 from devops_agent.privacy import find_secrets, scrub
-from devops_agent.privacy.secret_rules import FORMAT_KINDS, TOKEN_RULES
+from devops_agent.secrets.rules import FORMAT_KINDS, TOKEN_RULES
 
 AN = string.ascii_letters + string.digits
 LOWAN = string.ascii_lowercase + string.digits

@@ -1,4 +1,4 @@
-"""Token shapes (``privacy/secret_shapes.py``): secrets of providers no rule names, by how they look.
+"""Token shapes (``secrets/shapes.py``): secrets of providers no rule names, by how they look.
 
 Token bodies are generated from a hash at test time, so this file holds no literal a push-protection
 scanner would take for a token, and no provider's real format: the prefixes are made up.
@@ -15,7 +15,7 @@ import time
 import pytest
 
 from devops_agent.privacy import find_secrets
-from devops_agent.privacy.secret_shapes import random_body
+from devops_agent.secrets.shapes import random_body
 
 AN = string.ascii_letters + string.digits
 LOWAN = string.ascii_lowercase + string.digits

@@ -609,7 +609,7 @@ def test_log_lines_about_passwords_are_not_secrets() -> None:
 
 def test_keywords_differing_only_in_case_index_their_own_lines() -> None:
     # "AUTH" (Redis, exact case) and "auth" (config keys, any case) share one automaton entry.
-    from devops_agent.privacy.secrets import LineIndex
+    from devops_agent.secrets.scrubber import LineIndex
 
     text = 'x auth y\nAUTH s3cr3tpw\n{"auth": "X3Rva2VuOjEyMzQuMThqZjg0MWZrbDQwYU90dTNr"}'
     index = LineIndex(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from devops_agent.agent.report import (
+from devops_agent.report import (
     Checked,
     Finding,
     Gap,

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from devops_agent.agent.report import Checked, Finding, Gap, Report
 from devops_agent.analysis import group_lines
 from devops_agent.analysis.logline import Continuations
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
+from devops_agent.report import Checked, Finding, Gap, Report
 from devops_agent.runbooks import ANALYZERS, load_runbooks, run_runbooks
 from devops_agent.runbooks.analyzers import register_analyzer
 from devops_agent.runbooks.model import Runbook
@@ -416,7 +416,7 @@ def test_the_verdict_is_in_the_json_and_the_markdown(tmp_path: Path) -> None:
         report.summary
         == "No problems found (since 1h): every check read its source in the window (20 log lines) and nothing is above info."
     )
-    from devops_agent.agent.report import render_markdown
+    from devops_agent.report import render_markdown
 
     text = render_markdown(report)
     assert "**Verdict:** all clear: every check read its source in the window" in text

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from devops_agent.agent.report import Checked, Finding, Gap, Report, render_markdown
 from devops_agent.errors import ConfigError, NotFoundError
 from devops_agent.events import PlanProposed, ToolCall, ToolResultEvent
+from devops_agent.report import Checked, Finding, Gap, Report, render_markdown
 from devops_agent.runbooks import (
     ANALYZERS,
     CannotAnalyze,

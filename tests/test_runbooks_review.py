@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from devops_agent.agent.report import Checked, Finding, Gap
 from devops_agent.config import Settings
 from devops_agent.errors import ConfigError
+from devops_agent.report import Checked, Finding, Gap
 from devops_agent.runbooks import ANALYZERS, get_runbook, load_runbooks
 from devops_agent.tools import logs
 from devops_agent.tools.base import ToolEntry, ToolResult

@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("docker")
 
+from devops_agent.analysis.logsummary import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES  # noqa: E402
 from devops_agent.config import Settings  # noqa: E402
 from devops_agent.config.settings import DockerSettings  # noqa: E402
 from devops_agent.tools.base import call_directly, spec_of  # noqa: E402
 from devops_agent.tools.docker import build, check, docker_inspect, docker_stop, register  # noqa: E402
-from devops_agent.tools.logs import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES  # noqa: E402
 from devops_agent.tools.registry import ToolRegistry  # noqa: E402
 from replay.server import FIXTURES, ReplayServer  # noqa: E402
 

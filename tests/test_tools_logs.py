@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from devops_agent.analysis import TemplateMiner
+from devops_agent.analysis import TemplateMiner, logsummary
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
 from devops_agent.tools import logs
@@ -473,7 +473,7 @@ def test_journal_rejects_bad_arguments(tools: dict[str, ToolEntry]) -> None:
 
 
 def test_summarize_log_condenses_only_long_logs() -> None:
-    from devops_agent.tools.logs import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES, summarize_log
+    from devops_agent.analysis.logsummary import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES, summarize_log
 
     assert summarize_log("a\nb\n", "x") is None
     lines = [f"INFO fetched chunk {i} in {i % 7} ms" for i in range(SUMMARY_MIN_LINES)]
@@ -491,19 +491,19 @@ def test_mine_templates_dates_undated_lines_from_their_own_file_only() -> None:
     stamped = [("a.log", "2026-01-01T10:00:00Z api started"), ("a.log", "2026-01-01T10:00:05Z api ready")]
     undated = [("b.log", "worker started"), ("b.log", "worker crashed code 3")]
     for lines in (stamped + undated, undated + stamped):
-        templates = logs.mine_templates(lines, TemplateMiner())["templates"]
+        templates = logsummary.mine_templates(lines, TemplateMiner())["templates"]
         seen = {t["template"]: t["first_seen"] for t in templates}
         assert seen["worker started"] is None, lines
         assert seen["api ready"] == "2026-01-01T10:00:05Z"
     since = datetime(2026, 1, 1, 11, tzinfo=UTC)
     kept = [
-        sorted(t["template"] for t in logs.mine_templates(order, TemplateMiner(), since)["templates"])
+        sorted(t["template"] for t in logsummary.mine_templates(order, TemplateMiner(), since)["templates"])
         for order in (stamped + undated, undated + stamped)
     ]
     assert kept[0] == kept[1], "--since keeps the same lines whatever the order of the files"
     # within one file an undated line (a continuation) still takes the previous line's time
     same_file = [("c.log", "2026-01-01T10:00:00Z job failed"), ("c.log", "  at worker.run")]
-    views = logs.mine_templates(same_file, TemplateMiner())["templates"]
+    views = logsummary.mine_templates(same_file, TemplateMiner())["templates"]
     assert all(v["first_seen"] == "2026-01-01T10:00:00Z" for v in views)
 
 

@@ -24,14 +24,14 @@ import httpx
 import pytest
 
 from devops_agent.agent.doctor import check_integrations
-from devops_agent.config import LoadedSettings, Settings
-from devops_agent.errors import UserError
-from devops_agent.tools.alertmanager_intake import (
+from devops_agent.analysis.alert_intake import (
     DEFAULT_MARGIN,
     expr_from_generator_url,
     parse_webhook,
     to_question,
 )
+from devops_agent.config import LoadedSettings, Settings
+from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolsetBuilder
 from devops_agent.tools.prometheus import (
     ANOMALY_MIN_POINTS,

@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from devops_agent.agent.report import Report
 from devops_agent.config import Settings
 from devops_agent.config.settings import JenkinsSettings, JiraSettings
 from devops_agent.deps import ToolDeps
 from devops_agent.events import RunEvent
 from devops_agent.policies.breaker import BreakerBoard
 from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
+from devops_agent.report import Report
 from devops_agent.runbooks.triage import run_triage
 from devops_agent.tools import jenkins as jenkins_tools
 from devops_agent.tools import jira as jira_tools

@@ -43,7 +43,7 @@ from pydantic_ai.exceptions import UserError as PydanticAIUserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
 
 from devops_agent.errors import ModelError
-from devops_agent.privacy.secrets import scrub
+from devops_agent.secrets.scrubber import scrub
 
 _DOCTOR = "`devops-agent doctor` tests the endpoint"
 _RETRIES = re.compile(r"Tool '(?P<tool>[^']+)' exceeded max retries count of (?P<n>\d+)")

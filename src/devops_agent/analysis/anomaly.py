@@ -384,7 +384,11 @@ def _event(
     return Anomaly(timestamps[onset], timestamps[end], kind, score, text)
 
 
+ANOMALY_MIN_POINTS = DetectorConfig().min_history + 1
+"""Finite points a series needs before the default detector scores any of them."""
+
 __all__ = [
+    "ANOMALY_MIN_POINTS",
     "Anomaly",
     "AnomalyKind",
     "AnomalyResult",

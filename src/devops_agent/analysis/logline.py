@@ -20,6 +20,7 @@ from devops_agent.analysis.timeparse import _CLF_RE, _COMPACT_RE, _CTIME_RE, _IS
 __all__ = [
     "CHAIN_MARKERS",
     "ERROR_LEVELS",
+    "MAX_SHOWN_CHARS",
     "Continuations",
     "PartialLines",
     "continuation",
@@ -31,6 +32,9 @@ __all__ = [
     "starts_traceback",
     "strip_container_prefix",
 ]
+
+MAX_SHOWN_CHARS = 2000
+"""The most of one log line a result shows or keeps as an example."""
 
 ERROR_LEVELS = frozenset({"ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "EMERG", "ALERT", "PANIC", "SEVERE"})
 _LEVEL_ALIASES = {

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from devops_agent.errors import UserError
 
-__all__ = ["SINCE_FORMS", "extract_timestamp", "parse_since", "stamp_has_zone", "to_utc"]
+__all__ = ["SINCE_FORMS", "extract_timestamp", "iso", "parse_since", "stamp_has_zone", "to_utc"]
 
 SINCE_FORMS = (
     "a relative time such as 90s, 15m, 2h, 3d, 1w or '2 hours ago'; an ISO 8601 date or "
@@ -389,3 +389,8 @@ def stamp_has_zone(line: str) -> bool:
             return clf.group(7) is not None
     m = _ISO_RE.match(line) or _ISO_RE.search(line, 0, _HEAD)
     return m is not None and bool(m.group(8) or m.group(9))
+
+
+def iso(dt: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z``; ``None`` stays ``None``."""
+    return dt.isoformat().replace("+00:00", "Z") if dt is not None else None

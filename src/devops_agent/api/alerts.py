@@ -123,7 +123,7 @@ def as_webhook(alert: GenericAlert) -> dict[str, Any]:
 
 async def intake(state: ServiceState, principal: Principal, payload: dict[str, Any]) -> AlertAccepted:
     """Start (or join) the investigation of one notification."""
-    from devops_agent.tools.alertmanager_intake import parse_webhook
+    from devops_agent.analysis.alert_intake import parse_webhook
 
     alerts = parse_webhook(payload)
     if not alerts:
@@ -165,7 +165,7 @@ def alert_question(
 ) -> tuple[str, dict[str, Any]]:
     """The question and runbook inputs for one alert of a webhook payload, as ``investigate --alert``
     takes them: alert number ``index`` (from 1), else the first firing one."""
-    from devops_agent.tools.alertmanager_intake import describe_payload, investigation_order, parse_webhook
+    from devops_agent.analysis.alert_intake import describe_payload, investigation_order, parse_webhook
 
     alerts = parse_webhook(payload)
     if not alerts:

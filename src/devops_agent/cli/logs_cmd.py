@@ -14,10 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from devops_agent.analysis import TemplateMiner
+from devops_agent.analysis.logsummary import mine_templates
 from devops_agent.cli.context import err, is_stream, out, state, with_roots
 from devops_agent.errors import PathAccessError, UserError
 from devops_agent.privacy import scrub
-from devops_agent.tools.logs import mine_templates, nothing_read, read_paths, read_stream, window_args
+from devops_agent.tools.logs import nothing_read, read_paths, read_stream, window_args
 
 logs_app = typer.Typer(help="Analyze log files without a model.", no_args_is_help=True)
 

@@ -16,12 +16,12 @@ from rich.table import Table
 from rich.text import Text
 
 from devops_agent.analysis import detect
+from devops_agent.analysis.anomaly import ANOMALY_MIN_POINTS
 from devops_agent.analysis.slo import FULL_COVERAGE, covered_text
 from devops_agent.cli.context import err, out, state
 from devops_agent.errors import DevOpsAgentError, RuntimeFailure, UserError
 from devops_agent.tools import prometheus
 from devops_agent.tools.base import ToolResult
-from devops_agent.tools.prometheus import ANOMALY_MIN_POINTS
 
 metrics_app = typer.Typer(help="Find anomalies in metrics without a model.", no_args_is_help=True)
 

@@ -13,8 +13,8 @@ import typer
 from devops_agent.cli.context import out, state
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
+from devops_agent.filetypes import is_binary_head
 from devops_agent.privacy.vault import hmac_key, purge_expired
-from devops_agent.tools.files import is_binary_head
 
 privacy_app = typer.Typer(
     help="The privacy guard: preview masking, and the vault (placeholder → original, per session).",

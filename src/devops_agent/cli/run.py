@@ -168,7 +168,7 @@ def execute(
     """Run one prompt through the session service, rendering progress; return the final event."""
     from devops_agent.agent.session import SessionService  # the runtime is heavy; --help need not load it
 
-    service = SessionService(with_roots(app.settings, extra_roots or []), app.store())
+    service = SessionService(with_roots(app.settings, extra_roots or []), app.store(), mcp=app.mcp_pool())
     if service.model is None and not json_out:
         err.print("[dim]No model configured: running the offline runbooks (set model.name to use an LLM).[/]")
     final, renderer = _run_until_answered(
@@ -226,7 +226,7 @@ def _from_alert(
     threshold, history before ``startsAt`` for the detector (``since`` overrides), the end of a
     resolved alert (``until``). The question names every alert the payload held.
     """
-    from devops_agent.tools.alertmanager_intake import describe_payload, investigation_order, parse_webhook
+    from devops_agent.analysis.alert_intake import describe_payload, investigation_order, parse_webhook
 
     where = "stdin" if str(source) == "-" else str(source)
     try:
@@ -639,6 +639,7 @@ def chat(
             f"resuming session {record.id[:12]} {how} {current_mode} mode: {record.title}", markup=False
         )
     err.print(f"[bold]DevOps Agent[/] chat · {current_mode} mode · {escape(CHAT_HELP)}")
+    _preload_mcp(app)
     while True:
         try:
             line = input(f"{current_mode}> ").strip()
@@ -691,3 +692,18 @@ def chat(
         err.print(f"[dim]session {session_id} saved; resume with --session {session_id[:12]}[/]")
     if terminated():
         raise typer.Exit(143)
+
+
+def _preload_mcp(app: AppState) -> None:
+    """Start the configured MCP servers before the first question (``mcp.preload``), in parallel,
+    and say in one line each which could not start: the chat goes on without them."""
+    pool = app.mcp_pool()
+    if pool is None or not app.settings.mcp.preload:
+        return
+    statuses = pool.preload_sync()
+    ready = [s.name for s in statuses.values() if s.state == "ready"]
+    if ready:
+        err.print(f"[dim]MCP servers ready: {escape(', '.join(ready))}[/]")
+    for s in statuses.values():
+        if s.enabled and s.state != "ready":
+            err.print(f"[yellow]MCP server {escape(s.name)} unavailable:[/] {escape(s.error or s.state)}")

@@ -27,7 +27,7 @@ from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.knowledge.lexical import Bm25
 from devops_agent.knowledge.tokenize import term_counts
-from devops_agent.privacy.secrets import scrub
+from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import Store
 from devops_agent.store.records import FindingRecord
 

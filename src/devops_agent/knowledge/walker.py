@@ -11,7 +11,7 @@ For the same reason the default skip list (:data:`SKIP_DIRS`) applies to directo
 root, never to the root.
 
 Binary or text: a file is binary when its first 8 KiB hold a NUL byte (the rule of
-:func:`devops_agent.tools.files.is_binary_head`, shared with the file and log tools); every other
+:func:`devops_agent.filetypes.is_binary_head`, shared with the file and log tools); every other
 file is text.
 :func:`decode_text` reads text as UTF-8 (a byte order mark dropped) and, when that fails, as
 Latin-1, so a file's length never decides whether it is indexed.
@@ -34,7 +34,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from devops_agent.tools.files import BINARY_PROBE_BYTES, is_binary_head
+from devops_agent.filetypes import BINARY_PROBE_BYTES, is_binary_head
 
 SKIP_DIRS = frozenset(
     {

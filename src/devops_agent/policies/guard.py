@@ -31,6 +31,9 @@ from devops_agent.policies.modes import Mode, allowed
 from devops_agent.safety import classify, decide, impact
 from devops_agent.tools.base import ToolSpec
 
+EXFILTRATION = "exfiltration"
+"""The classifier's key for a command whose destination or payload is built from local data."""
+
 VerdictKind = Literal["allow", "approve", "approve_detailed", "reject", "halt"]
 NEEDS_APPROVAL: tuple[VerdictKind, ...] = ("approve", "approve_detailed")
 
@@ -86,7 +89,10 @@ def evaluate_command(command: str, mode: Mode, safety: SafetySettings) -> Verdic
             "how_to_undo": imp.how_to_undo,
         }
     confine = d.decision == "allow" and c.level == "read_only"
-    return Verdict(d.decision, d.reason, d.hint, command, c.level, details, confine)
+    # Sending local data out is a class of its own (whatever level it rates): the approval prompt
+    # and the audit log name it, so a reviewer can find every attempt.
+    shown = EXFILTRATION if EXFILTRATION in c.keys else c.level
+    return Verdict(d.decision, d.reason, d.hint, command, shown, details, confine)
 
 
 def evaluate(

@@ -1,12 +1,12 @@
 """Privacy policies: keep secrets and identifying data away from the model.
 
-Two halves live here. *Detection* (this package's modules): :mod:`.secrets` finds credentials and
-cuts them out irreversibly; :mod:`.recognizers` finds identifying entities (hosts, IPs, e-mails,
-account ids, ...); :mod:`.anonymizer` combines both into one pass that replaces entities with
-session-stable ``<<TYPE_tag>>`` placeholders. The guard, vault and toolset wrapper that use them
-come later in this package.
+Two halves live here. *Detection*: the secret scrubber (:mod:`devops_agent.secrets`, a
+foundation package) finds credentials and cuts them out irreversibly; :mod:`.recognizers` finds
+identifying entities (hosts, IPs, e-mails, account ids, ...); :mod:`.anonymizer` combines both
+into one pass that replaces entities with session-stable ``<<TYPE_tag>>`` placeholders. The guard,
+vault and toolset wrapper that use them come later in this package.
 
-This is the policies layer: it may import ``devops_agent.config`` and ``devops_agent.errors``,
+This is the policies layer: it may import the foundation (config, errors, store, secrets, results),
 never ``cli/`` or ``agent/``, and it never logs the values it finds.
 """
 
@@ -19,7 +19,7 @@ from devops_agent.privacy.anonymizer import (
     resolve_overlaps,
 )
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, Candidate, Recognizers, is_known_host
-from devops_agent.privacy.secrets import REDACTED, ScrubResult, SecretFinding, find_secrets, scrub
+from devops_agent.secrets.scrubber import REDACTED, ScrubResult, SecretFinding, find_secrets, scrub
 
 __all__ = [
     "PLACEHOLDER_RX",

@@ -35,7 +35,7 @@ from devops_agent.errors import UserError
 from devops_agent.privacy.names import cue_names, plausible
 from devops_agent.privacy.ner import NerRecognizer
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY, Candidate, Recognizers
-from devops_agent.privacy.secrets import REDACTED, LineIndex, SecretFinding, find_secrets, is_secret_file
+from devops_agent.secrets.scrubber import REDACTED, LineIndex, SecretFinding, find_secrets, is_secret_file
 
 _SECRET_PRIORITY = 1_000
 
@@ -140,7 +140,7 @@ class Anonymizer:
     see :func:`devops_agent.privacy.ner.from_settings`); ``keep_entities`` lists entity types left
     readable (their matches are dropped before overlaps are resolved, so they hide nothing else;
     secrets cannot be kept); ``secret_files`` adds file-name globs to
-    :data:`~devops_agent.privacy.secrets.SECRET_FILE_NAMES`.
+    :data:`~devops_agent.secrets.scrubber.SECRET_FILE_NAMES`.
     """
 
     def __init__(
@@ -181,7 +181,7 @@ class Anonymizer:
     @property
     def secrets_only(self) -> bool:
         """Whether this anonymizer masks no entity at all (every type kept, no model): it only cuts
-        secrets, exactly as :func:`~devops_agent.privacy.secrets.scrub` does."""
+        secrets, exactly as :func:`~devops_agent.secrets.scrubber.scrub` does."""
         return self._secrets_only
 
     def holds_only_secrets(self, path: str) -> bool:
@@ -204,8 +204,8 @@ class Anonymizer:
         """Remove secrets and mask entities in ``text``; see the module docstring for the rules.
 
         ``secret_file``: the text is the content of a file whose name says it holds only key
-        material (:func:`~devops_agent.privacy.secrets.is_secret_file`): where no rule finds the
-        secret, all of it is one (see :func:`~devops_agent.privacy.secrets.find_secrets`).
+        material (:func:`~devops_agent.secrets.scrubber.is_secret_file`): where no rule finds the
+        secret, all of it is one (see :func:`~devops_agent.secrets.scrubber.find_secrets`).
         """
         if not text:
             return AnonymizedText(text)

@@ -58,8 +58,8 @@ from devops_agent.config import Settings
 from devops_agent.privacy.anonymizer import Anonymizer
 from devops_agent.privacy.ner import from_settings as ner_from_settings
 from devops_agent.privacy.recognizers import PLACEHOLDER_RX, PRIORITY
-from devops_agent.privacy.secrets import REDACTED, find_secrets, redact_spans, scrub
 from devops_agent.privacy.vault import LOOKUP_ORDER, Vault, VaultUnavailable
+from devops_agent.secrets.scrubber import REDACTED, find_secrets, redact_spans, scrub
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult
 

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from devops_agent.privacy.secrets import LineIndex, index_keywords
+from devops_agent.secrets.scrubber import LineIndex, index_keywords
 
 
 def _words(text: str) -> frozenset[str]:

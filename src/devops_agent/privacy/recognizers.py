@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from devops_agent.privacy.places import ends_in_region, ends_with_region, find_nationalities, find_places
-from devops_agent.privacy.secrets import LineIndex, index_keywords
+from devops_agent.secrets.scrubber import LineIndex, index_keywords
 
 
 def _words(text: str) -> frozenset[str]:

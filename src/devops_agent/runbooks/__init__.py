@@ -3,10 +3,12 @@
 A runbook is YAML data (``data/*.yaml`` plus user directories): steps that call tools by name
 with templated arguments, analyzers that turn the results into findings, and static advice. The
 engine runs the selected runbooks through the same tool middleware as the model loop and returns
-a :class:`devops_agent.agent.report.Report`.
+a :class:`devops_agent.report.Report`.
 
-Nothing in this package imports tools, policies or interfaces: tool calls arrive through the
-``call_tool`` callable the session service passes in.
+Nothing in this package imports tools or interfaces (an import-linter contract in pyproject.toml
+checks it): tool calls arrive through the ``call_tool`` callable the runner passes in, already
+wrapped by the run's tool pipeline. The one policy used here is the retry of transient failures
+(:mod:`devops_agent.policies.retry`), which triage applies per attempt so each attempt is an event.
 """
 
 from devops_agent.runbooks.analyzers import ANALYZERS, CannotAnalyze, register_analyzer

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from devops_agent.agent.report import (
+from devops_agent.report import (
     Checked,
     Finding,
     Gap,

@@ -22,13 +22,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from devops_agent.agent.report import Checked, Finding, Gap, Report
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.events import PlanProposed, RunEvent, ToolCall, ToolResultEvent
+from devops_agent.report import Checked, Finding, Gap, Report
+from devops_agent.results import ToolResult
 from devops_agent.runbooks.analysis import analyze, build_report
 from devops_agent.runbooks.model import Runbook
 from devops_agent.runbooks.plan import PlannedCall, jsonable, plan_runbooks
-from devops_agent.tools.base import ToolResult
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """Runs one tool by name through the middleware; returns an error ``ToolResult`` on failure."""

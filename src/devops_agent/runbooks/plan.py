@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from devops_agent.agent.report import Gap
+from devops_agent.report import Gap
+from devops_agent.results import ToolResult
 from devops_agent.runbooks.model import Runbook, Step
 from devops_agent.runbooks.templating import TemplateError, is_empty, render
-from devops_agent.tools.base import ToolResult
 
 
 @dataclass

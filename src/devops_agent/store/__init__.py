@@ -1,4 +1,5 @@
-"""Persistence for sessions, runs, message history, run events, tool calls and circuit breakers.
+"""Persistence for sessions, runs, message history, run events, tool calls, circuit breakers and
+evaluation runs.
 
 SQLAlchemy 2 with Alembic migrations: SQLite in WAL mode by default (one file, several
 processes), PostgreSQL when ``database_url`` says so. :class:`Store` is the only entry point; it
@@ -18,6 +19,7 @@ from devops_agent.store.records import (
     VAULT_NAMESPACES,
     AuditRecord,
     BreakerRecord,
+    EvalRunRecord,
     EventRecord,
     EventWrite,
     MessageWrite,
@@ -39,6 +41,7 @@ __all__ = [
     "RUN_STATUSES",
     "SESSION_STATUSES",
     "BreakerRecord",
+    "EvalRunRecord",
     "EventRecord",
     "EventWrite",
     "MessageWrite",

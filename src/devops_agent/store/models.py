@@ -238,3 +238,22 @@ class UserRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime]
+
+
+class EvalRunRow(Base):
+    """One evaluation run (``devops-agent eval run``): its headline figures, and the whole result
+    as JSON (per case: verdicts, judge reasoning, calls, events) for ``eval compare``."""
+
+    __tablename__ = "eval_runs"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(index=True)
+    label: Mapped[str | None] = mapped_column(Text)
+    target: Mapped[str] = mapped_column(String(200))
+    judge: Mapped[str | None] = mapped_column(String(200))
+    cases_dir: Mapped[str] = mapped_column(Text)
+    cases: Mapped[int] = mapped_column(Integer)
+    runs: Mapped[int] = mapped_column(Integer)
+    passes: Mapped[int] = mapped_column(Integer)
+    pass_rate: Mapped[float]
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -232,3 +232,23 @@ class UserRecord:
     name: str
     role: str
     created_at: datetime
+
+
+@dataclass(frozen=True)
+class EvalRunRecord:
+    """One stored evaluation: the headline figures and the full result (``EvalResult`` as JSON)."""
+
+    id: str
+    created_at: datetime
+    label: str | None
+    target: str
+    judge: str | None
+    cases_dir: str
+    cases: int
+    runs: int
+    passes: int
+    pass_rate: float
+    result: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _require_aware("created_at", self.created_at)

@@ -29,6 +29,7 @@ from devops_agent.store.accounts import AccountsMixin
 from devops_agent.store.convert import event_record as _event_record
 from devops_agent.store.convert import run_record as _run_record
 from devops_agent.store.convert import session_record as _session_record
+from devops_agent.store.eval_runs import EvalRunStore
 from devops_agent.store.findings import check_finding as _check_finding
 from devops_agent.store.findings import finding_not_found as _finding_not_found
 from devops_agent.store.findings import finding_record as _finding_record
@@ -70,7 +71,7 @@ MIN_PREFIX = 6
 SESSIONS_HINT = "`devops-agent sessions list` shows the known sessions"
 
 
-class Store(AccountsMixin):
+class Store(AccountsMixin, EvalRunStore):
     """The persistent store. Opening it migrates the database to the latest schema.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path`` (the default kind; ``sqlite://`` is an

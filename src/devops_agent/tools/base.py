@@ -1,4 +1,5 @@
-"""What a tool is: a plain typed function, its ``ToolSpec``, and the ``ToolResult`` it returns.
+"""What a tool is: a plain typed function, its ``ToolSpec``, and the ``ToolResult`` it returns
+(both defined in the foundation, :mod:`devops_agent.results`, and re-exported here for tools).
 
 Tools stay plain (principle 2 of the architecture): a tool does one thing and returns data or a
 ``ToolResult``. Modes, approvals, privacy, telemetry, circuit breaking and size limits are
@@ -11,9 +12,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import ValidationError
+
+from devops_agent.results import Risk, Status, ToolResult, ToolSpec
 
 if TYPE_CHECKING:  # the agent runtime is imported where a toolset is built for it (about 0.8 s):
     # commands that only call tools directly (search, logs, metrics) start without it; the store
@@ -23,8 +26,19 @@ if TYPE_CHECKING:  # the agent runtime is imported where a toolset is built for 
     from devops_agent.config import Settings
     from devops_agent.deps import ToolDeps
 
-Risk = Literal["safe", "sensitive", "destructive"]
-Status = Literal["success", "error", "no_data", "approval_required"]
+__all__ = [
+    "SPEC_KEY",
+    "Risk",
+    "Status",
+    "ToolEntry",
+    "ToolResult",
+    "ToolSpec",
+    "ToolsetBuilder",
+    "call_directly",
+    "spec_from_metadata",
+    "spec_of",
+    "tool",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,56 +46,6 @@ SPEC_KEY = "devops_agent_spec"
 """Key under which a tool's :class:`ToolSpec` is stored in pydantic-ai tool metadata."""
 _SPEC_ATTR = "__devops_agent_spec__"
 """Attribute under which :func:`tool` keeps a module-level function's :class:`ToolSpec`."""
-
-
-class ToolSpec(BaseModel):
-    """Policy-relevant facts about a tool. Modes and approvals are decided from this, never names."""
-
-    model_config = ConfigDict(frozen=True)
-
-    category: str
-    read_only: bool
-    risk: Risk = "safe"
-    command_arg: str | None = None
-    """Name of the argument holding a shell command: the safety layer classifies it per call."""
-
-
-class ToolResult(BaseModel):
-    """The normalized outcome of every tool call; errors are data the model can read."""
-
-    status: Status
-    data: Any = None
-    error: str | None = None
-    hint: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    _raw: str | None = PrivateAttr(default=None)
-
-    @property
-    def raw(self) -> str | None:
-        """The full output behind a summarized ``data`` (never serialized, so never sent to a model).
-
-        A tool that condenses a large result (a console log into error signatures, say) attaches
-        the original with :meth:`with_raw`; the session keeps it for the user
-        (``devops-agent sessions output``) while the model reads only the summary.
-        """
-        return self._raw
-
-    def with_raw(self, raw: str | None) -> ToolResult:
-        self._raw = raw
-        return self
-
-    @classmethod
-    def ok(cls, data: Any, **metadata: Any) -> ToolResult:
-        return cls(status="success", data=data, metadata=metadata)
-
-    @classmethod
-    def fail(cls, error: str, hint: str | None = None, **metadata: Any) -> ToolResult:
-        return cls(status="error", error=error, hint=hint, metadata=metadata)
-
-    @classmethod
-    def empty(cls, message: str, **metadata: Any) -> ToolResult:
-        """Nothing matched: not an error, but the model should know the search came back empty."""
-        return cls(status="no_data", data=None, error=None, hint=message, metadata=metadata)
 
 
 @dataclass
@@ -149,6 +113,9 @@ class ToolsetBuilder:
     name: str
     description: str = ""
     entries: dict[str, ToolEntry] = field(default_factory=dict)
+    _tools: list[Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """The pydantic-ai tools made from :attr:`entries`, kept: building their schemas costs ~6 ms a
+    tool, and every run's pipeline asks for them again."""
 
     def tool(
         self,
@@ -183,16 +150,18 @@ class ToolsetBuilder:
             raise ValueError(f"tool {name!r} registered twice in toolset {self.name!r}")
         doc = inspect.getdoc(fn) or ""
         self.entries[name] = ToolEntry(name, fn, spec, self.name, doc.split("\n\n")[0])
+        self._tools = None
 
     def to_pydantic_ai(self) -> FunctionToolset[Any]:
         """The same tools as a pydantic-ai toolset, each with its spec in the metadata."""
         from pydantic_ai import FunctionToolset, Tool
 
-        tools = [
-            Tool(e.function, name=e.name, metadata={SPEC_KEY: e.spec.model_dump()})
-            for e in self.entries.values()
-        ]
-        return FunctionToolset(tools, id=self.name)
+        if self._tools is None:
+            self._tools = [
+                Tool(e.function, name=e.name, metadata={SPEC_KEY: e.spec.model_dump()})
+                for e in self.entries.values()
+            ]
+        return FunctionToolset(list(self._tools), id=self.name)
 
 
 def spec_from_metadata(metadata: dict[str, Any] | None) -> ToolSpec | None:

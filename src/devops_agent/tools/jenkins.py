@@ -2,7 +2,7 @@
 triggering a build, through ``python-jenkins``.
 
 Jobs and builds are named by a job name (``team/api``) or any Jenkins URL (classic, nested
-folders, Blue Ocean; parsed by :mod:`devops_agent.tools.ci_urls`). Credentials come from
+folders, Blue Ocean; parsed by :mod:`devops_agent.analysis.ci_urls`). Credentials come from
 ``settings.jenkins`` (``url``, ``user``, ``token`` as ``SecretStr``) and are only ever sent to that
 server: a URL on another host is refused rather than followed with our token. Requests go through
 the client's ``jenkins_request`` so its auth, crumb and session handling are used, while the
@@ -24,14 +24,14 @@ from urllib.parse import urlsplit
 from pydantic import Field
 from pydantic_ai import RunContext
 
+from devops_agent.analysis.ci_urls import BuildRef, parse_job_or_url
+from devops_agent.analysis.logsummary import summarize_log
 from devops_agent.config import Settings
 from devops_agent.config.settings import JenkinsSettings
 from devops_agent.deps import ToolDeps
 from devops_agent.tools.base import ToolResult
-from devops_agent.tools.ci_urls import BuildRef, parse_job_or_url
 from devops_agent.tools.http_status import ErrorTable, Rule, bad_base_url, retry_after_seconds
 from devops_agent.tools.integration import Integration, ToolFailure
-from devops_agent.tools.logs import summarize_log
 
 NAME = "jenkins"
 DESCRIPTION = "Read Jenkins builds, console logs and test reports; trigger builds"

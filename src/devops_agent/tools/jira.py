@@ -21,11 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import Field
 from pydantic_ai import RunContext
 
+from devops_agent.analysis.ci_urls import find_build_links
 from devops_agent.config import Settings
 from devops_agent.config.settings import JiraSettings
 from devops_agent.deps import ToolDeps
 from devops_agent.tools.base import ToolResult
-from devops_agent.tools.ci_urls import find_build_links
 from devops_agent.tools.http_status import ErrorTable, Rule, bad_base_url, retry_after_seconds
 from devops_agent.tools.integration import Integration
 

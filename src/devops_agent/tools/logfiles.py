@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from devops_agent.analysis import extract_timestamp, parse_since
+from devops_agent.analysis.timeparse import iso
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
-from devops_agent.tools.files import BINARY_PROBE_BYTES, is_binary_head
+from devops_agent.filetypes import BINARY_PROBE_BYTES, is_binary_head
 from devops_agent.tools.paths import resolve_in_roots, roots_of
 
 LOG_NAME_RE = re.compile(
@@ -39,7 +40,6 @@ LOG_NAME_RE = re.compile(
 )
 MAX_SCAN_FILES = 2000
 MAX_LINE_CHARS = 65536
-MAX_SHOWN_CHARS = 2000
 GZ_BUDGET_FACTOR = 20  # a compressed file cannot be read from the end: allow this many times the byte limit
 BISECT_STOP = 65536
 COMPRESSED: dict[str, Callable[..., IO[Any]]] = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -401,11 +401,6 @@ def window_args(since: str | None, until: str | None) -> tuple[datetime | None, 
     if start is not None and end is not None and start > end:
         raise UserError("since is after until", hint="swap them, or leave one out")
     return start, end
-
-
-def iso(dt: datetime | None) -> str | None:
-    """ISO 8601 in UTC with a ``Z``; ``None`` stays ``None``."""
-    return dt.isoformat().replace("+00:00", "Z") if dt is not None else None
 
 
 def nothing_read(paths: list[str], skipped: list[str]) -> UserError:

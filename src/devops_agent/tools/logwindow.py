@@ -20,8 +20,9 @@ from typing import Any
 
 from devops_agent.analysis import extract_message, is_error, message_shape
 from devops_agent.analysis.loggroup import LogSummary, SourceStats
-from devops_agent.analysis.timeparse import stamp_has_zone
-from devops_agent.tools.logfiles import MAX_SHOWN_CHARS, is_rotated, iso, mtime
+from devops_agent.analysis.logline import MAX_SHOWN_CHARS
+from devops_agent.analysis.timeparse import iso, stamp_has_zone
+from devops_agent.tools.logfiles import is_rotated, mtime
 
 MAX_QUIET_FILES = 20
 FUTURE_SLACK_S = 300.0

@@ -42,6 +42,8 @@ class RunScope:
     """The privacy guard is on for this service (what a model reads is masked)."""
     usage: dict[str, Any] | None = None
     """Token counts and cost of the run's model requests, set by a runner that makes them."""
+    profiles: tuple[str, ...] = ()
+    """The profiles the run names (a specialist's): which MCP servers it gets besides global ones."""
 
     def notify(self, event: RunEvent) -> None:
         """:attr:`emit` for sinks that expect nothing back (the runbook engine's)."""
@@ -58,7 +60,7 @@ class RunScope:
 
     @property
     def run(self) -> RunIds:
-        return RunIds(self.session.id, self.run_id, self.mode, self.journal)
+        return RunIds(self.session.id, self.run_id, self.mode, self.journal, self.profiles)
 
 
 @dataclass

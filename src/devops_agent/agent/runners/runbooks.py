@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from devops_agent.agent.plugins import available_runbooks
-from devops_agent.agent.report import render_markdown
 from devops_agent.agent.runners.base import RunOutcome, RunScope
 from devops_agent.agent.runners.offline import keep_exchange, offline_caller
 from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import RunStarted
+from devops_agent.report import render_markdown
 from devops_agent.runbooks import Runbook, run_runbooks, select_runbooks
 from devops_agent.runbooks.question_inputs import inputs_from_question
 from devops_agent.runbooks.triage import NAME as TRIAGE

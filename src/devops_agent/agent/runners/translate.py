@@ -15,7 +15,7 @@ from pydantic_ai.messages import (
 
 from devops_agent.agent.model_errors import shorten_unknown_tool
 from devops_agent.events import RunEvent, Token, ToolCall, ToolResultEvent
-from devops_agent.privacy.secrets import scrub
+from devops_agent.secrets.scrubber import scrub
 
 
 def translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool = False) -> list[RunEvent]:

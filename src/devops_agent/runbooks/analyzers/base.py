@@ -25,8 +25,8 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from devops_agent.agent.report import Checked, Finding, Gap
-from devops_agent.tools.base import ToolResult
+from devops_agent.report import Checked, Finding, Gap
+from devops_agent.results import ToolResult
 
 Evidence = dict[str, ToolResult]
 Item = Finding | Gap | Checked

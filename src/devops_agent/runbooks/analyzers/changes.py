@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
-from devops_agent.agent.report import Finding
+from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from devops_agent.agent.report import Finding, Gap, Severity
+from devops_agent.report import Finding, Gap, Severity
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from devops_agent.agent.report import Finding
+from devops_agent.analysis.k8s_status import container_failing
+from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
     Item,
@@ -32,7 +33,6 @@ from devops_agent.runbooks.analyzers.base import (
     source_of,
     structured,
 )
-from devops_agent.tools.k8s_status import container_failing
 
 _IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
 _CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError")
@@ -433,8 +433,11 @@ def _pod_crashloop(evidence: Evidence, params: dict[str, Any], inputs: dict[str,
         next((source_of(r) for r in results_for(evidence, "k8s_describe")), "k8s_pods"),
     )
     wanted = inputs.get("pod")
-    failing = [p for p in pods if p.get("reason") and (not wanted or p.get("name") == wanted)]
+    considered = [p for p in pods if not wanted or p.get("name") == wanted]
+    failing = [p for p in considered if p.get("reason")]
     if not failing:
+        if not considered:  # nothing read (a describe it could not parse, no pods listed): no claim
+            return []
         where = f"pod {wanted}" if wanted else f"namespace {inputs.get('namespace') or 'default'}"
         return [Finding(severity="info", title=f"No failing pods in {where}", source=source)]
     findings = []

@@ -10,7 +10,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from devops_agent.agent.report import Checked, Finding, Gap, Severity
+from devops_agent.report import Checked, Finding, Gap, Severity
+from devops_agent.results import ToolResult
 from devops_agent.runbooks.analyzers.base import (
     Evidence,
     Item,
@@ -27,7 +28,6 @@ from devops_agent.runbooks.analyzers.base import (
     source_of,
     structured,
 )
-from devops_agent.tools.base import ToolResult
 
 _FATAL_LEVELS = {"FATAL", "CRITICAL", "CRIT", "EMERG", "EMERGENCY", "ALERT", "PANIC"}
 _FATAL_WORDS = re.compile(  # "non-fatal" / "non fatal" says the opposite

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from devops_agent.agent.report import Finding, Gap, Severity
+from devops_agent.report import Finding, Gap, Severity
+from devops_agent.results import ToolResult
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,
@@ -33,7 +34,6 @@ from devops_agent.runbooks.analyzers.base import (
     source_of,
     structured,
 )
-from devops_agent.tools.base import ToolResult
 
 _KIND_WORDS = {
     "spike": "spiked",

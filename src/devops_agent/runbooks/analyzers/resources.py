@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from devops_agent.agent.report import Finding, Severity
+from devops_agent.report import Finding, Severity
+from devops_agent.results import ToolResult
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
     Evidence,
@@ -26,7 +27,6 @@ from devops_agent.runbooks.analyzers.base import (
     source_of,
     structured,
 )
-from devops_agent.tools.base import ToolResult
 
 # Read-only images (snaps, ISOs) are always 100% full by design; kernel filesystems have no space.
 IGNORED_FSTYPES = ("squashfs", "iso9660", "udf", "devtmpfs", "proc", "sysfs", "cgroup", "cgroup2", "nsfs")

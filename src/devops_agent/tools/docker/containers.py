@@ -3,7 +3,7 @@ three changes (restart, stop, remove a container).
 
 Each tool is a module-level function taking the run's ``ctx`` (its settings) and hands its body
 to :data:`~devops_agent.tools.docker.client.DOCKER`, which opens and closes the client and maps
-its failures. A long container log is condensed by :func:`devops_agent.tools.logs.summarize_log`,
+its failures. A long container log is condensed by :func:`devops_agent.analysis.logsummary.summarize_log`,
 as pod logs are. Environment variable *values* are never returned (they often hold secrets):
 ``docker_inspect`` lists their names only. Only ``docker_restart``, ``docker_stop`` and
 ``docker_rm`` change anything (read_only=False, so they go through approval); this module must
@@ -18,6 +18,7 @@ from pydantic import Field
 from pydantic_ai import RunContext
 
 from devops_agent.analysis import parse_since
+from devops_agent.analysis.logsummary import summarize_log
 from devops_agent.config import Settings
 from devops_agent.config.settings import DockerSettings
 from devops_agent.deps import ToolDeps
@@ -35,7 +36,6 @@ from devops_agent.tools.docker.summaries import (
     status_counts,
     tail_bytes,
 )
-from devops_agent.tools.logs import summarize_log
 
 LIMIT_MAX = 500
 TAIL_MAX = 5000

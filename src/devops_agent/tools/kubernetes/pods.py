@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from devops_agent.tools.k8s_status import container_failing
+from devops_agent.analysis.k8s_status import container_failing
 
 # Waiting reasons that say why a container cannot run, worst first; ContainerCreating is normal.
 _WAITING_BAD = (

@@ -2,7 +2,7 @@
 
 Each is a module-level function taking the run's ``ctx`` (its settings) and hands its body to
 :data:`~devops_agent.tools.kubernetes.client.KUBERNETES`, which opens and closes the client and
-maps its failures. A long log is condensed by :func:`devops_agent.tools.logs.summarize_log`. Nothing
+maps its failures. A long log is condensed by :func:`devops_agent.analysis.logsummary.summarize_log`. Nothing
 here changes the cluster (see :mod:`.changes` for what does).
 """
 
@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from pydantic_ai import RunContext
 
+from devops_agent.analysis.logsummary import summarize_log
 from devops_agent.config.settings import KubernetesSettings
 from devops_agent.deps import ToolDeps
 from devops_agent.tools.base import ToolResult
@@ -27,7 +28,6 @@ from devops_agent.tools.kubernetes.workloads import (
     template_containers,
     workload_summary,
 )
-from devops_agent.tools.logs import summarize_log
 
 LOG_MAX_BYTES = 1_000_000
 DescribeKind = Literal["deployment", "statefulset", "node", "pod"]

@@ -5,8 +5,9 @@ findings, and the model loop will fill it from the model's structured output. A 
 says what could not be gathered (``gaps``), so an empty findings list is never mistaken for a
 clean bill of health.
 
-This module holds data and pure formatting only: it must not call tools, models or the store,
-and it must not import from the runbook engine or any interface.
+Foundation, so the agent, the runbook engine and the interfaces all build and print the same
+report. This module holds data and pure formatting only: it must not call tools, models or the
+store, and it must not import from the runbook engine, the agent or any interface.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def _allowlists(items: Iterable[dict[str, Any]]) -> tuple[_Allowlist, ...]:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    path = importlib.resources.files("devops_agent.privacy") / "data" / "gitleaks_rules.json"
+    path = importlib.resources.files("devops_agent.secrets") / "data" / "gitleaks_rules.json"
     data: dict[str, Any] = json.loads(path.read_text("utf-8"))
     return data
 

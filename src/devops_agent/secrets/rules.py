@@ -1,6 +1,6 @@
 """Token and fixed-format rules of the secret scrubber, as data: a kind, literal keywords, a regex.
 
-:mod:`devops_agent.privacy.secrets` turns each :class:`TokenSpec` into a rule: the regex runs only on
+:mod:`devops_agent.secrets.scrubber` turns each :class:`TokenSpec` into a rule: the regex runs only on
 lines holding one of the keywords (lower-case keywords match case-insensitively), and a match that
 looks hand-typed (``ghp_xxxx…``, ``…EXAMPLE``) or is cut short by a mask is dropped there. A pattern
 anchors on a distinctive literal prefix or context, so that no rule needs an entropy test on ordinary

@@ -1,9 +1,9 @@
 """Tests on one candidate value of the secret scrubber: is it a placeholder, a documentation value,
 code, a word-built identifier, or random enough to be a token?
 
-:mod:`devops_agent.privacy.secrets` asks these before redacting what a context rule found (a
+:mod:`devops_agent.secrets.scrubber` asks these before redacting what a context rule found (a
 config line's value, the word after "secret"); the shape rules of
-:mod:`devops_agent.privacy.secret_shapes` have their own test of randomness. Pure functions on
+:mod:`devops_agent.secrets.shapes` have their own test of randomness. Pure functions on
 strings: this module imports nothing from the package and never logs or keeps the values.
 """
 

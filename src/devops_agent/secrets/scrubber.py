@@ -4,29 +4,29 @@ Secrets are never stored, never mapped to placeholders and never restored; this 
 and cuts them. Three kinds of rules, all applied to every text:
 
 * provider token formats, generated from gitleaks' maintained rule set
-  (:mod:`devops_agent.privacy.gitleaks_rules`, data written by ``scripts/gen_secret_rules.py``),
+  (:mod:`devops_agent.secrets.gitleaks_rules`, data written by ``scripts/gen_secret_rules.py``),
   applied with gitleaks' semantics (secret group, entropy threshold, allowlists);
-* structural rules that name no provider: token *shapes* (:mod:`devops_agent.privacy.secret_shapes`:
+* structural rules that name no provider: token *shapes* (:mod:`devops_agent.secrets.shapes`:
   a prefix and a random body, bare random runs, JWTs, webhook URLs), ``key = value`` lines whose key
   names a secret (config files, env, JSON, XML, CLI flags, ``Authorization`` headers, cookies,
   passwords in URLs), a random-looking value right after a secret word ("client secret 9fJ2…",
   "the api key is …"), a password written in prose ("the password is Hunter2!x"), PEM and PuTTY
   private keys;
-* file, log and command-line formats (:mod:`devops_agent.privacy.secret_rules`: ``~/.pgpass``,
+* file, log and command-line formats (:mod:`devops_agent.secrets.rules`: ``~/.pgpass``,
   password hashes, ``mysql -p…``, Redis ``requirepass``/ACL/``AUTH``, SMTP ``AUTH``, Jenkins' first
   admin password, ...).
 
 Context rules skip documentation dummies (``xxxx``, ``EXAMPLE``, ``abcdef…``, ``changeme``: see
-:mod:`devops_agent.privacy.secret_values`); a value with a token's shape is masked even when it looks
+:mod:`devops_agent.secrets.values`); a value with a token's shape is masked even when it looks
 typed by hand (masking a placeholder costs little, missing a token leaks it), except values that
 gitleaks' allowlists name as public (the Firebase SDK's test keys).
 
 Speed matters (every tool output passes through here), so each context or format rule carries
-literal *keywords* and runs only on the lines holding one (:mod:`devops_agent.privacy.keyword_index`:
+literal *keywords* and runs only on the lines holding one (:mod:`devops_agent.secrets.keyword_index`:
 one pass for all keywords); the shape rules make one regex scan of the text. No regex has nested
 unbounded quantifiers. Entropy is used only inside a narrow context or with a shape; on ordinary text
-it flags nearly everything. This module imports only the privacy modules named here; it must never
-log or return the secret values themselves.
+it flags nearly everything. This module imports only the modules of this package named here; it
+must never log or return the secret values themselves.
 """
 
 from __future__ import annotations
@@ -38,16 +38,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from devops_agent.privacy.gitleaks_rules import generated_rules, global_allowlist, known_public_value
-from devops_agent.privacy.keyword_index import LineIndex, index_keywords
-from devops_agent.privacy.secret_rules import TOKEN_RULES
-from devops_agent.privacy.secret_shapes import find_hook_urls, find_jwts, find_prefixed_tokens, random_body
-from devops_agent.privacy.secret_values import MASK_TAIL as _MASK_TAIL
-from devops_agent.privacy.secret_values import is_code_reference as _is_code_reference
-from devops_agent.privacy.secret_values import is_dummy as _is_dummy
-from devops_agent.privacy.secret_values import is_placeholder as _is_placeholder
-from devops_agent.privacy.secret_values import is_wordy as _is_wordy
-from devops_agent.privacy.secret_values import looks_random as _looks_random
+from devops_agent.secrets.gitleaks_rules import generated_rules, global_allowlist, known_public_value
+from devops_agent.secrets.keyword_index import LineIndex, index_keywords
+from devops_agent.secrets.rules import TOKEN_RULES
+from devops_agent.secrets.shapes import find_hook_urls, find_jwts, find_prefixed_tokens, random_body
+from devops_agent.secrets.values import MASK_TAIL as _MASK_TAIL
+from devops_agent.secrets.values import is_code_reference as _is_code_reference
+from devops_agent.secrets.values import is_dummy as _is_dummy
+from devops_agent.secrets.values import is_placeholder as _is_placeholder
+from devops_agent.secrets.values import is_wordy as _is_wordy
+from devops_agent.secrets.values import looks_random as _looks_random
 
 REDACTED = "[REDACTED_SECRET]"
 
@@ -124,7 +124,7 @@ def _token(
     return _Rule(kind, tuple(keywords), _group_finder(pattern, flags, group), multiline, provider)
 
 
-# Provider token formats and fixed file/log formats (data only: see ``secret_rules``), then the
+# Provider token formats and fixed file/log formats (data only: see :mod:`.rules`), then the
 # command-line flag rule, which needs this module's value tests.
 _PROVIDER_RULES: list[_Rule] = [
     *(
