@@ -17,6 +17,7 @@ from typing import IO, Any
 import structlog
 from fastapi import APIRouter, FastAPI
 from pydantic_ai.models import Model
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from devops_agent import __version__
@@ -109,12 +110,9 @@ def create_app(
     app.include_router(ops.router)
     if settings.server.mcp:
         app.mount(MCP_PATH, LateMount(app.state))
-        app.router.add_route(
-            MCP_PATH,
-            LateMount(app.state, bare=True),
-            methods=["GET", "POST", "DELETE"],
-            include_in_schema=False,
-        )
+        # an ASGI app as a Route's endpoint is called as one (Starlette), for /mcp without the slash
+        bare = Route(MCP_PATH, LateMount(app.state, bare=True), methods=["GET", "POST", "DELETE"])
+        app.router.routes.append(bare)
     for path, sub in mounts:
         app.mount(path, sub)
     app.add_middleware(BodyLimit, max_bytes=settings.server.max_body_bytes)
