@@ -90,9 +90,14 @@ class Store(AccountsMixin, EvalRunStore):
         self._closed = False
         # In-memory SQLite is one shared connection: overlapping transactions from threads would
         # collide on it, so calls take turns. Real databases need no lock here.
-        self._serial: AbstractContextManager[Any] = (
-            threading.Lock() if _engine.is_single_connection(self._engine) else nullcontext()
-        )
+        single = _engine.is_single_connection(self._engine)
+        self._serial: AbstractContextManager[Any] = threading.Lock() if single else nullcontext()
+        # A SQLite file lets one writer in at a time; the others wait at most the busy timeout,
+        # then fail ("database is locked"). This process's writers queue here instead: a busy
+        # service (a hundred runs, each writing from a worker thread) saw writes fail after 5 s.
+        # Other processes still share the file through SQLite's lock and busy timeout.
+        sqlite_file = self._url.get_backend_name() == "sqlite" and not single
+        self._write_serial: AbstractContextManager[Any] = threading.RLock() if sqlite_file else nullcontext()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -134,7 +139,12 @@ class Store(AccountsMixin, EvalRunStore):
         if self._closed:
             raise RuntimeError("this Store is closed")
         try:
-            with self._serial, OrmSession(self._writer if write else self._engine) as orm, orm.begin():
+            with (
+                self._serial,
+                self._write_serial if write else nullcontext(),
+                OrmSession(self._writer if write else self._engine) as orm,
+                orm.begin(),
+            ):
                 yield orm
         except DevOpsAgentError:
             raise
