@@ -234,7 +234,8 @@ class LimitReached(_EventBase):
     ceiling: float
 
 
-RunStatus = Literal["completed", "failed", "cancelled", "paused"]
+RunStatus = Literal["completed", "failed", "cancelled", "paused", "interrupted"]
+"""``interrupted``: stopped at a step boundary by a service shutting down; the run can be resumed."""
 
 
 class RunFinished(_EventBase):

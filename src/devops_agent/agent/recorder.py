@@ -16,7 +16,7 @@ This module must not import the runtime or any interface.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from devops_agent.agent.journal import Journal
@@ -45,6 +45,9 @@ class EventRecorder:
     seq: int = 0
     history: list[RunEvent] = field(default_factory=list)
     final: RunFinished | None = None
+    listener: Callable[[RunEvent], None] | None = None
+    """Called with each event after the readers got it (the supervisor's drain watches for a step
+    boundary this way); it runs inside the run, so it must not block."""
     _subscribers: list[Subscriber] = field(default_factory=list)
 
     def emit(self, event: RunEvent) -> RunEvent:
@@ -65,6 +68,8 @@ class EventRecorder:
             except asyncio.QueueFull:
                 sub.lagged = True
                 self._subscribers.remove(sub)
+        if self.listener is not None:
+            self.listener(stamped)
         return stamped
 
     async def attach(self, after_seq: int = 0) -> AsyncIterator[RunEvent]:

@@ -118,14 +118,18 @@ class SessionService:
             return None
         return self.settings.model.name or self.model.model_name
 
-    def open_session(self, session_id: str | None, *, title: str, mode: Mode | None = None) -> SessionRecord:
+    def open_session(
+        self, session_id: str | None, *, title: str, mode: Mode | None = None, user_id: str | None = None
+    ) -> SessionRecord:
+        """The session ``session_id`` (its mode changed to ``mode`` if given), or a new one of
+        ``user_id`` (a service user; None from the CLI)."""
         if session_id is not None:
             record = self.store.get_session(session_id)
             if mode is not None and mode != record.mode:
                 record = self.store.update_session(record.id, mode=mode)
             return record
         return self.store.create_session(
-            title=title[:120], mode=mode or self.settings.mode, model=self.model_name
+            title=title[:120], mode=mode or self.settings.mode, model=self.model_name, user_id=user_id
         )
 
     def history(self, session_id: str) -> list[ModelMessage]:
@@ -143,14 +147,16 @@ class SessionService:
         inputs: dict[str, Any] | None = None,
         approvals: Mapping[str, ApprovalDecision] | None = None,
         plan: PlanDecision | None = None,
+        user_id: str | None = None,
         profiles: Sequence[str] = (),
     ) -> RunHandle:
         """Start a run and return its handle at once; follow it with :meth:`events`.
 
         With ``approvals`` (and no prompt) the run continues a paused session: every pending call
         is answered, approved ones run, denied ones return the denial to the model. With ``plan``
-        it continues a session whose plan waits for a decision (:meth:`answer_plan`). ``profiles``
-        (a specialist's) add the MCP servers of those profiles to the global ones.
+        it continues a session whose plan waits for a decision (:meth:`answer_plan`). ``user_id``
+        (a service user) is recorded on the run, and on the session when one is created.
+        ``profiles`` (a specialist's) add the MCP servers of those profiles to the global ones.
         """
         self._housekeeping()
         if plan is not None:
@@ -165,7 +171,9 @@ class SessionService:
         elif approvals is not None:
             if session_id is None:
                 raise UserError("answering approvals needs the session id")
-            session = self.store.get_session(session_id)
+            # Store calls go to a thread: a service runs many runs on one event loop, and a write
+            # waiting for SQLite's lock must not hold every other client up.
+            session = await asyncio.to_thread(self.store.get_session, session_id)
             _no_plan_waiting(session)
             check_answers(session.context_state.get(PENDING_KEY, {}), approvals)
         elif prompt is None:
@@ -173,7 +181,9 @@ class SessionService:
         else:
             if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
                 prompt = scrub(prompt).text
-            session = self.open_session(session_id, title=prompt, mode=mode)
+            session = await asyncio.to_thread(
+                self.open_session, session_id, title=prompt, mode=mode, user_id=user_id
+            )
             _no_plan_waiting(session)
             waiting = session.context_state.get(PENDING_KEY)
             if waiting:  # the paused run's calls are answered first; a new question would orphan them
@@ -187,9 +197,17 @@ class SessionService:
         run = RunIds(
             session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
         )
-        earlier = self.store.list_runs(session.id) if answering else []
-        self.store.create_run(
-            session.id, run.run_id, path=runner.name, parent_run_id=earlier[-1].id if earlier else None
+        earlier = await asyncio.to_thread(self.store.list_runs, session.id) if answering else []
+        asked = {"prompt": prompt, "mode": run.mode, "inputs": dict(inputs or {})}
+        request = None if prompt is None else asked
+        await asyncio.to_thread(
+            self.store.create_run,
+            session.id,
+            run.run_id,
+            path=runner.name,
+            parent_run_id=earlier[-1].id if earlier else None,
+            user_id=user_id,
+            request=request,
         )
         recorder = EventRecorder(session.id, run.run_id, run.journal)
         scope = RunScope(
@@ -216,9 +234,11 @@ class SessionService:
         """Every event of ``run_id`` after ``after_seq``, then each new one, until ``run_finished``."""
         return self.supervisor.events(run_id, after_seq)
 
-    async def answer(self, session_id: str, approvals: Mapping[str, ApprovalDecision]) -> RunHandle:
+    async def answer(
+        self, session_id: str, approvals: Mapping[str, ApprovalDecision], *, user_id: str | None = None
+    ) -> RunHandle:
         """Answer a paused session's pending calls; the run continues as a new run."""
-        return await self.start(None, session_id=session_id, approvals=approvals)
+        return await self.start(None, session_id=session_id, approvals=approvals, user_id=user_id)
 
     async def answer_plan(self, session_id: str, decision: PlanDecision) -> RunHandle:
         """Decide on the plan a paused session waits for (from any process): approve it, ask for
@@ -362,7 +382,7 @@ class SessionService:
 
     async def _execute(self, handle: RunHandle, scope: RunScope, runner: Runner) -> None:
         CURRENT_SESSION.set(scope.session.id)  # a finding saved during the run names its session
-        self.store.update_session(scope.session.id, status="running")
+        await asyncio.to_thread(self.store.update_session, scope.session.id, status="running")
         status: RunStatus = "failed"
         output: str | None = None
         report: dict[str, Any] | None = None
@@ -374,7 +394,8 @@ class SessionService:
                 output, report = with_gaps(output, report, gaps)
         except asyncio.CancelledError:
             self.toolbox.take_gaps(scope.run_id)
-            self._finish(handle, scope, "cancelled", None, None)
+            # A service shutting down stops its runs at a step boundary as "interrupted" (resumable).
+            self._finish(handle, scope, handle.stop_status, None, None)
             raise
         except DevOpsAgentError as exc:
             scope.emit(
@@ -385,7 +406,31 @@ class SessionService:
             scope.emit(
                 ErrorEvent(**scope.ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
             )
-        self._finish(handle, scope, status, output, report)
+        # Shielded: a cancel arriving while the run is being saved must not leave it unfinished.
+        finishing = asyncio.ensure_future(self._finish_async(handle, scope, status, output, report))
+        _FINISHING.add(finishing)
+        finishing.add_done_callback(_FINISHING.discard)
+        await asyncio.shield(finishing)
+
+    async def _finish_async(
+        self,
+        handle: RunHandle,
+        scope: RunScope,
+        status: RunStatus,
+        output: str | None,
+        report: dict[str, Any] | None,
+    ) -> None:
+        """:meth:`_finish` with the store's work in a thread (the event loop serves other runs)."""
+        failure = await asyncio.to_thread(_flush, scope)
+        if failure is not None:
+            scope.emit(failure)
+        await asyncio.to_thread(self.store.update_session, scope.session.id, status=status)
+        # From here without an await: a reader that got run_finished may end the loop at once
+        # (the CLI does), and the event must be stored and the run's row final by then.
+        scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
+        _close(scope)
+        _save_usage(self.store, handle.run_id, scope)
+        self.store.update_run(handle.run_id, status=status)
 
     def _finish(
         self,
@@ -396,32 +441,49 @@ class SessionService:
         report: dict[str, Any] | None,
     ) -> None:
         """Commit what the run wrote, then tell everyone it finished; the run's row goes last, so a
-        reader in another process that sees it finished finds its ``run_finished`` event stored."""
-        try:
-            scope.journal.flush()
-        except Exception as exc:
-            log.error("run_not_saved", **scope.ids, error=repr(exc))
-            hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
-            scope.emit(
-                ErrorEvent(
-                    **scope.ids,
-                    message=f"could not save the run: {exc}",
-                    hint=hint,
-                    error_type=type(exc).__name__,
-                )
-            )
+        reader in another process that sees it finished finds its ``run_finished`` event stored.
+        (The path of a cancelled run, which must not wait on anything; others use
+        :meth:`_finish_async`.)"""
+        failure = _flush(scope)
+        if failure is not None:
+            scope.emit(failure)
         self.store.update_session(scope.session.id, status=status)
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
-        try:
-            scope.journal.close()
-        except Exception as exc:
-            log.error("run_not_saved", **scope.ids, error=repr(exc))
-        if scope.usage:
-            try:
-                save_run_usage(self.store, handle.run_id, scope.usage)
-            except DevOpsAgentError as exc:  # the run's outcome stands; its usage is in its events
-                log.error("run_usage_not_saved", **scope.ids, error=exc.message)
+        _close(scope)
+        _save_usage(self.store, handle.run_id, scope)
         self.store.update_run(handle.run_id, status=status)
+
+
+_FINISHING: set[asyncio.Future[None]] = set()
+"""Runs being saved (asyncio keeps only weak references to tasks)."""
+
+
+def _flush(scope: RunScope) -> ErrorEvent | None:
+    """Commit what the run wrote; the error event to emit when that failed."""
+    try:
+        scope.journal.flush()
+    except Exception as exc:
+        log.error("run_not_saved", **scope.ids, error=repr(exc))
+        hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
+        return ErrorEvent(
+            **scope.ids, message=f"could not save the run: {exc}", hint=hint, error_type=type(exc).__name__
+        )
+    return None
+
+
+def _close(scope: RunScope) -> None:
+    try:
+        scope.journal.close()
+    except Exception as exc:
+        log.error("run_not_saved", **scope.ids, error=repr(exc))
+
+
+def _save_usage(store: Store, run_id: str, scope: RunScope) -> None:
+    if scope.usage:
+        try:
+            save_run_usage(store, run_id, scope.usage)
+        except DevOpsAgentError as exc:  # the run's outcome stands; its usage is in its events
+            log.error("run_usage_not_saved", **scope.ids, error=exc.message)
 
 
 def _no_plan_waiting(session: SessionRecord) -> None:

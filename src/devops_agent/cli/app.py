@@ -82,6 +82,16 @@ LAZY_COMMANDS = {
         "devops_agent.cli.admin", "runbooks_app", "Offline runbooks (used when no model is configured)."
     ),
     "config": LazyCommand("devops_agent.cli.admin", "config_app", "Effective configuration."),
+    "serve": LazyCommand(
+        "devops_agent.cli.serve_cmd",
+        "serve",
+        "Serve the API: REST under /v1 (docs at /docs), the WebSocket /v1/ws, SSE, /metrics.",
+    ),
+    "users": LazyCommand(
+        "devops_agent.cli.users_cmd",
+        "users_app",
+        "Users of the service (devops-agent serve) and their API tokens.",
+    ),
     "eval": LazyCommand(
         "devops_agent.cli.eval_cmd",
         "eval_app",
@@ -111,7 +121,9 @@ def load_lazy(name: str) -> Any:
         command = typer.main.get_group(target)  # a group even with one command (config show)
     else:  # a command function: a one-command Typer makes the same click command app.command would
         single = typer.Typer(add_completion=False)
-        single.command(name=name, help=lazy.help)(target)
+        # Its --help: the line the root listing shows, then the rest of its docstring (options, …).
+        rest = (inspect.getdoc(target) or "").split("\n\n", 1)[1:]
+        single.command(name=name, help="\n\n".join([lazy.help, *rest]))(target)
         command = typer.main.get_command(single)
     command.name = name
     return _reflow_tree(command)

@@ -445,6 +445,54 @@ class AgentSettings(Section):
     )
 
 
+class ServerSettings(Section):
+    """``devops-agent serve``: the HTTP API (REST, WebSocket, SSE). Safe by default: loopback only,
+    every request authenticated (`devops-agent users add NAME --role ...` makes a token)."""
+
+    host: str = Field("127.0.0.1", description="address to listen on; 0.0.0.0 exposes the API to the network")
+    port: int = Field(8080, ge=0, le=65535, description="TCP port (0: any free port)")
+    auth: bool = Field(
+        True, description="require a bearer token on every request; false makes every caller an admin"
+    )
+    trusted_user_header: str | None = Field(
+        None,
+        description="take the user from this header set by a reverse proxy that authenticated them "
+        "(e.g. X-Forwarded-User); the name must be a known user. Only behind such a proxy",
+    )
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="largest request body (413 above it)")
+    max_ws_message_bytes: int = Field(1_000_000, ge=1024, description="largest WebSocket message")
+    max_runs_per_user: int = Field(
+        4, ge=1, description="runs one user may have going at once (429 with Retry-After above it)"
+    )
+    ws_send_buffer: int = Field(
+        1000,
+        ge=10,
+        description="events queued for one WebSocket client; a slower client gets a `lagged` message "
+        "with the seq to resume from instead of slowing the run",
+    )
+    alert_dedupe_window_s: float = Field(
+        3600.0, gt=0, description="an alert group re-sent within this window joins its investigation"
+    )
+    shutdown_grace_s: float = Field(
+        20.0, ge=0, description="on shutdown, how long a tool call in flight may finish before it is stopped"
+    )
+    access_log: bool = Field(True, description="one JSON line per request on stderr")
+    memory_trim_s: float = Field(
+        30.0,
+        ge=0,
+        description="every so many seconds, give freed heap memory back to the OS (glibc's malloc_trim; "
+        "without it RSS creeps up under load); 0: never",
+    )
+    mcp: bool = Field(
+        True, description="serve DevOps Agent's MCP server at /mcp/ to the service's users (same tokens)"
+    )
+    mcp_allow_mutating: bool = Field(
+        False,
+        description="offer tools that change things over /mcp/ (to operators and admins; each call "
+        "still approved by the MCP client's user)",
+    )
+
+
 class EvalSettings(Section):
     """``devops-agent eval``: the judge model that scores answers (its own endpoint and key)."""
 
@@ -487,6 +535,7 @@ class Settings(BaseSettings):
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     evals: EvalSettings = Field(default_factory=EvalSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
 

@@ -84,6 +84,7 @@ class SessionRow(Base):
     context_state: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime] = mapped_column(index=True)
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
 class RunRow(Base):
@@ -104,6 +105,9 @@ class RunRow(Base):
     updated_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
     usage: Mapped[dict[str, Any] | None]
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    # What was asked (prompt, mode, inputs): an interrupted run is resumed from it, by any process.
+    request: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class MessageRow(Base):
@@ -185,6 +189,7 @@ class AuditRow(Base):
     exit_status: Mapped[int | None]
     detail: Mapped[str | None] = mapped_column(Text)
     sandbox: Mapped[str | None] = mapped_column(String(16))
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
 class VaultRow(Base):
@@ -220,6 +225,19 @@ class FindingRow(Base):
     source: Mapped[str | None] = mapped_column(Text)
     # No foreign key: a finding outlives the session that produced it.
     session_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime]
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
+
+
+class UserRow(Base):
+    """A user of the service: a name, a role and the SHA-256 of their API token (never the token)."""
+
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime]
 
 
