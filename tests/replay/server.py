@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,6 +31,8 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    at: float = 0.0
+    """When the request arrived (``time.time()``)."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -44,6 +47,8 @@ class Reply:
     """Only match requests whose query has these values (a subset match)."""
     times: int | None = None
     """Answer this many matching requests, then step aside (``None``: forever)."""
+    delay_s: float = 0.0
+    """Hold the answer this long (a slow server: lets tests see concurrent requests)."""
 
 
 class ReplayServer:
@@ -60,6 +65,11 @@ class ReplayServer:
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.prefix_routes: list[tuple[str, str, Reply]] = []
+        self.inflight: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
+        """Most requests in flight at once, per ``watch`` prefix."""
+        self.watched: list[str] = []
 
     # -- configuration -------------------------------------------------------------------
     def add(
@@ -94,6 +104,23 @@ class ReplayServer:
                 bucket.insert(0, reply)
             else:
                 bucket.append(reply)
+
+    def add_prefix(self, method: str, prefix: str, *, fixture: str, delay_s: float = 0.0) -> None:
+        """Answer every ``method`` request whose path starts with ``prefix`` (and matches no exact
+        route) with ``fixture``, held ``delay_s``: one route for many generated job names."""
+        data = (self.fixtures / fixture).read_bytes()
+        ctype = "application/json" if fixture.endswith(".json") else "text/plain;charset=UTF-8"
+        with self._lock:
+            self.prefix_routes.append(
+                (method.upper(), prefix, Reply(200, data, {"Content-Type": ctype}, delay_s=delay_s))
+            )
+
+    def watch(self, prefix: str) -> None:
+        """Count requests in flight under ``prefix``; :attr:`peak` keeps the most at once."""
+        with self._lock:
+            self.watched.append(prefix)
+            self.inflight.setdefault(prefix, 0)
+            self.peak.setdefault(prefix, 0)
 
     def fail_next(
         self, method: str, path: str, status: int, *, times: int = 1, headers: dict[str, str] | None = None
@@ -166,6 +193,9 @@ class ReplayServer:
                         continue
                     reply.times -= 1
                 return reply
+            for method, prefix, reply in self.prefix_routes:
+                if method == rec.method and rec.path.startswith(prefix):
+                    return reply
         body = json.dumps({"errorMessages": [f"no replay route for {rec.method} {rec.path}"]}).encode()
         return Reply(404, body, {"Content-Type": "application/json"})
 
@@ -184,10 +214,23 @@ class _Handler(BaseHTTPRequestHandler):
             parse_qs(split.query, keep_blank_values=True),
             {k.lower(): v for k, v in self.headers.items()},
             body,
+            time.time(),
         )
-        with self.replay._lock:
-            self.replay.requests.append(rec)
-        reply = self.replay._reply_for(rec)
+        replay = self.replay
+        with replay._lock:
+            replay.requests.append(rec)
+            watched = [p for p in replay.watched if rec.path.startswith(p)]
+            for p in watched:
+                replay.inflight[p] += 1
+                replay.peak[p] = max(replay.peak[p], replay.inflight[p])
+        try:
+            reply = replay._reply_for(rec)
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+        finally:
+            with replay._lock:
+                for p in watched:
+                    replay.inflight[p] -= 1
         self.send_response(reply.status)
         for key, value in reply.headers.items():
             self.send_header(key, value)

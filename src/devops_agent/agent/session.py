@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -32,6 +32,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision, check_answers
 from devops_agent.agent.broker import ApprovalBroker
+from devops_agent.agent.durability import Durability, Outcome, RunRequest
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.messages import load_message
 from devops_agent.agent.models import resolve_model
@@ -45,7 +46,7 @@ from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
 from devops_agent.errors import DevOpsAgentError, UserError
-from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus
+from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus, event_from_json
 from devops_agent.knowledge.memory import CURRENT_SESSION
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import ToolCaller, privacy_guard
@@ -150,13 +151,72 @@ class SessionService:
                     hint=f"answer them first: `devops-agent approve {short}` (or --deny)",
                 )
         runner = self._router(session, approvals).choose(prompt, inputs or {}, approvals)
-        run = RunIds(
-            session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
-        )
+        run_id = uuid.uuid4().hex
         earlier = self.store.list_runs(session.id) if approvals is not None else []
-        self.store.create_run(
-            session.id, run.run_id, path=runner.name, parent_run_id=earlier[-1].id if earlier else None
+        request = RunRequest(
+            session_id=session.id,
+            run_id=run_id,
+            prompt=prompt,
+            mode="agent" if session.mode == "agent" else "ask",
+            inputs=dict(inputs or {}),
+            approvals=dict(approvals) if approvals is not None else None,
+            path=runner.name,
+            parent_run_id=earlier[-1].id if earlier else None,
         )
+        executor = self.supervisor.executor
+        self.store.create_run(
+            session.id,
+            run_id,
+            path=runner.name,
+            parent_run_id=request.parent_run_id,
+            status="queued" if executor.remote else "running",
+        )
+        if executor.remote:
+            # A worker carries the run out; readers follow it through the store (events()).
+            executor.submit(request)
+            return RunHandle(session.id, run_id, None)
+        handle, body = self._prepare(request, session, runner, None)
+        return self.supervisor.launch(handle, body)
+
+    async def execute(self, request: RunRequest, durability: Durability | None = None) -> RunFinished | None:
+        """Carry out a run another process queued (``execution = "queue"``), here and now.
+
+        With ``durability`` the run may be one a dead worker had started: its stored events are
+        resumed (``seq`` continues, events replayed from completed steps are not stored twice),
+        and the messages it stored are replaced as it replays. Returns the run's ``run_finished``.
+        """
+        self._housekeeping()
+        session = self.store.get_session(request.session_id)
+        stored = await asyncio.to_thread(self.store.run_events, request.run_id)
+        if durability is not None:
+            await asyncio.to_thread(self.store.claim_run, request.run_id, durability.worker)
+            if stored:
+                await asyncio.to_thread(self.store.forget_run_messages, request.run_id)
+        runner = self._router(session, request.approvals).choose(
+            request.prompt, request.inputs, request.approvals
+        )
+        handle, body = self._prepare(request, session, runner, durability)
+        recorder = handle.recorder
+        assert recorder is not None
+        if stored and durability is not None:
+            events = [event_from_json(r.payload) for r in stored]
+            recorder.resume(events, worker=durability.worker, completed_steps=durability.completed_steps)
+        if self.store.cancel_requested([request.run_id]):  # cancelled while it waited in the queue
+            body.close()
+            recorder.journal.close()
+            self.store.update_run(request.run_id, status="cancelled")
+            return None
+        self.supervisor.launch(handle, body)
+        if handle.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await handle.task
+        return recorder.final
+
+    def _prepare(
+        self, request: RunRequest, session: SessionRecord, runner: Runner, durability: Durability | None
+    ) -> tuple[RunHandle, Coroutine[Any, Any, None]]:
+        """The handle and body of one run, ready to launch."""
+        run = RunIds(session.id, request.run_id, request.mode, Journal(self.store))
         recorder = EventRecorder(session.id, run.run_id, run.journal)
         scope = RunScope(
             settings=self.settings,
@@ -164,17 +224,18 @@ class SessionService:
             session=session,
             run_id=run.run_id,
             mode=run.mode,
-            prompt=prompt,
-            inputs=dict(inputs or {}),
-            answers=approvals,
+            prompt=request.prompt,
+            inputs=dict(request.inputs),
+            answers=request.approvals,
             journal=run.journal,
             toolbox=self.toolbox,
             broker=ApprovalBroker(self.store, recorder.emit, self.toolbox.audit_writer(run)),
             emit=recorder.emit,
             privacy=self.privacy,
+            durability=durability,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
-        return self.supervisor.launch(handle, self._execute(handle, scope, runner))
+        return handle, self._execute(handle, scope, runner)
 
     def events(self, run_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
         """Every event of ``run_id`` after ``after_seq``, then each new one, until ``run_finished``."""
@@ -277,6 +338,14 @@ class SessionService:
             scope.emit(
                 ErrorEvent(**scope.ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
             )
+        if scope.durability is not None:
+            try:
+                await scope.durability.finishing(Outcome(status, output, report), scope.emit)
+            except Exception as exc:  # a notification must never change how the run ended
+                log.exception("finishing_failed", **scope.ids)
+                scope.emit(
+                    ErrorEvent(**scope.ids, message=f"after the run: {exc}", error_type=type(exc).__name__)
+                )
         self._finish(handle, scope, status, output, report)
 
     def _finish(

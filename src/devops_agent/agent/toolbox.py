@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic_ai.toolsets import AbstractToolset
 
+from devops_agent.agent.durability import Durability
 from devops_agent.agent.journal import Journal
 from devops_agent.config import Settings
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
@@ -108,6 +109,7 @@ class Toolbox:
         approver: str | None = None,
         cap_chars: int | None = None,
         audit_reads: bool = True,
+        durability: Durability | None = None,
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
@@ -150,6 +152,8 @@ class Toolbox:
             run_id=run.run_id,
             cap_chars=cap_chars,
             audit_reads=audit_reads,
+            checkpoint=durability.checkpoint if durability is not None else None,
+            limiter=durability.limiter if durability is not None else None,
         )
         ours = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
         return build_pipeline(ours, self.settings, policy, foreign=self.foreign)

@@ -31,6 +31,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from devops_agent.config.workers import NotifySettings, ScheduleSettings, WorkerSettings
 from devops_agent.errors import ConfigError
 
 APP_NAME = "devops-agent"
@@ -341,6 +342,9 @@ class Settings(BaseSettings):
     docker: DockerSettings = Field(default_factory=DockerSettings)
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
     evals: EvalSettings = Field(default_factory=EvalSettings)
+    workers: WorkerSettings = Field(default_factory=WorkerSettings)
+    schedules: list[ScheduleSettings] = Field(default_factory=list)
+    notify: list[NotifySettings] = Field(default_factory=list)
 
     @field_validator("data_dir", mode="before")
     @classmethod

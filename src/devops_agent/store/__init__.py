@@ -26,6 +26,7 @@ from devops_agent.store.records import (
     SessionRecord,
     ToolCallRecord,
     VaultEntry,
+    WorkerRecord,
 )
 from devops_agent.store.store import Store
 
@@ -48,4 +49,5 @@ __all__ = [
     "ToolCallRecord",
     "VAULT_NAMESPACES",
     "VaultEntry",
+    "WorkerRecord",
 ]

@@ -13,7 +13,8 @@ from typing import Any, Final
 
 MODES: Final = ("ask", "agent")
 SESSION_STATUSES: Final = ("idle", "running", "paused", "failed", "completed", "cancelled")
-RUN_STATUSES: Final = ("running", "paused", "failed", "completed", "cancelled")
+RUN_STATUSES: Final = ("queued", "running", "paused", "failed", "completed", "cancelled")
+"""``queued``: waiting for a worker (``execution = "queue"``); it has no events yet."""
 RUN_FINAL: Final = ("paused", "failed", "completed", "cancelled")
 """A run in one of these states emits no more events (a paused run continues as a new run)."""
 BREAKER_STATES: Final = ("closed", "open", "half_open")
@@ -228,3 +229,17 @@ class EvalRunRecord:
 
     def __post_init__(self) -> None:
         _require_aware("created_at", self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRecord:
+    """A worker process as its heartbeat left it; ``running`` are the runs it executes."""
+
+    id: str
+    host: str
+    pid: int
+    state: str
+    running: list[str]
+    started_at: datetime
+    last_beat: datetime
+    recovered_by: str | None = None

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
 from devops_agent.store import engine as _engine
+from devops_agent.store.durable import DurableStore
 from devops_agent.store.eval_runs import EvalRunStore
 from devops_agent.store.models import (
     AuditRow,
@@ -66,7 +67,7 @@ MIN_PREFIX = 6
 SESSIONS_HINT = "`devops-agent sessions list` shows the known sessions"
 
 
-class Store(EvalRunStore):
+class Store(EvalRunStore, DurableStore):
     """The persistent store. Opening it migrates the database to the latest schema.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path`` (the default kind; ``sqlite://`` is an
@@ -210,13 +211,16 @@ class Store(EvalRunStore):
         path: str | None = None,
         parent_run_id: str | None = None,
         owner: str | None = None,
+        status: str = "running",
     ) -> RunRecord:
-        """Record that run ``run_id`` of a session started (status ``running``)."""
+        """Record that run ``run_id`` of a session started (``running``), or waits for a worker
+        (``queued``)."""
+        _check_choice("status", status, RUN_STATUSES)
         now = utcnow()
         row = RunRow(
             id=run_id,
             session_id=session_id,
-            status="running",
+            status=status,
             path=path,
             parent_run_id=parent_run_id,
             cancel_requested=False,
@@ -325,9 +329,12 @@ class Store(EvalRunStore):
                 ids = {e.session_id for e in events} | {r.session_id for r in tool_calls if r.session_id}
                 raise _not_found(", ".join(sorted(ids))) from None
 
-    def load_messages(self, session_id: str) -> list[str]:
-        """All message payloads of a session in ``seq`` order (empty for an unknown session)."""
+    def load_messages(self, session_id: str, *, before_run: str | None = None) -> list[str]:
+        """All message payloads of a session in ``seq`` order (empty for an unknown session);
+        with ``before_run``, without that run's own (its history as it started)."""
         query = select(MessageRow.payload).where(MessageRow.session_id == session_id).order_by(MessageRow.seq)
+        if before_run is not None:
+            query = query.where(MessageRow.run_id != before_run)
         with self._tx("read from") as orm:
             return list(orm.scalars(query))
 

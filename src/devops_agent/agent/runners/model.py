@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.capabilities import AbstractCapability, Hooks, ProcessHistory
 from pydantic_ai.messages import (
     AgentStreamEvent,
@@ -29,6 +29,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import UsageLimits
 
+from devops_agent.agent.approvals import deferred_results
 from devops_agent.agent.messages import dump_message, load_message
 from devops_agent.agent.model_errors import is_unknown_tool, model_failure, shorten_retry_prompts
 from devops_agent.agent.models import base_url_of, request_settings
@@ -63,10 +64,14 @@ class ModelRunner:
                 model=self.model_name,
             )
         )
-        history = [load_message(p) for p in scope.store.load_messages(scope.session.id)]
+        # A durable run taken over by another worker starts again from the history it started with.
+        before_run = scope.run_id if scope.durability is not None else None
+        history = [
+            load_message(p) for p in scope.store.load_messages(scope.session.id, before_run=before_run)
+        ]
         deferred = None
         if scope.answers is not None:
-            deferred = scope.broker.answer(scope.session, scope.answers)
+            deferred = await _answer(scope)
         else:
             # A run that failed between a tool call and its result left the call open; a new question
             # closes it (pydantic-ai refuses a new prompt after an unanswered call).
@@ -101,7 +106,11 @@ class ModelRunner:
             capabilities.append(Hooks(before_tool_validate=strip_unknown_args))
         if guard is not None:
             capabilities.append(ProcessHistory(guard.process_history_async))
-        tools = scope.toolbox.pipeline(scope.run, approvals="defer", privacy=guard, approvers=approvers)
+        tools = scope.toolbox.pipeline(
+            scope.run, approvals="defer", privacy=guard, approvers=approvers, durability=scope.durability
+        )
+        if scope.durability is not None:
+            capabilities.extend(scope.durability.model_capabilities())
         agent = build_agent(self.model, tools, capabilities=capabilities)
         settings = scope.settings
         ref = find_ticket_ref(scope.prompt or scope.session.title, projects=settings.jira.projects)
@@ -152,6 +161,20 @@ class ModelRunner:
             scope.broker.pause(scope.session.id, output)
             return RunOutcome("paused")
         return RunOutcome("completed", output=output)
+
+
+async def _answer(scope: RunScope) -> DeferredToolResults:
+    """Record the answers to the paused run (events, audit, pending calls cleared) once: a durable
+    run replaying after a takeover must not answer again (the pending calls are gone by then)."""
+    assert scope.answers is not None
+    if scope.durability is None:
+        return scope.broker.answer(scope.session, scope.answers)
+
+    async def record() -> None:
+        scope.broker.answer(scope.session, scope.answers or {})
+
+    await scope.durability.once("approvals.answer", record)
+    return deferred_results(scope.answers)
 
 
 def _keep_failed_run(

@@ -1,0 +1,197 @@
+"""Real worker processes on a real PostgreSQL for the durable-worker tests and the benchmark.
+
+:class:`Cluster` writes a config file (store and queue in a schema of their own, Jenkins pointed
+at a replay server, the test runbook folder), starts ``devops-agent worker`` processes, kills them
+with SIGKILL, and reads back what happened: runs, their event streams, and the checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from devops_agent.config import load_settings
+from devops_agent.events import RunFinished, event_from_json
+from devops_agent.store import Store
+
+RUNBOOKS = Path(__file__).parent / "data" / "workers"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass
+class Cluster:
+    """A queue on PostgreSQL and the worker processes serving it."""
+
+    db_url: str
+    """A PostgreSQL URL whose search_path is a schema of this cluster's own."""
+    tmp: Path
+    jenkins_url: str
+    workers: dict[str, Any] = field(default_factory=dict)
+    extra: str = ""
+    concurrency: int = 4
+    integration_limits: dict[str, int] = field(default_factory=dict)
+    model: str | None = None
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    config: Path | None = None
+
+    def write_config(self) -> Path:
+        schema = make_url(self.db_url).query.get("options", "-csearch_path=public")
+        schema = str(schema).split("=", 1)[1]
+        workers = {
+            "execution": "queue",
+            "concurrency": self.concurrency,
+            "runs_per_user": 1000,
+            "heartbeat_s": 0.5,
+            "dead_after_s": 3.0,
+            "poll_s": 0.2,
+            "dbos_schema": f"dbos_{schema}",
+            "integration_limits": self.integration_limits,
+            **self.workers,
+        }
+        lines = [
+            f"database_url = {toml_value(self.db_url)}",
+            f"data_dir = {toml_value(str(self.tmp / 'data'))}",
+            "[workers]",
+            *(f"{k} = {toml_value(v)}" for k, v in workers.items()),
+            "[jenkins]",
+            f"url = {toml_value(self.jenkins_url)}",
+            'user = "bot"',
+            'token = "t0ken"',
+            "[runbooks]",
+            f"extra_dirs = [{toml_value(str(RUNBOOKS))}]",
+            "max_parallel = 3",
+            "[privacy]",
+            'enabled = "off"',
+        ]
+        if self.model:
+            lines += ["[model]", f"name = {toml_value(self.model)}"]
+        self.config = self.tmp / "devops-agent.toml"
+        self.config.write_text("\n".join(lines) + "\n" + self.extra)
+        return self.config
+
+    def env(self) -> dict[str, str]:
+        assert self.config is not None
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DEVOPS_AGENT_")}
+        env["DEVOPS_AGENT_CONFIG"] = str(self.config)
+        env["DEVOPS_AGENT_HOME"] = str(self.tmp / "home")
+        return env
+
+    def settings(self) -> Any:
+        assert self.config is not None
+        return load_settings(self.config).settings
+
+    def start(self, worker_id: str | None = None) -> str:
+        worker_id = worker_id or f"w-{uuid.uuid4().hex[:6]}"
+        with open(self.tmp / f"{worker_id}.log", "ab") as log:
+            self.procs[worker_id] = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "devops_agent",
+                    "worker",
+                    "--id",
+                    worker_id,
+                    "--no-schedules",
+                    "--drain",
+                    "5",
+                ],
+                env=self.env(),
+                cwd=str(self.tmp),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        return worker_id
+
+    def kill(self, worker_id: str) -> float:
+        """SIGKILL a worker; returns when it was killed (time.time())."""
+        proc = self.procs.pop(worker_id)
+        at = time.time()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        return at
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.procs.clear()
+
+    def log(self, worker_id: str) -> str:
+        return (self.tmp / f"{worker_id}.log").read_text(errors="replace")
+
+    def wait_ready(self, store: Store, n: int, timeout: float = 60.0) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if len(store.list_workers()) >= n:
+                return
+            for wid, proc in self.procs.items():
+                if proc.poll() is not None:
+                    raise AssertionError(f"worker {wid} exited {proc.returncode}:\n{self.log(wid)[-3000:]}")
+            time.sleep(0.2)
+        raise AssertionError(f"{n} workers did not start in {timeout}s")
+
+
+def wait_finished(store: Store, run_ids: list[str], timeout: float, cluster: Cluster | None = None) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pending = [r for r in run_ids if not store.get_run(r).finished]
+        if not pending:
+            return
+        time.sleep(0.3)
+    logs = "".join(cluster.log(w)[-2000:] for w in (cluster.procs if cluster else {}))
+    raise AssertionError(f"{len(pending)} runs unfinished after {timeout}s: {pending[:3]}\n{logs}")
+
+
+def stream_problems(store: Store, run_id: str) -> list[str]:
+    """What is wrong with a run's stored event stream: gaps, repeats, no single final event."""
+    events = [event_from_json(r.payload) for r in store.run_events(run_id)]
+    seqs = [e.seq for e in events]
+    problems = []
+    if seqs != list(range(1, len(seqs) + 1)):
+        problems.append(f"seq not 1..n: {seqs}")
+    finals = [e for e in events if isinstance(e, RunFinished)]
+    if len(finals) != 1 or events[-1] is not finals[0]:
+        problems.append(f"{len(finals)} run_finished events, last is {events[-1].type if events else None}")
+    keyed = [
+        (e.type, getattr(e, "tool_call_id", "")) for e in events if e.type in ("tool_call", "tool_result")
+    ]
+    if len(keyed) != len(set(keyed)):
+        problems.append("a tool event is repeated")
+    return problems
+
+
+def checkpoint_times(db_url: str) -> dict[tuple[str, str], float]:
+    """When each tool checkpoint was written, by (run_id, key)."""
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT run_id, key, created_at FROM run_checkpoints")).all()
+    finally:
+        engine.dispose()
+    return {(r[0], r[1]): r[2].timestamp() for r in rows}
