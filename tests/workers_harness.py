@@ -195,3 +195,82 @@ def checkpoint_times(db_url: str) -> dict[tuple[str, str], float]:
     finally:
         engine.dispose()
     return {(r[0], r[1]): r[2].timestamp() for r in rows}
+
+
+@dataclass
+class ChaosResult:
+    runs: int
+    completed: int
+    lost: int
+    duplicated: int
+    repeated_requests: int
+    """Tool calls whose request reached Jenkins twice: in flight when their worker was killed."""
+    reexecuted_steps: int
+    """Tool calls made again after their step had been checkpointed (must be 0)."""
+    stream_problems: list[str]
+    recovery_s: list[float]
+    seconds: float
+    taken_over: int
+
+
+def job_calls(i: int, prefix: str = "job") -> dict[str, dict[str, Any]]:
+    """The Jenkins request path of each tool call of run ``i`` of the durable-check runbook, and its args."""
+    return {
+        f"/job/{prefix}{i}-{s}/1/api/json": {"url_or_job": f"{prefix}{i}-{s}", "number": 1}
+        for s in ("a", "b", "c")
+    }
+
+
+def chaos_check(
+    cluster: Cluster,
+    store: Store,
+    jenkins: Any,
+    run_ids: list[str],
+    kills: list[float],
+    started: float,
+    prefix: str = "job",
+) -> ChaosResult:
+    """Read back a finished chaos run: lost/duplicated runs, repeated and re-executed tool calls,
+    stream problems, and how long after each kill the first run taken over went on."""
+    from devops_agent.policies.toolsets.checkpoint import call_key
+
+    finished = time.time()
+    runs = [store.get_run(r) for r in run_ids]
+    completed = sum(1 for r in runs if r.status == "completed")
+    problems = [f"{r}: {p}" for r in run_ids for p in stream_problems(store, r)]
+    finals = sum(1 for r in run_ids for e in store.run_events(r) if e.type == "run_finished")
+    requests: dict[str, list[float]] = {}
+    for req in jenkins.requests_to("/job/"):
+        requests.setdefault(req.path, []).append(req.at)
+    written = checkpoint_times(cluster.db_url)
+    repeated = reexecuted = 0
+    for i, run_id in enumerate(run_ids):
+        for path, args in job_calls(i, prefix).items():
+            times = sorted(requests.get(path, []))
+            if len(times) > 1:
+                repeated += 1
+            at = written.get((run_id, call_key("jenkins_build", args, 1)))
+            if at is not None and any(t > at for t in times):
+                reexecuted += 1
+    resumed = []
+    for run_id in run_ids:
+        for e in store.run_events(run_id):
+            if e.type == "run_resumed":
+                resumed.append(e.created_at.timestamp())
+    recovery = []
+    for k in kills:
+        after = [t - k for t in resumed if t > k]
+        if after:
+            recovery.append(round(min(after), 2))
+    return ChaosResult(
+        runs=len(run_ids),
+        completed=completed,
+        lost=len(run_ids) - completed,
+        duplicated=finals - len(run_ids) if finals > len(run_ids) else 0,
+        repeated_requests=repeated,
+        reexecuted_steps=reexecuted,
+        stream_problems=problems,
+        recovery_s=recovery,
+        seconds=round(finished - started, 2),
+        taken_over=len(resumed),
+    )
