@@ -3,7 +3,8 @@
 # Needs scripts/setup.sh --dev first. PostgreSQL tests use DEVOPS_AGENT_TEST_POSTGRES_URL, or a
 # server that scripts/postgres.sh starts; with DEVOPS_AGENT_REQUIRE_POSTGRES=1 they may not skip.
 # Sandbox tests need bubblewrap (scripts/sandbox.sh installs it); with DEVOPS_AGENT_REQUIRE_SANDBOX=1
-# they may not skip.
+# they may not skip. MCP tests run the npm MCP servers that scripts/mcp_servers.sh installs into its
+# cache dir (keep it between CI runs); with DEVOPS_AGENT_REQUIRE_MCP_SERVERS=1 they may not skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -25,6 +26,15 @@ if ! bash scripts/sandbox.sh >/dev/null; then
     exit 1
   fi
   echo "test: no working bubblewrap; sandbox tests will be skipped" >&2
+fi
+
+if bin=$(bash scripts/mcp_servers.sh | tail -n 1) && [ -n "$bin" ]; then
+  export DEVOPS_AGENT_MCP_SERVERS_BIN="$bin"
+elif [ "${DEVOPS_AGENT_REQUIRE_MCP_SERVERS:-0}" = "1" ]; then
+  echo "test: the npm MCP servers are required (DEVOPS_AGENT_REQUIRE_MCP_SERVERS=1) but scripts/mcp_servers.sh failed" >&2
+  exit 1
+else
+  echo "test: no npm MCP servers (node/npm missing?); tests that run them will be skipped" >&2
 fi
 
 echo "== ruff" >&2

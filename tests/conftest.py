@@ -10,6 +10,7 @@ from typing import Any
 
 import pydantic_ai.models
 import pytest
+import structlog
 from pydantic_ai import FunctionToolset, Tool
 
 from devops_agent.config import Settings
@@ -20,7 +21,7 @@ from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
 from devops_agent.telemetry import configure_logging
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 
-pytest_plugins = ["fixtures_db", "fixtures_prometheus", "fixtures_sandbox"]
+pytest_plugins = ["fixtures_db", "fixtures_prometheus", "fixtures_sandbox", "fixtures_mcp"]
 
 # Subprocesses (CLI tests) inherit this: resolve_model then blocks real model requests too.
 os.environ["DEVOPS_AGENT_ALLOW_MODEL_REQUESTS"] = "0"
@@ -33,6 +34,8 @@ _KEEP = {
     "DEVOPS_AGENT_REQUIRE_POSTGRES",
     "DEVOPS_AGENT_REQUIRE_PROMETHEUS",
     "DEVOPS_AGENT_REQUIRE_SANDBOX",
+    "DEVOPS_AGENT_REQUIRE_MCP_SERVERS",
+    "DEVOPS_AGENT_MCP_SERVERS_BIN",
 }
 
 
@@ -42,6 +45,15 @@ def _block_model_requests(request: pytest.FixtureRequest) -> Iterator[None]:
     allow = request.node.get_closest_marker("allow_model_requests") is not None
     with pydantic_ai.models.override_allow_model_requests(allow):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """A CLI command run in process (``eval`` logs errors only) reconfigures structlog for the
+    whole process; later tests that capture warnings would see nothing."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture(autouse=True)

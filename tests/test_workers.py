@@ -20,7 +20,7 @@ from devops_agent.store import Store
 from devops_agent.workers.meta import QueueMeta
 from devops_agent.workers.submit import QueueExecutor, queue_service, submit
 from replay.server import ReplayServer
-from workers_harness import Cluster, stream_problems, wait_finished
+from workers_harness import Cluster, chaos_check, stream_problems, wait_finished
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -17,7 +17,8 @@ programming error and keeps its traceback.
         ├── StoreError               database unreachable, migration failed
         ├── ModelError               model endpoint unreachable, auth failure, bad response
         ├── ToolError                a tool failed; ``tool`` names it
-        │   └── CircuitOpenError     the tool's breaker is open; ``retry_after_s`` says when
+        │   ├── CircuitOpenError     the tool's breaker is open; ``retry_after_s`` says when
+        │   └── McpServerUnavailable an MCP server cannot be reached; ``server`` names it
         ├── RunCancelledError        a run was cancelled by the user or the service
         └── RunHaltedError           the safety policy stopped a run (a halt pattern matched)
 
@@ -102,6 +103,22 @@ class CircuitOpenError(ToolError):
             retry_after_s=round(retry_after_s, 1),
         )
         self.retry_after_s = retry_after_s
+
+
+class McpServerUnavailable(ToolError):
+    """An MCP server is not running or stopped answering; its tools cannot run until it is back."""
+
+    def __init__(self, server: str, tool: str, reason: str, *, retry_after_s: float | None = None) -> None:
+        when = f"; the agent reconnects in {retry_after_s:.0f}s" if retry_after_s else ""
+        super().__init__(
+            f"MCP server {server!r} is unavailable: {reason}",
+            tool=tool,
+            hint=f"its tools cannot run now{when}; gather this evidence another way, and say what "
+            "could not be checked (`devops-agent mcp list` shows the server's state)",
+            server=server,
+        )
+        self.server = server
+        self.reason = reason
 
 
 class RunCancelledError(RuntimeFailure):

@@ -1,4 +1,5 @@
-"""Health checks behind ``devops-agent doctor``: config, store, model endpoint, sandbox, toolsets.
+"""Health checks behind ``devops-agent doctor``: config, store, model endpoint, sandbox, toolsets,
+MCP servers.
 
 Each check returns a :class:`Check` (ok / warn / fail, a detail, a hint); nothing raises, so the
 report is always complete. Interfaces render the list; the API will serve it as JSON.
@@ -193,6 +194,48 @@ def check_sandbox(loaded: LoadedSettings) -> Check:
     return Check("sandbox", level, f"inactive: {sandbox.available.detail}", sandbox.available.hint, facts)
 
 
+def check_mcp(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> list[Check]:
+    """Start each configured MCP server (in parallel, each within its timeout) and say how it went.
+
+    A server that cannot be configured (a variable it names is not set, a fallback that is no
+    toolset) fails; one that does not start or answer only warns: runs go on without it, and their
+    reports name the gap. Nothing is listed when no server is configured."""
+    from devops_agent.tools.mcp import pool_for
+
+    try:
+        pool = pool_for(loaded.settings)
+    except DevOpsAgentError as exc:
+        return [Check("mcp", "fail", exc.message, exc.hint)]
+    if pool is None:
+        return []
+    known = set((registry or default_registry()).toolsets)
+    try:
+        statuses = pool.preload_sync()
+    finally:
+        pool.close()
+    checks: list[Check] = []
+    for s in statuses.values():
+        name = f"mcp {s.name}"
+        facts = s.to_dict()
+        if s.fallback is not None and s.fallback not in known:
+            hint = f"toolsets: {', '.join(sorted(known))}"
+            checks.append(Check(name, "fail", f"fallback {s.fallback!r} is not a toolset", hint, facts))
+        elif not s.enabled:
+            checks.append(Check(name, "ok", f"disabled ({s.source})", facts=facts))
+        elif s.state == "ready":
+            detail = f"{s.tools} tools, started in {s.start_ms:.0f} ms ({s.transport}, {s.source})"
+            checks.append(Check(name, "ok", detail, facts=facts))
+        elif s.state == "failed":
+            checks.append(
+                Check(name, "fail", s.error or "cannot start", "fix its entry in " + s.source, facts)
+            )
+        else:
+            log = f"; its stderr is in {s.log_file}" if s.log_file and s.transport == "stdio" else ""
+            hint = f"runs go on without it and name the gap{log}"
+            checks.append(Check(name, "warn", s.error or s.state, hint, facts))
+    return checks
+
+
 def run_checks(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> list[Check]:
     """Every check, in the order the report shows them; plugins' come from ``registry``."""
     registry = registry or default_registry()
@@ -204,4 +247,5 @@ def run_checks(loaded: LoadedSettings, registry: ToolRegistry | None = None) -> 
         check_sandbox(loaded),
         *check_toolsets(loaded, registry),
         *check_integrations(loaded, registry),
+        *check_mcp(loaded, registry),
     ]

@@ -43,6 +43,8 @@ class RunRequest:
     path: str = ""
     """The runner the enqueuing process chose (``model``, ``runbooks``, ``triage``)."""
     parent_run_id: str | None = None
+    profiles: list[str] = field(default_factory=list)
+    """The profiles the run names (a specialist's): which MCP servers it gets besides global ones."""
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import structlog
+from pydantic_ai import ApprovalRequired
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
@@ -48,16 +49,26 @@ from devops_agent.deps import ToolDeps
 from devops_agent.errors import DevOpsAgentError, UserError
 from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus, event_from_json
 from devops_agent.knowledge.memory import CURRENT_SESSION
+from devops_agent.policies.guard import Verdict
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import ToolCaller, privacy_guard
 from devops_agent.privacy.guard import enabled_for
 from devops_agent.privacy.vault import purge_expired
+from devops_agent.report import Gap, Report
 from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import SessionRecord, Store
 from devops_agent.tools.base import ToolResult
+from devops_agent.tools.mcp import pool_for
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
 
+if TYPE_CHECKING:
+    from devops_agent.tools.mcp.pool import McpPool
+
 log = structlog.get_logger(__name__)
+
+AskApproval = Callable[[dict[str, Any]], Awaitable[ApprovalDecision]]
+"""Asks a person about one call (``tool``, ``args`` and the gate's verdict: ``decision``,
+``reason``, ``impact``…); a destructive one (``approve_detailed``) must be confirmed with CONFIRM."""
 
 
 class SessionService:
@@ -74,9 +85,12 @@ class SessionService:
         extra_toolsets: Sequence[AbstractToolset[Any]] = (),
         privacy: bool | None = None,
         executor: Executor | None = None,
+        mcp: McpPool | None = None,
     ) -> None:
         """``extra_toolsets`` (MCP servers, …) get the same pipeline as registered tools;
-        ``privacy`` forces the privacy guard on or off (default: ``privacy.enabled`` in settings).
+        ``privacy`` forces the privacy guard on or off (default: ``privacy.enabled`` in settings);
+        ``mcp`` is the pool of configured MCP servers to share (default: a pool of this service's
+        own when servers are configured; none starts before a run needs it or :meth:`preload_mcp`).
         Nothing is written anywhere until the first run starts."""
         self.settings = settings
         self.store = store
@@ -85,7 +99,8 @@ class SessionService:
         # and without it unless privacy.scrub_secrets is off (a local model may then read them).
         self.scrub_secrets = self.privacy or settings.privacy.scrub_secrets
         self.catalog: ToolCatalog = build_catalog(settings, registry)
-        self.toolbox = Toolbox(settings, store, self.catalog, list(extra_toolsets), self.scrub_secrets)
+        pool = mcp if mcp is not None else pool_for(settings)
+        self.toolbox = Toolbox(settings, store, self.catalog, list(extra_toolsets), self.scrub_secrets, pool)
         self.model = (
             model if model is not None else (resolve_model(settings.model) if use_configured_model else None)
         )
@@ -125,11 +140,13 @@ class SessionService:
         mode: Mode | None = None,
         inputs: dict[str, Any] | None = None,
         approvals: Mapping[str, ApprovalDecision] | None = None,
+        profiles: Sequence[str] = (),
     ) -> RunHandle:
         """Start a run and return its handle at once; follow it with :meth:`events`.
 
         With ``approvals`` (and no prompt) the run continues a paused session: every pending call
-        is answered, approved ones run, denied ones return the denial to the model.
+        is answered, approved ones run, denied ones return the denial to the model. ``profiles``
+        (a specialist's) add the MCP servers of those profiles to the global ones.
         """
         self._housekeeping()
         if approvals is not None:
@@ -162,6 +179,7 @@ class SessionService:
             approvals=dict(approvals) if approvals is not None else None,
             path=runner.name,
             parent_run_id=earlier[-1].id if earlier else None,
+            profiles=list(profiles),
         )
         executor = self.supervisor.executor
         self.store.create_run(
@@ -216,7 +234,8 @@ class SessionService:
         self, request: RunRequest, session: SessionRecord, runner: Runner, durability: Durability | None
     ) -> tuple[RunHandle, Coroutine[Any, Any, None]]:
         """The handle and body of one run, ready to launch."""
-        run = RunIds(session.id, request.run_id, request.mode, Journal(self.store))
+        profiles = tuple(request.profiles)
+        run = RunIds(session.id, request.run_id, request.mode, Journal(self.store), profiles)
         recorder = EventRecorder(session.id, run.run_id, run.journal)
         scope = RunScope(
             settings=self.settings,
@@ -233,6 +252,7 @@ class SessionService:
             emit=recorder.emit,
             privacy=self.privacy,
             durability=durability,
+            profiles=profiles,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
         return handle, self._execute(handle, scope, runner)
@@ -284,13 +304,74 @@ class SessionService:
         run = RunIds(session.id, uuid.uuid4().hex, "agent", journal)
         guard = privacy_guard(self.settings, self.store, session.id, model_reads=False, privacy=self.privacy)
         tools = self.toolbox.pipeline(
-            run, approvals="preapproved", privacy=guard, approver=approver, audit_reads=False
+            run, approvals="preapproved", privacy=guard, approver=approver, audit_reads=False, mcp=False
         )
         try:
             deps = ToolDeps(self.settings, self.store, session.id, run.run_id)
             return await ToolCaller(tools, run_id=run.run_id, deps=deps)(tool, args)
         finally:
             journal.close()
+
+    async def call_tool(
+        self,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        mode: Mode,
+        ask: AskApproval | None = None,
+        model_reads: bool = False,
+        profiles: Sequence[str] = (),
+        mcp: bool | Sequence[str] = True,
+    ) -> ToolResult:
+        """One tool call outside a model run, through the same pipeline as a run's: mode, gate,
+        privacy guard, breaker, output cap, the session's record and audit.
+
+        A call that needs a person's approval is put to ``ask`` (``devops-agent mcp call`` asks at
+        the terminal, the MCP server asks the client's user); it runs in the approver's name when
+        approved, is audited ``denied`` otherwise, and is refused without ``ask``. ``model_reads``:
+        a model reads the result (an MCP client's), so identifiers are masked when the privacy guard
+        is on; placeholders in ``args`` are restored for the tool either way.
+        """
+        session = self.store.get_session(session_id)
+        journal = Journal(self.store)
+        run = RunIds(session.id, uuid.uuid4().hex, mode, journal, tuple(profiles))
+        guard = privacy_guard(
+            self.settings, self.store, session.id, model_reads=model_reads, privacy=self.privacy
+        )
+        deps = ToolDeps(self.settings, self.store, session.id, run.run_id)
+        try:
+            tools = self.toolbox.pipeline(
+                run, approvals="defer" if ask else "deny", privacy=guard, audit_reads=True, mcp=mcp
+            )
+            try:
+                return await ToolCaller(tools, run_id=run.run_id, deps=deps)(tool, args)
+            except ApprovalRequired as exc:
+                assert ask is not None
+                pending = {"tool": tool, "args": args, **(exc.metadata or {})}
+                decision = await ask(pending)
+            if not decision.approved:
+                verdict = Verdict(pending.get("decision", "approve"), decision.reason or "denied")
+                self.toolbox.audit_writer(run)(tool, "call-1", verdict, "denied", decision.approver, None)
+                why = f": {decision.reason}" if decision.reason else ""
+                return ToolResult.fail(
+                    f"{decision.approver} denied this call{why}", "do not retry it; find another way"
+                )
+            tools = self.toolbox.pipeline(
+                run, approvals="preapproved", privacy=guard, approver=decision.approver, mcp=mcp
+            )
+            return await ToolCaller(tools, run_id=run.run_id, deps=deps)(tool, args)
+        finally:
+            journal.close()
+
+    async def preload_mcp(self) -> dict[str, Any]:
+        """Start the configured MCP servers now, in parallel (``serve`` and ``chat`` do at start,
+        when ``mcp.preload``); each server's status by name. A server that does not start is
+        reported, not raised: runs go on without it."""
+        pool = self.toolbox.mcp
+        if pool is None:
+            return {}
+        return {name: status.to_dict() for name, status in (await pool.preload()).items()}
 
     # -- the run itself -------------------------------------------------------------------
 
@@ -326,7 +407,11 @@ class SessionService:
         try:
             outcome = await runner.run(scope)
             status, output, report = outcome.status, outcome.output, outcome.report
+            gaps = self.toolbox.take_gaps(scope.run_id)
+            if gaps and status == "completed":
+                output, report = with_gaps(output, report, gaps)
         except asyncio.CancelledError:
+            self.toolbox.take_gaps(scope.run_id)
             self._finish(handle, scope, "cancelled", None, None)
             raise
         except DevOpsAgentError as exc:
@@ -378,3 +463,20 @@ class SessionService:
         except Exception as exc:
             log.error("run_not_saved", **scope.ids, error=repr(exc))
         self.store.update_run(handle.run_id, status=status)
+
+
+def with_gaps(
+    output: str | None, report: dict[str, Any] | None, gaps: list[dict[str, Any]]
+) -> tuple[str | None, dict[str, Any] | None]:
+    """A finished run's answer and report with what it could not use of its MCP servers: the report
+    lists them as gaps (its verdict follows), the answer ends with them. Secrets are cut out of the
+    reasons (a server's last stderr line can hold one)."""
+    clean = [{k: scrub(v).text if isinstance(v, str) else v for k, v in g.items()} for g in gaps]
+    if report is not None:
+        merged = Report.model_validate(report)
+        merged.gaps.extend(Gap.model_validate(g) for g in clean)
+        report = merged.model_dump(mode="json")
+    if output is not None:
+        lines = [f"- **{g['step']}** (`{g['tool']}`): {g['reason']} — {g['hint']}" for g in clean]
+        output = output.rstrip() + "\n\n## Not checked\n\n" + "\n".join(lines) + "\n"
+    return output, report

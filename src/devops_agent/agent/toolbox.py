@@ -1,11 +1,16 @@
 """The tools a session service offers, and each run's pipeline over them.
 
 A :class:`Toolbox` holds what lives as long as the service: the catalog of registered toolsets,
-the foreign toolsets (MCP servers, …), and the circuit breakers (persisted for
-``devops-agent tools status``). :meth:`Toolbox.pipeline` builds one run's tool pipeline —
+the foreign toolsets (MCP servers, …), the pool of configured MCP servers, and the circuit breakers
+(persisted for ``devops-agent tools status``, each MCP server's too, as ``mcp:NAME``).
+:meth:`Toolbox.pipeline` builds one run's tool pipeline —
 :func:`devops_agent.policies.pipeline.build_pipeline`, the only place the wrappers are ordered —
 with the run's recorder (tool calls into the journal, full outputs kept, secrets scrubbed) and its
 audit writer. Runners ask for a pipeline; they never wrap tools themselves.
+
+A run gets the MCP servers its profiles scope (:meth:`McpPool.in_scope`); what it could not use of
+them is collected per run and taken by the session service at the end (:meth:`Toolbox.take_gaps`)
+for the report.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset
 
@@ -30,6 +35,11 @@ from devops_agent.privacy.guard import PrivacyGuard
 from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
 from devops_agent.tools.registry import ToolCatalog
+
+if TYPE_CHECKING:  # the MCP client (about 2 s to import) loads only where servers are configured
+    from devops_agent.tools.mcp.connection import ServerStatus
+    from devops_agent.tools.mcp.pool import McpPool
+    from devops_agent.tools.mcp.toolset import GapLog
 
 
 def kept_output(raw: str | None, max_chars: int) -> str | None:
@@ -51,6 +61,8 @@ class RunIds:
     run_id: str
     mode: Mode
     journal: Journal
+    profiles: tuple[str, ...] = ()
+    """The profiles the run names: which MCP servers it gets besides the global ones."""
 
 
 @dataclass
@@ -62,10 +74,37 @@ class Toolbox:
     catalog: ToolCatalog
     foreign: Sequence[AbstractToolset[Any]] = ()
     scrub_errors: bool = True
+    mcp: McpPool | None = None
     breakers: BreakerBoard = field(init=False)
+    _gaps: dict[str, GapLog] = field(init=False, default_factory=dict)
+    _fallbacks: dict[str, AbstractToolset[Any]] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.breakers = BreakerBoard(self.settings.tools.breaker, listener=self._save_breaker)
+        if self.mcp is not None:
+            self.mcp.listener = self._save_server_breaker
+
+    def take_gaps(self, run_id: str) -> list[dict[str, Any]]:
+        """What run ``run_id`` could not use of its MCP servers (``Gap`` fields); forgotten after."""
+        log = self._gaps.pop(run_id, None)
+        return log.gaps() if log is not None else []
+
+    def mcp_fallbacks(self) -> dict[str, AbstractToolset[Any]]:
+        """Built-in toolsets offered in place of unreachable MCP servers, by server name: only those
+        that are not offered anyway (a toolset in ``tools.disabled``, kept for this purpose)."""
+        if self._fallbacks is None:
+            self._fallbacks = {}
+            registry = self.catalog.registry
+            for conn in self.mcp.servers.values() if self.mcp is not None else ():
+                name = conn.settings.fallback
+                if name is None or name in self.catalog.toolsets or name not in registry.toolsets:
+                    continue
+                try:
+                    built = registry.toolsets[name].factory(self.settings)
+                except ImportError:
+                    continue  # its extra is missing: `devops-agent mcp list` says so
+                self._fallbacks[conn.name] = built.to_pydantic_ai()
+        return self._fallbacks
 
     def audit_writer(self, run: RunIds) -> Any:
         """``(tool, call_id, verdict, outcome, actor, exit_status)`` into the run's audit entries."""
@@ -110,10 +149,13 @@ class Toolbox:
         cap_chars: int | None = None,
         audit_reads: bool = True,
         durability: Durability | None = None,
+        mcp: bool | Sequence[str] = True,
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
-        run); the policy's own decisions in the name ``policy``."""
+        run); the policy's own decisions in the name ``policy``. ``mcp``: offer the MCP servers in
+        the run's scope, or only those named (runbooks, which call our tools by name, pass
+        ``False`` and start none)."""
         keep = self.settings.tools.keep_full_output_chars
         write = self.audit_writer(run)
 
@@ -156,7 +198,20 @@ class Toolbox:
             limiter=durability.limiter if durability is not None else None,
         )
         ours = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
-        return build_pipeline(ours, self.settings, policy, foreign=self.foreign)
+        foreign = list(self.foreign)
+        if mcp and self.mcp is not None:
+            from devops_agent.tools.mcp.toolset import GapLog
+
+            gaps = self._gaps.setdefault(run.run_id, GapLog())
+            names = None if mcp is True else list(mcp)
+            foreign += self.mcp.toolsets(
+                run.profiles,
+                gaps=gaps,
+                fallbacks=self.mcp_fallbacks(),
+                names=names,
+                reserved=self.catalog.entries,
+            )
+        return build_pipeline(ours, self.settings, policy, foreign=foreign)
 
     def _save_breaker(self, snap: BreakerSnapshot) -> None:
         self.store.save_breaker(
@@ -167,5 +222,21 @@ class Toolbox:
                 opened_at=snap.opened_at,
                 retry_after_s=snap.retry_after_s,
                 updated_at=datetime.now(UTC),
+            )
+        )
+
+    def _save_server_breaker(self, status: ServerStatus) -> None:
+        """An MCP server's breaker beside the tools' (``devops-agent tools status``)."""
+        if status.state in ("idle", "closed"):
+            return
+        now = datetime.now(UTC)
+        self.store.save_breaker(
+            BreakerRecord(
+                tool=f"mcp:{status.name}",
+                state=status.breaker,
+                failures=status.failures,
+                opened_at=now if status.breaker == "open" else None,
+                retry_after_s=status.retry_in_s,
+                updated_at=now,
             )
         )

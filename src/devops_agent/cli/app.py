@@ -95,6 +95,11 @@ LAZY_COMMANDS = {
         "eval_app",
         "Evaluate the agent on recorded incident cases (HolmesGPT's format and ours).",
     ),
+    "mcp": LazyCommand(
+        "devops_agent.cli.mcp_cmd",
+        "mcp_app",
+        "MCP: the servers whose tools the agent uses, and DevOps Agent as an MCP server.",
+    ),
 }
 """Commands loaded on first use, listed in --help in this order (before ``doctor``). ``help`` is
 what the root --help shows; a test keeps it equal to the command's own."""

@@ -24,6 +24,7 @@ from devops_agent.textsafe import has_controls, visible, visible_same_length
 if TYPE_CHECKING:  # settings and the store load on first use: --help needs neither
     from devops_agent.config import LoadedSettings, Settings
     from devops_agent.store import Store
+    from devops_agent.tools.mcp.pool import McpPool
 
 
 class SafeConsole(Console):
@@ -73,6 +74,8 @@ class AppState:
     overrides: dict[str, Any] = field(default_factory=dict)
     _loaded: LoadedSettings | None = None
     _store: Store | None = None
+    _mcp: McpPool | None = None
+    _mcp_read: bool = False
 
     @property
     def loaded(self) -> LoadedSettings:
@@ -93,7 +96,19 @@ class AppState:
             self._store = Store.from_settings(self.settings)
         return self._store
 
+    def mcp_pool(self) -> McpPool | None:
+        """The configured MCP servers, one pool for the whole command (chat's questions share its
+        server processes); ``None`` when none is configured. Nothing starts until it is used."""
+        if not self._mcp_read:
+            from devops_agent.tools.mcp import pool_for
+
+            self._mcp, self._mcp_read = pool_for(self.settings), True
+        return self._mcp
+
     def close(self) -> None:
+        if self._mcp is not None:
+            self._mcp.close()
+            self._mcp = None
         if self._store is not None:
             self._store.close()
             self._store = None

@@ -190,7 +190,7 @@ def _service(settings: Settings, app: AppState) -> Any:
         from devops_agent.workers.submit import queue_service
 
         return queue_service(settings, app.store())
-    return SessionService(settings, app.store())
+    return SessionService(settings, app.store(), mcp=app.mcp_pool())
 
 
 def execute_resume(
@@ -648,6 +648,7 @@ def chat(
             f"resuming session {record.id[:12]} {how} {current_mode} mode: {record.title}", markup=False
         )
     err.print(f"[bold]DevOps Agent[/] chat · {current_mode} mode · {escape(CHAT_HELP)}")
+    _preload_mcp(app)
     while True:
         try:
             line = input(f"{current_mode}> ").strip()
@@ -700,3 +701,18 @@ def chat(
         err.print(f"[dim]session {session_id} saved; resume with --session {session_id[:12]}[/]")
     if terminated():
         raise typer.Exit(143)
+
+
+def _preload_mcp(app: AppState) -> None:
+    """Start the configured MCP servers before the first question (``mcp.preload``), in parallel,
+    and say in one line each which could not start: the chat goes on without them."""
+    pool = app.mcp_pool()
+    if pool is None or not app.settings.mcp.preload:
+        return
+    statuses = pool.preload_sync()
+    ready = [s.name for s in statuses.values() if s.state == "ready"]
+    if ready:
+        err.print(f"[dim]MCP servers ready: {escape(', '.join(ready))}[/]")
+    for s in statuses.values():
+        if s.enabled and s.state != "ready":
+            err.print(f"[yellow]MCP server {escape(s.name)} unavailable:[/] {escape(s.error or s.state)}")

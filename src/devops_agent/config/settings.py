@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -283,6 +291,97 @@ class ConfluenceSettings(Section):
     timeout_s: float = Field(20.0, gt=0)
 
 
+McpTransport = Literal["auto", "stdio", "http", "sse"]
+_MCP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_MCP_PREFIX = re.compile(r"^[A-Za-z0-9_-]{0,40}$")
+
+
+class McpServerSettings(Section):
+    """One MCP server whose tools the agent may call: a command (stdio) or a URL (Streamable HTTP,
+    legacy SSE). Strings may hold ``${VAR}`` / ``${VAR:-default}``, expanded when it connects."""
+
+    command: str | None = Field(None, description="program to start (stdio), e.g. npx")
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, SecretStr] = Field(
+        default_factory=dict, description="environment of the server process (on top of PATH, HOME, …)"
+    )
+    cwd: str | None = Field(None, description="working directory of the server process")
+    url: str | None = Field(None, description="Streamable HTTP endpoint, or a legacy SSE one (…/sse)")
+    headers: dict[str, SecretStr] = Field(
+        default_factory=dict, description="HTTP headers, e.g. Authorization"
+    )
+    transport: McpTransport = Field(
+        "auto", description="auto: stdio for a command; for a URL, sse when its path ends in /sse, else http"
+    )
+    timeout_s: float = Field(10.0, gt=0, description="longest wait for the server to start and answer")
+    enabled: bool = True
+    include: list[str] = Field(default_factory=list, description="globs of the tools to offer (empty: all)")
+    exclude: list[str] = Field(default_factory=list, description="globs of the tools never offered")
+    prefix: str | None = Field(None, description='tool name prefix; default: the server name; "" for none')
+    read_only: list[str] = Field(
+        default_factory=list,
+        description="globs of tools rated read-only though not annotated so (never one annotated as writing)",
+    )
+    mutating: list[str] = Field(
+        default_factory=list,
+        description="globs of tools rated as changing things (approval) whatever they say",
+    )
+    destructive: list[str] = Field(
+        default_factory=list, description="globs of tools rated destructive (approval with CONFIRM)"
+    )
+    profiles: list[str] = Field(
+        default_factory=list, description="profiles the server belongs to; none: global (every run)"
+    )
+    exclusive: bool = Field(False, description="only runs that name one of its profiles get the server")
+    fallback: str | None = Field(
+        None, description="built-in toolset offered for the same intent while the server is unreachable"
+    )
+
+    @field_validator("prefix")
+    @classmethod
+    def _valid_prefix(cls, value: str | None) -> str | None:
+        if value is not None and not _MCP_PREFIX.match(value):
+            raise ValueError("a prefix holds letters, digits, _ and - only (at most 40)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a stdio server) or url (an HTTP server)")
+        if self.command is not None and self.transport in ("http", "sse"):
+            raise ValueError(f"transport {self.transport} needs a url, not a command")
+        if self.url is not None and self.transport == "stdio":
+            raise ValueError("transport stdio needs a command, not a url")
+        if self.exclusive and not self.profiles:
+            raise ValueError("exclusive needs profiles: the server is exclusive to which profile?")
+        return self
+
+
+class McpSettings(Section):
+    """MCP servers as tools: declared here and in ``mcpServers`` JSON files (see docs/mcp.md)."""
+
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    files: list[Path] = Field(
+        default_factory=list,
+        description="more mcpServers JSON files (Claude Desktop, VS Code, …); a server of the same name "
+        "in this config replaces the file's",
+    )
+    project_file: bool = Field(True, description="also read .mcp.json in the current directory")
+    disabled: list[str] = Field(
+        default_factory=list, description="servers not to start (from this config or from a file)"
+    )
+    preload: bool = Field(True, description="start the servers when serve or chat starts")
+    reconnect_max_s: float = Field(60.0, gt=0, description="longest wait between reconnect attempts")
+
+    @field_validator("servers")
+    @classmethod
+    def _valid_names(cls, value: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        bad = [n for n in value if not _MCP_NAME.match(n)]
+        if bad:
+            raise ValueError(f"server name {bad[0]!r}: use letters, digits, _ . and - (at most 63)")
+        return value
+
+
 class ModelSettings(Section):
     """Which model drives the loop. Empty ``name`` means offline: runbooks only."""
 
@@ -345,6 +444,7 @@ class Settings(BaseSettings):
     workers: WorkerSettings = Field(default_factory=WorkerSettings)
     schedules: list[ScheduleSettings] = Field(default_factory=list)
     notify: list[NotifySettings] = Field(default_factory=list)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @field_validator("data_dir", mode="before")
     @classmethod
@@ -556,7 +656,8 @@ def _env_kind(name: str) -> Literal["value", "secret"] | None:
             model, kind = annotation, "secret" if _holds_secret(annotation) else "value"
         else:
             origin = getattr(annotation, "__origin__", None)
-            model, kind = None, "value" if origin in (list, dict) else None
+            secret = origin in (list, dict) and _secret_type(annotation)
+            model, kind = None, "secret" if secret else "value" if origin in (list, dict) else None
     return kind
 
 
@@ -564,12 +665,19 @@ def _holds_secret(model: type[BaseModel]) -> bool:
     """Whether a section has a secret field (``SecretStr``), itself or in a section inside it."""
     for info in model.model_fields.values():
         annotation = info.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            if _holds_secret(annotation):
-                return True
-        elif annotation is SecretStr or SecretStr in get_args(annotation):
+        if _secret_type(annotation):
             return True
     return False
+
+
+def _secret_type(annotation: Any) -> bool:
+    """Whether values of ``annotation`` can hold a secret: ``SecretStr``, a section with one, or a
+    list or table of those (``mcp.servers``: each server's ``env`` and ``headers``)."""
+    if annotation is SecretStr:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _holds_secret(annotation)
+    return any(_secret_type(arg) for arg in get_args(annotation))
 
 
 def _is_json(text: str) -> bool:
@@ -590,6 +698,15 @@ def describe(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
             dotted = f"{prefix}{name}"
             if isinstance(value, BaseModel):
                 walk(value, dotted + ".")
+                continue
+            if isinstance(value, dict) and value and all(isinstance(v, BaseModel) for v in value.values()):
+                for key, item in value.items():  # a table of tables (mcp.servers.NAME)
+                    walk(item, f"{dotted}.{key}.")
+                continue
+            if isinstance(value, dict) and any(isinstance(v, SecretStr) for v in value.values()):
+                # keys shown, values hidden: an env or header table holds tokens
+                shown = ", ".join(f"{k}=********" for k in value) or "(none)"
+                rows.append((dotted, shown, _origin(loaded.origins, dotted)))
                 continue
             if isinstance(value, SecretStr):
                 shown = "********" if value.get_secret_value() else "(empty)"

@@ -46,6 +46,8 @@ class RunScope:
     durability: Durability | None = None
     """Set when a durable worker executes the run: checkpoints, shared limits, checkpointed model
     requests. Runners pass it to their pipeline and agent; they never branch on it otherwise."""
+    profiles: tuple[str, ...] = ()
+    """The profiles the run names (a specialist's): which MCP servers it gets besides global ones."""
 
     def notify(self, event: RunEvent) -> None:
         """:attr:`emit` for sinks that expect nothing back (the runbook engine's)."""
@@ -62,7 +64,7 @@ class RunScope:
 
     @property
     def run(self) -> RunIds:
-        return RunIds(self.session.id, self.run_id, self.mode, self.journal)
+        return RunIds(self.session.id, self.run_id, self.mode, self.journal, self.profiles)
 
 
 @dataclass

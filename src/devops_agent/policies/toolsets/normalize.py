@@ -24,6 +24,7 @@ from pydantic_ai.toolsets import ToolsetTool
 from devops_agent.errors import CircuitOpenError, DevOpsAgentError, RunHaltedError
 from devops_agent.secrets.scrubber import scrub
 from devops_agent.tools.base import ToolResult
+from devops_agent.tools.content import readable
 
 log = structlog.get_logger("devops_agent.tools")
 
@@ -32,12 +33,14 @@ PASS_THROUGH = (ModelRetry, ApprovalRequired, CallDeferred, RunHaltedError)
 
 
 def normalize(raw: Any) -> ToolResult:
-    """Turn any tool return value into a :class:`ToolResult`."""
+    """Turn any tool return value into a :class:`ToolResult`. A raw value (a foreign toolset's: an
+    MCP server's result) has its binary parts decoded when they are text and described otherwise:
+    bytes reach no reader, with or without the privacy guard."""
     if isinstance(raw, ToolResult):
         return raw
     if raw is None or raw == [] or raw == {} or raw == "":
         return ToolResult.empty("the tool returned nothing")
-    return ToolResult.ok(raw)
+    return ToolResult.ok(readable(raw))
 
 
 def exception_result(tool: str, exc: BaseException, timeout_s: float) -> ToolResult:
