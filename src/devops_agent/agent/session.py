@@ -46,7 +46,7 @@ from devops_agent.agent.supervisor import Executor, InProcessExecutor, RunHandle
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
-from devops_agent.errors import DevOpsAgentError, UserError
+from devops_agent.errors import DevOpsAgentError, RunFencedError, UserError
 from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus, event_from_json
 from devops_agent.knowledge.memory import CURRENT_SESSION
 from devops_agent.policies.guard import Verdict
@@ -205,11 +205,13 @@ class SessionService:
         """
         self._housekeeping()
         session = self.store.get_session(request.session_id)
-        stored = await asyncio.to_thread(self.store.run_events, request.run_id)
         if durability is not None:
+            # Claimed before its events are read: from now on a previous owner that still runs (it
+            # stalled and was declared dead) can write nothing more to the run (the journal's fence).
             await asyncio.to_thread(self.store.claim_run, request.run_id, durability.worker)
-            if stored:
-                await asyncio.to_thread(self.store.forget_run_messages, request.run_id)
+        stored = await asyncio.to_thread(self.store.run_events, request.run_id)
+        if durability is not None and stored:
+            await asyncio.to_thread(self.store.forget_run_messages, request.run_id)
         runner = self._router(session, request.approvals).choose(
             request.prompt, request.inputs, request.approvals
         )
@@ -235,7 +237,8 @@ class SessionService:
     ) -> tuple[RunHandle, Coroutine[Any, Any, None]]:
         """The handle and body of one run, ready to launch."""
         profiles = tuple(request.profiles)
-        run = RunIds(session.id, request.run_id, request.mode, Journal(self.store), profiles)
+        owner = (request.run_id, durability.worker) if durability is not None else None
+        run = RunIds(session.id, request.run_id, request.mode, Journal(self.store, owner=owner), profiles)
         recorder = EventRecorder(session.id, run.run_id, run.journal)
         scope = RunScope(
             settings=self.settings,
@@ -445,6 +448,13 @@ class SessionService:
         reader in another process that sees it finished finds its ``run_finished`` event stored."""
         try:
             scope.journal.flush()
+        except RunFencedError:
+            # Another worker took this run over while this one stalled: the run, its events and its
+            # status are that worker's now; this one leaves them alone.
+            log.warning("run_fenced", **scope.ids)
+            with contextlib.suppress(Exception):
+                scope.journal.close()
+            return
         except Exception as exc:
             log.error("run_not_saved", **scope.ids, error=repr(exc))
             hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"

@@ -54,7 +54,7 @@ class DurableStore:
         """Every checkpoint of a run, by key."""
         query = select(RunCheckpointRow.key, RunCheckpointRow.value).where(RunCheckpointRow.run_id == run_id)
         with self._tx("read from") as orm:
-            return dict(orm.execute(query).tuples().all())
+            return {row.key: row.value for row in orm.execute(query)}
 
     def put_checkpoint(self, run_id: str, key: str, value: str, *, worker: str | None = None) -> str:
         """Record a completed step; returns the value that holds (the first one written wins)."""
@@ -62,9 +62,11 @@ class DurableStore:
             self._insert(RunCheckpointRow)
             .values(run_id=run_id, key=key, value=value, worker=worker, created_at=utcnow())
             .on_conflict_do_nothing(index_elements=["run_id", "key"])
+            # RETURNING, not rowcount: psycopg reports no usable count for a skipped insert.
+            .returning(RunCheckpointRow.key)
         )
         with self._tx("write to", write=True) as orm:
-            if orm.connection().execute(stmt).rowcount:
+            if orm.connection().execute(stmt).scalar() is not None:
                 return value
             held = orm.scalar(
                 select(RunCheckpointRow.value).where(

@@ -24,7 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session as OrmSession
 
-from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
+from devops_agent.errors import DevOpsAgentError, NotFoundError, RunFencedError, UserError
 from devops_agent.store import engine as _engine
 from devops_agent.store.durable import DurableStore
 from devops_agent.store.eval_runs import EvalRunStore
@@ -303,18 +303,31 @@ class Store(EvalRunStore, DurableStore):
         tool_calls: Sequence[ToolCallRecord] = (),
         messages: Sequence[MessageWrite] = (),
         audits: Sequence[AuditRecord] = (),
+        owner: tuple[str, str] | None = None,
     ) -> None:
         """Write many events, tool calls and message appends in one transaction.
 
         This is what a busy run uses: one commit for everything that accumulated instead of
         one per row. Messages are appended first, then events, then tool calls, each group
         in the order given. An unknown session raises :class:`NotFoundError` and writes nothing.
+        With ``owner`` (``(run_id, worker)``: a durable worker's run) nothing is written unless
+        that run is still that worker's — the run row is locked while the batch is written, so a
+        worker declared dead cannot write beside the one that took its run over
+        (:class:`RunFencedError`).
         """
         if not (events or tool_calls or messages or audits):
             return
         for a in audits:
             _check_choice("outcome", a.outcome, AUDIT_OUTCOMES)
         with self._tx("write to", write=True) as orm:
+            if owner is not None:
+                run_id, worker = owner
+                holder = orm.scalar(select(RunRow.owner).where(RunRow.id == run_id).with_for_update())
+                if holder != worker:
+                    raise RunFencedError(
+                        f"run {run_id[:12]} is executed by {holder}, not by this worker ({worker})",
+                        hint="this worker was declared dead while it stalled; it stops",
+                    )
             for m in messages:
                 _append_messages(orm, m.session_id, m.run_id, list(m.payloads))
             try:

@@ -1,8 +1,18 @@
-"""Real worker processes on a real PostgreSQL for the durable-worker tests and the benchmark.
+"""Real worker processes on a real PostgreSQL, for the durable-worker tests and the benchmark.
+
+Load with ``pytest_plugins`` in ``tests/conftest.py``; ``benchmarks/queue_throughput.py`` imports
+:class:`Cluster` from here (with ``tests/`` on ``sys.path``).
 
 :class:`Cluster` writes a config file (store and queue in a schema of their own, Jenkins pointed
 at a replay server, the test runbook folder), starts ``devops-agent worker`` processes, kills them
 with SIGKILL, and reads back what happened: runs, their event streams, and the checkpoints.
+
+Fixtures:
+
+* ``jenkins_replay``: the Jenkins replay server, every ``/job/`` path answered (held 0.15 s) and
+  counted (requests with their time; peak concurrency under ``/job/``);
+* ``worker_cluster``: a :class:`Cluster` on a PostgreSQL schema of the test's own (skips without
+  PostgreSQL, like ``postgres_url``); its workers are stopped after the test.
 """
 
 from __future__ import annotations
@@ -13,16 +23,19 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from devops_agent.config import load_settings
 from devops_agent.events import RunFinished, event_from_json
 from devops_agent.store import Store
+from replay.server import ReplayServer
 
 RUNBOOKS = Path(__file__).parent / "data" / "workers"
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +68,7 @@ class Cluster:
     model: str | None = None
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     config: Path | None = None
+    _store: Store | None = None
 
     def write_config(self) -> Path:
         schema = make_url(self.db_url).query.get("options", "-csearch_path=public")
@@ -132,7 +146,22 @@ class Cluster:
         proc.wait(timeout=10)
         return at
 
+    def stop(self, worker_id: str) -> None:
+        """SIGTERM one worker and wait for it to exit (it drains its runs first)."""
+        proc = self.procs.pop(worker_id)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+    def store(self) -> Store:
+        """A store on the cluster's database, closed with the cluster."""
+        if self._store is None:
+            self._store = Store(self.db_url)
+        return self._store
+
     def stop_all(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
         for proc in self.procs.values():
             proc.send_signal(signal.SIGTERM)
         for proc in self.procs.values():
@@ -145,16 +174,91 @@ class Cluster:
     def log(self, worker_id: str) -> str:
         return (self.tmp / f"{worker_id}.log").read_text(errors="replace")
 
-    def wait_ready(self, store: Store, n: int, timeout: float = 60.0) -> None:
+    def wait_ready(self, store: Store, n: int, timeout: float = 60.0, ids: list[str] | None = None) -> None:
+        """Wait until ``n`` workers (or those of ``ids``) have sent a heartbeat."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if len(store.list_workers()) >= n:
+            alive = {w.id for w in store.list_workers()}
+            if (set(ids) <= alive) if ids else len(alive) >= n:
                 return
             for wid, proc in self.procs.items():
                 if proc.poll() is not None:
                     raise AssertionError(f"worker {wid} exited {proc.returncode}:\n{self.log(wid)[-3000:]}")
             time.sleep(0.2)
         raise AssertionError(f"{n} workers did not start in {timeout}s")
+
+
+@dataclass(frozen=True)
+class Kill:
+    """A worker killed with SIGKILL: when, and the runs it was executing then."""
+
+    worker: str
+    at: float
+    runs: list[str]
+
+
+def runs_owned(db_url: str, worker_id: str) -> list[str]:
+    """The unfinished runs a worker executes, by the runs table."""
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT id FROM runs WHERE owner = :w AND status = 'running'"), {"w": worker_id}
+            ).all()
+    finally:
+        engine.dispose()
+    return [r[0] for r in rows]
+
+
+def kill_when_busy(cluster: Cluster, store: Store, worker_id: str, timeout: float = 60.0) -> Kill:
+    """SIGKILL ``worker_id`` once it executes a run that has completed a step (a checkpoint) and
+    has more to do: the kill lands mid-run."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        mine = [w for w in store.list_workers() if w.id == worker_id]
+        running = list(mine[0].running) if mine else []
+        midway = [r for r in running if store.count_checkpoints([r]) > 0 and not store.get_run(r).finished]
+        if midway:
+            at = cluster.kill(worker_id)
+            return Kill(worker_id, at, runs_owned(cluster.db_url, worker_id))
+        time.sleep(0.05)
+    raise AssertionError(f"worker {worker_id} executed nothing mid-run within {timeout}s")
+
+
+def submit_many(
+    cluster: Cluster,
+    store: Store,
+    n: int,
+    prefix: str = "job",
+    users: int = 3,
+    runbook: str = "durable-check",
+) -> list[str]:
+    """Queue ``n`` runs of the durable-check runbook (run ``i`` reads jobs ``{prefix}{i}-a|b|c``)."""
+    import asyncio
+
+    from devops_agent.workers.meta import QueueMeta
+    from devops_agent.workers.submit import QueueExecutor, queue_service, submit
+
+    service = queue_service(cluster.settings(), store)
+    executor = service.supervisor.executor
+    assert isinstance(executor, QueueExecutor)
+
+    async def go() -> list[str]:
+        ids = []
+        for i in range(n):
+            done = await submit(
+                service,
+                f"durable check {i}",
+                meta=QueueMeta(user=f"user{i % users}"),
+                inputs={"runbooks": [runbook], "job": f"{prefix}{i}"},
+            )
+            ids.append(done.run_id)
+        return ids
+
+    try:
+        return asyncio.run(go())
+    finally:
+        executor.close()
 
 
 def wait_finished(store: Store, run_ids: list[str], timeout: float, cluster: Cluster | None = None) -> None:
@@ -177,7 +281,8 @@ def stream_problems(store: Store, run_id: str) -> list[str]:
         problems.append(f"seq not 1..n: {seqs}")
     finals = [e for e in events if isinstance(e, RunFinished)]
     if len(finals) != 1 or events[-1] is not finals[0]:
-        problems.append(f"{len(finals)} run_finished events, last is {events[-1].type if events else None}")
+        tail = [(e.seq, e.type, str(getattr(e, "tool_call_id", ""))[-8:]) for e in events[-8:]]
+        problems.append(f"{len(finals)} run_finished events, the last events: {tail}")
     keyed = [
         (e.type, getattr(e, "tool_call_id", "")) for e in events if e.type in ("tool_call", "tool_result")
     ]
@@ -209,6 +314,7 @@ class ChaosResult:
     """Tool calls made again after their step had been checkpointed (must be 0)."""
     stream_problems: list[str]
     recovery_s: list[float]
+    """Per kill: seconds until the first of the killed worker's runs went on elsewhere."""
     seconds: float
     taken_over: int
 
@@ -226,7 +332,7 @@ def chaos_check(
     store: Store,
     jenkins: Any,
     run_ids: list[str],
-    kills: list[float],
+    kills: list[Kill],
     started: float,
     prefix: str = "job",
 ) -> ChaosResult:
@@ -252,14 +358,15 @@ def chaos_check(
             at = written.get((run_id, call_key("jenkins_build", args, 1)))
             if at is not None and any(t > at for t in times):
                 reexecuted += 1
-    resumed = []
+    resumed: dict[str, list[float]] = {}
     for run_id in run_ids:
         for e in store.run_events(run_id):
             if e.type == "run_resumed":
-                resumed.append(e.created_at.timestamp())
+                resumed.setdefault(run_id, []).append(e.created_at.timestamp())
     recovery = []
     for k in kills:
-        after = [t - k for t in resumed if t > k]
+        # How long the killed worker's runs waited: from the kill to the first of them going on.
+        after = [t - k.at for r in k.runs for t in resumed.get(r, []) if t > k.at]
         if after:
             recovery.append(round(min(after), 2))
     return ChaosResult(
@@ -272,5 +379,27 @@ def chaos_check(
         stream_problems=problems,
         recovery_s=recovery,
         seconds=round(finished - started, 2),
-        taken_over=len(resumed),
+        taken_over=sum(len(v) for v in resumed.values()),
     )
+
+
+@pytest.fixture
+def jenkins_replay() -> Iterator[ReplayServer]:
+    """Jenkins as a replay server: every build under ``/job/`` answered after 0.15 s and counted."""
+    with ReplayServer() as srv:
+        srv.add("GET", "/api/json", fixture="jenkins/root.json", headers={"X-Jenkins": "2.452.1"})
+        srv.add("GET", "/crumbIssuer/api/json", fixture="jenkins/crumb.json")
+        srv.add_prefix("GET", "/job/", fixture="jenkins/build_deploy_412.json", delay_s=0.15)
+        srv.watch("/job/")
+        yield srv
+
+
+@pytest.fixture
+def worker_cluster(postgres_url: str, tmp_path: Path, jenkins_replay: ReplayServer) -> Iterator[Cluster]:
+    """A queue on this test's PostgreSQL schema; its worker processes stop after the test."""
+    url = make_url(postgres_url).render_as_string(hide_password=False)
+    cluster = Cluster(url, tmp_path, jenkins_replay.url)
+    try:
+        yield cluster
+    finally:
+        cluster.stop_all()
