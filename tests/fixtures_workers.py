@@ -38,6 +38,8 @@ from devops_agent.store import Store
 from replay.server import ReplayServer
 
 RUNBOOKS = Path(__file__).parent / "data" / "workers"
+SCRIPTS = Path(__file__).parent / "data" / "worker_scripts"
+"""Scripts of the scripted model (not in RUNBOOKS: every file there must be a runbook)."""
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -64,6 +66,8 @@ class Cluster:
     workers: dict[str, Any] = field(default_factory=dict)
     extra: str = ""
     concurrency: int = 4
+    max_parallel: int = 3
+    """Tool calls one runbook run makes at once (2: the durable check reads a and b, then c)."""
     integration_limits: dict[str, int] = field(default_factory=dict)
     model: str | None = None
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
@@ -95,7 +99,7 @@ class Cluster:
             'token = "t0ken"',
             "[runbooks]",
             f"extra_dirs = [{toml_value(str(RUNBOOKS))}]",
-            "max_parallel = 3",
+            f"max_parallel = {self.max_parallel}",
             "[privacy]",
             'enabled = "off"',
         ]
@@ -215,14 +219,22 @@ def kill_when_busy(cluster: Cluster, store: Store, worker_id: str, timeout: floa
     has more to do: the kill lands mid-run."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        mine = [w for w in store.list_workers() if w.id == worker_id]
-        running = list(mine[0].running) if mine else []
+        running = runs_owned(cluster.db_url, worker_id)
         midway = [r for r in running if store.count_checkpoints([r]) > 0 and not store.get_run(r).finished]
         if midway:
             at = cluster.kill(worker_id)
             return Kill(worker_id, at, runs_owned(cluster.db_url, worker_id))
         time.sleep(0.05)
-    raise AssertionError(f"worker {worker_id} executed nothing mid-run within {timeout}s")
+    engine = create_engine(cluster.db_url)
+    try:
+        with engine.connect() as conn:
+            counts = conn.execute(text("SELECT owner, status, count(*) FROM runs GROUP BY 1, 2")).all()
+    finally:
+        engine.dispose()
+    raise AssertionError(
+        f"worker {worker_id} executed nothing mid-run within {timeout}s; runs by owner and status: "
+        f"{[tuple(c) for c in counts]}\n{cluster.log(worker_id)[-2000:] if worker_id in cluster.procs else ''}"
+    )
 
 
 def submit_many(

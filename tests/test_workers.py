@@ -6,12 +6,20 @@ subprocesses; Jenkins is the replay server, whose request log is the counter of 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
+from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.events import ApprovalRequested, RunEvent, RunFinished, event_from_json
+from devops_agent.store import Store
+from devops_agent.workers.meta import QueueMeta
+from devops_agent.workers.submit import QueueExecutor, list_queue, queue_service, submit
 from fixtures_workers import (
+    SCRIPTS,
     Cluster,
     chaos_check,
     kill_when_busy,
@@ -24,6 +32,17 @@ from replay.server import ReplayServer
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
+def events_of(store: Store, run_id: str) -> list[RunEvent]:
+    return [event_from_json(r.payload) for r in store.run_events(run_id)]
+
+
+def wait_until(check: Callable[[], bool], timeout: float) -> None:
+    deadline = time.time() + timeout
+    while not check():
+        assert time.time() < deadline, f"not true within {timeout}s"
+        time.sleep(0.1)
+
+
 def test_runs_execute_on_a_worker(worker_cluster: Cluster, jenkins_replay: ReplayServer) -> None:
     worker_cluster.write_config()
     store = worker_cluster.store()
@@ -33,7 +52,7 @@ def test_runs_execute_on_a_worker(worker_cluster: Cluster, jenkins_replay: Repla
     wait_finished(store, ids, 60, worker_cluster)
     for run_id in ids:
         run = store.get_run(run_id)
-        assert run.status == "completed", worker_cluster.log("w1")[-3000:]
+        assert run.status == "completed", [e.payload[:600] for e in store.run_events(run_id)[-3:-1]]
         assert run.owner == "w1"
         assert stream_problems(store, run_id) == []
     paths = Counter(r.path for r in jenkins_replay.requests_to("/job/"))
@@ -50,6 +69,7 @@ def test_workers_killed_mid_run_lose_and_repeat_nothing(
     jenkins_replay.prefix_routes.clear()
     jenkins_replay.add_prefix("GET", "/job/", fixture="jenkins/build_deploy_412.json", delay_s=0.5)
     cluster.concurrency = 2
+    cluster.max_parallel = 2  # a and b at once, then c: a run is mid-way for a while
     cluster.write_config()
     store = cluster.store()
     alive = [cluster.start("a0"), cluster.start("b0")]
@@ -71,3 +91,49 @@ def test_workers_killed_mid_run_lose_and_repeat_nothing(
     # Each kill hit a run mid-way; another worker took it over and went on from its checkpoints.
     assert result.taken_over >= 3, result
     assert len(result.recovery_s) == 3, result
+
+
+def test_a_paused_run_holds_no_worker_and_resumes_on_another(
+    worker_cluster: Cluster, jenkins_replay: ReplayServer
+) -> None:
+    """The scripted model asks to trigger a build; the run pauses on w1, which then holds nothing
+    and stops; the answer is carried out by w2, and the build is triggered exactly once."""
+    cluster = worker_cluster
+    deploy = "/job/payments/job/deploy/build"
+    jenkins_replay.add(
+        "POST", deploy, status=201, headers={"Location": f"{jenkins_replay.url}/queue/item/7/"}
+    )
+    cluster.model = f"scripted:{SCRIPTS / 'trigger.yaml'}"
+    cluster.write_config()
+    store = cluster.store()
+    cluster.start("w1")
+    cluster.wait_ready(store, 1, ids=["w1"])
+    service = queue_service(cluster.settings(), store)
+    executor = service.supervisor.executor
+    assert isinstance(executor, QueueExecutor)
+    try:
+        first = asyncio.run(submit(service, "redeploy payments", meta=QueueMeta(user="ann"), mode="agent"))
+        wait_finished(store, [first.run_id], 90, cluster)
+        assert store.get_run(first.run_id).status == "paused", cluster.log("w1")[-3000:]
+        (asked,) = [e for e in events_of(store, first.run_id) if isinstance(e, ApprovalRequested)]
+        assert asked.tool == "jenkins_trigger_build"
+        # Paused, the run is on no worker: w1's heartbeat lists nothing, and the queue holds nothing.
+        wait_until(lambda: next(w for w in store.list_workers() if w.id == "w1").running == [], 10)
+        assert list_queue(executor) == []
+        cluster.stop("w1")
+        cluster.start("w2")
+        cluster.wait_ready(store, 1, ids=["w2"])
+        decision = {asked.tool_call_id: ApprovalDecision(approved=True, approver="ann")}
+        second = asyncio.run(service.answer(first.session_id, decision))
+    finally:
+        executor.close()
+    wait_finished(store, [second.run_id], 90, cluster)
+    resumed = store.get_run(second.run_id)
+    assert resumed.status == "completed", cluster.log("w2")[-3000:]
+    assert (store.get_run(first.run_id).owner, resumed.owner) == ("w1", "w2")
+    assert resumed.parent_run_id == first.run_id
+    assert len(jenkins_replay.requests_to(deploy, "POST")) == 1
+    final = events_of(store, second.run_id)[-1]
+    assert isinstance(final, RunFinished)
+    assert "queue_item" in (final.output or ""), final
+    assert stream_problems(store, second.run_id) == []
