@@ -137,3 +137,23 @@ def test_a_paused_run_holds_no_worker_and_resumes_on_another(
     assert isinstance(final, RunFinished)
     assert "queue_item" in (final.output or ""), final
     assert stream_problems(store, second.run_id) == []
+
+
+def test_an_integration_limit_holds_across_workers(
+    worker_cluster: Cluster, jenkins_replay: ReplayServer
+) -> None:
+    """jenkins = 2 across two workers that could make 24 calls at once: the replay server never
+    sees more than 2 in flight, and both workers did their share."""
+    cluster = worker_cluster
+    cluster.integration_limits = {"jenkins": 2}
+    cluster.write_config()
+    store = cluster.store()
+    cluster.start("w1")
+    cluster.start("w2")
+    cluster.wait_ready(store, 2, ids=["w1", "w2"])
+    ids = submit_many(cluster, store, 12, users=12)
+    wait_finished(store, ids, 120, cluster)
+    assert {store.get_run(r).status for r in ids} == {"completed"}
+    assert len(jenkins_replay.requests_to("/job/")) == 36
+    assert jenkins_replay.peak["/job/"] == 2
+    assert {store.get_run(r).owner for r in ids} == {"w1", "w2"}
