@@ -30,8 +30,13 @@ def utc_now() -> datetime:
 
 def latest_due(schedule: ScheduleSettings, now: datetime, after: datetime) -> datetime | None:
     """The latest firing of ``schedule`` in ``(after, now]``, if any."""
+    # A cron time is a minute: a tick at 03:00:02 is the 03:00 firing (not a new one at 03:00:02,
+    # which a tick every heartbeat of that minute would fire again).
+    minute = now.replace(second=0, microsecond=0)
     fire: datetime = (
-        now if croniter.match(schedule.cron, now) else croniter(schedule.cron, now).get_prev(datetime)
+        minute
+        if croniter.match(schedule.cron, minute)
+        else croniter(schedule.cron, minute).get_prev(datetime)
     )
     if fire.tzinfo is None:
         fire = fire.replace(tzinfo=UTC)
