@@ -40,6 +40,8 @@ from replay.server import ReplayServer
 RUNBOOKS = Path(__file__).parent / "data" / "workers"
 SCRIPTS = Path(__file__).parent / "data" / "worker_scripts"
 """Scripts of the scripted model (not in RUNBOOKS: every file there must be a runbook)."""
+MODEL_SCRIPT = SCRIPTS / "durable-check.yaml"
+"""The durable-check runbook's reads as model turns: ``submit_many(..., runbook=None)`` runs."""
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -243,9 +245,11 @@ def submit_many(
     n: int,
     prefix: str = "job",
     users: int = 3,
-    runbook: str = "durable-check",
+    runbook: str | None = "durable-check",
 ) -> list[str]:
-    """Queue ``n`` runs of the durable-check runbook (run ``i`` reads jobs ``{prefix}{i}-a|b|c``)."""
+    """Queue ``n`` runs that read Jenkins jobs ``{prefix}{i}-a|b|c`` (run ``i``): of the
+    durable-check runbook, or with ``runbook=None`` of the model (the cluster's ``MODEL_SCRIPT``:
+    the prompt is the job family)."""
     import asyncio
 
     from devops_agent.workers.meta import QueueMeta
@@ -258,12 +262,12 @@ def submit_many(
     async def go() -> list[str]:
         ids = []
         for i in range(n):
-            done = await submit(
-                service,
-                f"durable check {i}",
-                meta=QueueMeta(user=f"user{i % users}"),
-                inputs={"runbooks": [runbook], "job": f"{prefix}{i}"},
-            )
+            meta = QueueMeta(user=f"user{i % users}")
+            if runbook is None:
+                done = await submit(service, f"{prefix}{i}", meta=meta)
+            else:
+                inputs = {"runbooks": [runbook], "job": f"{prefix}{i}"}
+                done = await submit(service, f"durable check {i}", meta=meta, inputs=inputs)
             ids.append(done.run_id)
         return ids
 

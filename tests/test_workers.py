@@ -19,6 +19,7 @@ from devops_agent.store import Store
 from devops_agent.workers.meta import QueueMeta
 from devops_agent.workers.submit import QueueExecutor, list_queue, queue_service, submit
 from fixtures_workers import (
+    MODEL_SCRIPT,
     SCRIPTS,
     Cluster,
     chaos_check,
@@ -60,12 +61,16 @@ def test_runs_execute_on_a_worker(worker_cluster: Cluster, jenkins_replay: Repla
     assert set(paths.values()) == {1}, paths
 
 
+@pytest.mark.parametrize("kind", ["runbooks", "model"])
 def test_workers_killed_mid_run_lose_and_repeat_nothing(
-    worker_cluster: Cluster, jenkins_replay: ReplayServer
+    worker_cluster: Cluster, jenkins_replay: ReplayServer, kind: str
 ) -> None:
-    """60 runs over 2 workers, a busy worker killed with SIGKILL three times: every run completes
-    once, no checkpointed tool call is made again, every stream is gap-free (the benchmark does 200)."""
+    """40 runs over 2 workers, a busy worker killed with SIGKILL three times: every run completes
+    once, no checkpointed tool call is made again, every stream is gap-free (the benchmark does 200).
+    Runbook runs read a and b at once, then c; model runs (scripted) do the same in two turns."""
     cluster = worker_cluster
+    if kind == "model":
+        cluster.model = f"scripted:{MODEL_SCRIPT}"
     jenkins_replay.prefix_routes.clear()
     jenkins_replay.add_prefix("GET", "/job/", fixture="jenkins/build_deploy_412.json", delay_s=0.5)
     cluster.concurrency = 2
@@ -75,7 +80,7 @@ def test_workers_killed_mid_run_lose_and_repeat_nothing(
     alive = [cluster.start("a0"), cluster.start("b0")]
     cluster.wait_ready(store, 2)
     started = time.time()
-    ids = submit_many(cluster, store, 60)
+    ids = submit_many(cluster, store, 40, runbook="durable-check" if kind == "runbooks" else None)
     kills = []
     for round_ in range(3):
         victim = alive.pop(0)
@@ -83,7 +88,7 @@ def test_workers_killed_mid_run_lose_and_repeat_nothing(
         alive.append(cluster.start(f"r{round_}"))
     wait_finished(store, ids, 240, cluster)
     result = chaos_check(cluster, store, jenkins_replay, ids, kills, started)
-    assert result.completed == 60, result
+    assert result.completed == 40, result
     assert result.lost == 0, result
     assert result.duplicated == 0, result
     assert result.reexecuted_steps == 0, result

@@ -2,8 +2,9 @@
 
 A script is YAML or a dict: ``turns`` (the same turns for every run) or ``runs`` (a list of turn
 lists, one per user prompt in the session, so a resumed session follows the next run's turns).
-A turn is either ``tool_calls: [{tool, args}]`` or ``text: "..."``. Text may use ``{prompt}``
-(this run's prompt), ``{previous_prompts}`` (earlier prompts of the session, proving that history
+A turn is either ``tool_calls: [{tool, args}]`` or ``text: "..."``. A string argument may use
+``{prompt}`` (one script then serves many runs, each calling with its own values). Text may use
+``{prompt}`` (this run's prompt), ``{previous_prompts}`` (earlier prompts of the session, proving that history
 survived a resume), ``{results}`` (one line per tool result of this run) and ``{tool_count}``.
 When the script runs out, the model answers with a fixed closing text.
 
@@ -138,6 +139,11 @@ class ScriptedModel(FunctionModel):
             text = text.replace("{" + key + "}", value)
         return text
 
+    def _args(self, args: dict[str, Any], messages: list[ModelMessage]) -> dict[str, Any]:
+        prompts = _prompts(messages)
+        prompt = prompts[-1] if prompts else ""
+        return {k: v.replace("{prompt}", prompt) if isinstance(v, str) else v for k, v in args.items()}
+
     def _call_id(self, messages: list[ModelMessage], i: int) -> str:
         return f"scripted-{len(messages)}-{i}"
 
@@ -148,7 +154,9 @@ class ScriptedModel(FunctionModel):
         if turn.tool_calls:
             return ModelResponse(
                 parts=[
-                    ToolCallPart(c.tool, c.args, tool_call_id=self._call_id(messages, i))
+                    ToolCallPart(
+                        c.tool, self._args(c.args, messages), tool_call_id=self._call_id(messages, i)
+                    )
                     for i, c in enumerate(turn.tool_calls)
                 ]
             )
@@ -161,7 +169,9 @@ class ScriptedModel(FunctionModel):
         if turn is not None and turn.tool_calls:
             yield {
                 i: DeltaToolCall(
-                    name=c.tool, json_args=json.dumps(c.args), tool_call_id=self._call_id(messages, i)
+                    name=c.tool,
+                    json_args=json.dumps(self._args(c.args, messages)),
+                    tool_call_id=self._call_id(messages, i),
                 )
                 for i, c in enumerate(turn.tool_calls)
             }
