@@ -108,7 +108,7 @@ def throughput(fx: Any, base: str, jenkins: Any, workers: int, runs: int, concur
         try:
             store = cluster.store()
             ids = [cluster.start(f"w{i}") for i in range(workers)]
-            cluster.wait_ready(store, workers, ids=ids)
+            cluster.wait_ready(store, workers, timeout=300, ids=ids)
             started = time.perf_counter()
             run_ids = fx.submit_many(cluster, store, runs, prefix=f"t{workers}x", users=runs)
             fx.wait_finished(store, run_ids, 600, cluster)
@@ -130,7 +130,7 @@ def latency(fx: Any, base: str, jenkins: Any, n: int, concurrency: int) -> list[
         try:
             store = cluster.store()
             ids = [cluster.start(f"w{i}") for i in range(2)]
-            cluster.wait_ready(store, 2, ids=ids)
+            cluster.wait_ready(store, 2, timeout=300, ids=ids)
             run_ids = []
             for i in range(n):
                 run_ids += fx.submit_many(cluster, store, 1, prefix=f"lat{i}x")
@@ -181,7 +181,7 @@ def chaos(fx: Any, base: str, jenkins: Any, runs: int, concurrency: int, model: 
         try:
             store = cluster.store()
             alive = [cluster.start("a0"), cluster.start("b0")]
-            cluster.wait_ready(store, 2, ids=alive)
+            cluster.wait_ready(store, 2, timeout=300, ids=alive)
             started = time.time()
             prefix = "cm" if model else "cr"
             run_ids = fx.submit_many(
@@ -195,7 +195,7 @@ def chaos(fx: Any, base: str, jenkins: Any, runs: int, concurrency: int, model: 
                     break  # too little left to kill a worker mid-run
                 kills.append(fx.kill_when_busy(cluster, store, alive.pop(0)))
                 alive.append(cluster.start(f"r{round_}"))
-                cluster.wait_ready(store, 2, ids=alive)
+                cluster.wait_ready(store, 2, timeout=300, ids=alive)
             fx.wait_finished(store, run_ids, 900, cluster)
             return fx.chaos_check(cluster, store, jenkins, run_ids, kills, started, prefix=prefix), len(kills)
         finally:

@@ -144,6 +144,18 @@ class Cluster:
             )
         return worker_id
 
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run ``devops-agent ARGS`` with the cluster's config (e.g. ``queue list --json``)."""
+        return subprocess.run(
+            [sys.executable, "-m", "devops_agent", *args],
+            env=self.env(),
+            cwd=str(self.tmp),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
     def kill(self, worker_id: str) -> float:
         """SIGKILL a worker; returns when it was killed (time.time())."""
         proc = self.procs.pop(worker_id)

@@ -7,6 +7,7 @@ subprocesses; Jenkins is the replay server, whose request log is the counter of 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from devops_agent.agent.approvals import ApprovalDecision
 from devops_agent.events import ApprovalRequested, RunEvent, RunFinished, event_from_json
 from devops_agent.store import Store
 from devops_agent.workers.meta import QueueMeta
+from devops_agent.workers.status import queue_metrics, workers_status
 from devops_agent.workers.submit import QueueExecutor, list_queue, queue_service, submit
 from fixtures_workers import (
     MODEL_SCRIPT,
@@ -162,3 +164,42 @@ def test_an_integration_limit_holds_across_workers(
     assert len(jenkins_replay.requests_to("/job/")) == 36
     assert jenkins_replay.peak["/job/"] == 2
     assert {store.get_run(r).owner for r in ids} == {"w1", "w2"}
+
+
+def test_operating_the_queue(worker_cluster: Cluster, jenkins_replay: ReplayServer) -> None:
+    """`queue list|cancel|retry`, the queue gauges and the workers' status, with no worker up and
+    then with one."""
+    cluster = worker_cluster
+    cluster.write_config()
+    store = cluster.store()
+    cluster.start("w1")  # once, so the queue's tables exist; then no worker is up
+    cluster.wait_ready(store, 1, ids=["w1"])
+    cluster.stop("w1")
+    ids = submit_many(cluster, store, 2)
+    settings = cluster.settings()
+    assert queue_metrics(store)["devops_agent_queue_depth"] == 2
+    assert queue_metrics(store)["devops_agent_workers_alive"] == 0
+    listed = cluster.cli("queue", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(e["run_id"] for e in json.loads(listed.stdout)) == sorted(ids)
+    assert {e["status"] for e in json.loads(listed.stdout)} == {"ENQUEUED"}
+    cancelled = cluster.cli("queue", "cancel", ids[0], "--json")
+    assert json.loads(cancelled.stdout) == {"run_id": ids[0], "cancelled": True}
+    assert store.get_run(ids[0]).status == "cancelled"
+    again = cluster.cli("queue", "cancel", ids[0])
+    assert again.returncode == 2
+    assert "already finished" in again.stderr
+    cluster.start("w2")
+    wait_finished(store, ids[1:], 60, cluster)
+    assert store.get_run(ids[1]).status == "completed"
+    (w2,) = workers_status(store, settings)
+    assert (w2["id"], w2["state"], w2["running"]) == ("w2", "alive", [])
+    retried = cluster.cli("queue", "retry", ids[0], "--json")
+    assert retried.returncode == 0, retried.stderr
+    new = json.loads(retried.stdout)["run_id"]
+    wait_finished(store, [new], 60, cluster)
+    assert store.get_run(new).status == "completed"
+    assert store.get_run(new).parent_run_id == ids[0]
+    # The cancelled run never reached Jenkins; its retry did, once.
+    assert len(jenkins_replay.requests_to("/job/job0-a/")) == 1
+    assert queue_metrics(store)["devops_agent_queue_depth"] == 0

@@ -247,7 +247,7 @@ def retry(service: SessionService, executor: QueueExecutor, run_id: str) -> str:
     ]
     if status is None or not status.input:
         raise NotFoundError(f"run {run_id[:12]} was not queued", hint="`devops-agent queue list --all`")
-    request_json, meta_json = status.input.args[:2]
+    request_json, meta_json = status.input["args"][:2]
     request = replace(RunRequest.from_json(request_json), run_id=uuid.uuid4().hex, parent_run_id=run_id)
     store.create_run(run.session_id, request.run_id, path=request.path, parent_run_id=run_id, status="queued")
     meta = replace(QueueMeta.from_json(meta_json), dedupe_key=None)

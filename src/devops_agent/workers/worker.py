@@ -86,13 +86,15 @@ async def run_worker(
         deadline = asyncio.get_running_loop().time() + opts.drain_s
         while runtime.running and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110 - a set, not an event
             await asyncio.sleep(0.2)
-        DBOS.destroy(workflow_completion_timeout_sec=0)
         state = "stopped" if not runtime.running else "alive"  # unfinished runs: let a survivor take them
         now = datetime.now(UTC)
-        with contextlib.suppress(Exception):
+        try:  # before DBOS.destroy, which shuts the loop's thread pool down
             await asyncio.to_thread(
                 store.worker_beat, _with(beat, state=state, running=sorted(runtime.running), last_beat=now)
             )
+        except Exception as exc:  # the store is gone: survivors find this worker silent instead
+            log.warning("worker_last_beat_failed", worker=worker_id, error=repr(exc))
+        DBOS.destroy(workflow_completion_timeout_sec=0)
         if limiter is not None:
             limiter.close()
         log.info("worker_stopped", worker=worker_id)
