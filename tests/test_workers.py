@@ -203,3 +203,8 @@ def test_operating_the_queue(worker_cluster: Cluster, jenkins_replay: ReplayServ
     # The cancelled run never reached Jenkins; its retry did, once.
     assert len(jenkins_replay.requests_to("/job/job0-a/")) == 1
     assert queue_metrics(store)["devops_agent_queue_depth"] == 0
+    # The CLI enqueues too (execution = "queue") and follows the run a worker carries out.
+    cli = cluster.cli("investigate", "durable check from the CLI", "--runbook", "durable-check", "--json")
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    run_id = json.loads(cli.stdout)["run_id"]
+    assert (store.get_run(run_id).status, store.get_run(run_id).owner) == ("completed", "w2")
