@@ -257,8 +257,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"kill -9 x{k}, {n} {'model' if model else 'runbook'} runs over 2 workers  lost {r.lost}  "
                 f"duplicated {r.duplicated}  reexecuted {r.reexecuted_steps}  in flight at a kill "
                 f"{r.repeated_requests}  taken over {r.taken_over}  recovery {r.recovery_s}s  "
-                f"stream problems {len(r.stream_problems)}"
+                f"stream problems {len(r.stream_problems)}  stalled workers fenced {r.fenced}"
             )
+            for problem in r.stream_problems[:3]:
+                print(f"  stream problem: {problem[:600]}")
     recovery = [s for r in results for s in r.recovery_s]
     figures = {
         "per_minute": per_minute,
@@ -272,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         "reexecuted_steps": sum(r.reexecuted_steps for r in results),
         "repeated_in_flight": sum(r.repeated_requests for r in results),
         "stream_problems": sum(len(r.stream_problems) for r in results),
+        "fenced": sum(r.fenced for r in results),
         "recovery_s_median": round(statistics.median(recovery), 2) if recovery else None,
         "recovery_s_max": max(recovery) if recovery else None,
         "failed": failed,

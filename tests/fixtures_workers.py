@@ -345,6 +345,8 @@ class ChaosResult:
     """Per kill: seconds until the first of the killed worker's runs went on elsewhere."""
     seconds: float
     taken_over: int
+    fenced: int = 0
+    """Workers declared dead while alive (they stalled past dead_after_s): fenced, then exited."""
 
 
 def job_calls(i: int, prefix: str = "job") -> dict[str, dict[str, Any]]:
@@ -408,6 +410,9 @@ def chaos_check(
         recovery_s=recovery,
         seconds=round(finished - started, 2),
         taken_over=sum(len(v) for v in resumed.values()),
+        fenced=sum(
+            log.read_text(errors="replace").count("worker_fenced") for log in cluster.tmp.glob("*.log")
+        ),
     )
 
 

@@ -192,8 +192,11 @@ def test_operating_the_queue(worker_cluster: Cluster, jenkins_replay: ReplayServ
     cluster.start("w2")
     wait_finished(store, ids[1:], 60, cluster)
     assert store.get_run(ids[1]).status == "completed"
+    # Its next heartbeat says it runs nothing now.
+    wait_until(lambda: workers_status(store, settings)[0]["running"] == [], 10)
     (w2,) = workers_status(store, settings)
-    assert (w2["id"], w2["state"], w2["running"]) == ("w2", "alive", [])
+    assert (w2["id"], w2["state"]) == ("w2", "alive")
+    assert w2["heartbeat_age_s"] < settings.workers.dead_after_s
     retried = cluster.cli("queue", "retry", ids[0], "--json")
     assert retried.returncode == 0, retried.stderr
     new = json.loads(retried.stdout)["run_id"]
@@ -208,3 +211,63 @@ def test_operating_the_queue(worker_cluster: Cluster, jenkins_replay: ReplayServ
     assert cli.returncode == 0, cli.stderr[-2000:]
     run_id = json.loads(cli.stdout)["run_id"]
     assert (store.get_run(run_id).status, store.get_run(run_id).owner) == ("completed", "w2")
+
+
+def intervals(store: Store, run_ids: list[str]) -> dict[str, tuple[float, float]]:
+    """When each run's first and last events were stored."""
+    out = {}
+    for run_id in run_ids:
+        rows = store.run_events(run_id)
+        out[run_id] = (rows[0].created_at.timestamp(), rows[-1].created_at.timestamp())
+    return out
+
+
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    edges = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    peak = now = 0
+    for _, step in edges:
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
+def test_runs_per_user_and_priorities(worker_cluster: Cluster, jenkins_replay: ReplayServer) -> None:
+    """Queued while no worker runs: 3 runs of one user (at most 1 at once) and, on the proactive
+    queue, 3 scheduled checks then a paging alert. A worker taking 2 runs of each queue at once runs
+    the user's runs one after another and starts the alert in the first pair."""
+    cluster = worker_cluster
+    cluster.concurrency = 2
+    cluster.workers = {"runs_per_user": 1}
+    cluster.write_config()
+    store = cluster.store()
+    cluster.start("w1")  # the queue's tables
+    cluster.wait_ready(store, 1, ids=["w1"])
+    cluster.stop("w1")
+    service = queue_service(cluster.settings(), store)
+    executor = service.supervisor.executor
+    assert isinstance(executor, QueueExecutor)
+
+    async def queue_all() -> tuple[list[str], list[str], str]:
+        async def one(i: int, meta: QueueMeta) -> str:
+            inputs = {"runbooks": ["durable-check"], "job": f"p{i}"}
+            return (await submit(service, f"check {i}", meta=meta, inputs=inputs)).run_id
+
+        ann = [await one(i, QueueMeta(user="ann")) for i in range(3)]
+        scheduled = [
+            await one(10 + i, QueueMeta(user="cron", source="schedule", priority=10, dedupe_key=f"s{i}"))
+            for i in range(3)
+        ]
+        alert = await one(20, QueueMeta(user="am", source="alert", priority=1, dedupe_key="a"))
+        return ann, scheduled, alert
+
+    try:
+        ann, scheduled, alert = asyncio.run(queue_all())
+    finally:
+        executor.close()
+    cluster.start("w2")
+    wait_finished(store, [*ann, *scheduled, alert], 120, cluster)
+    spans = intervals(store, [*ann, *scheduled, alert])
+    assert most_at_once([spans[r] for r in ann]) == 1
+    proactive = sorted([*scheduled, alert], key=lambda r: spans[r][0])
+    assert alert in proactive[:2], [spans[r][0] for r in proactive]
+    assert scheduled[2] in proactive[2:]

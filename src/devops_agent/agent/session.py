@@ -470,6 +470,9 @@ class SessionService:
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
         try:
             scope.journal.close()
+        except RunFencedError:
+            log.warning("run_fenced", **scope.ids)
+            return  # taken over while it finished: its status is the new owner's to set
         except Exception as exc:
             log.error("run_not_saved", **scope.ids, error=repr(exc))
         self.store.update_run(handle.run_id, status=status)
