@@ -4,6 +4,7 @@ and configuration mistakes."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -129,3 +130,32 @@ def test_a_taken_over_run_continues_its_stream_without_repeats(sqlite_store: Sto
     assert (resumed.worker, resumed.after_seq, resumed.completed_steps) == ("w2", 4, 1)
     assert second.dropped == 5
     assert second.history[-2].tool_call_id == "a"  # type: ignore[union-attr]
+
+
+class _Takeover:
+    """Just enough durability for a run whose worker died: the new worker's name."""
+
+    worker = "w2"
+    completed_steps = 0
+
+
+def test_a_run_that_had_finished_when_its_worker_died_is_not_run_again(sqlite_store: Store) -> None:
+    """The worker stored run_finished and died before the queue heard of it: the worker that
+    recovers the run finds it finished, sets its status, and adds nothing to its stream."""
+    from devops_agent.agent.session import SessionService
+
+    session = sqlite_store.create_session(title="t", mode="ask", model=None)
+    sqlite_store.create_run(session.id, "run1", owner="w1")
+    ids = {"session_id": session.id, "run_id": "run1"}
+    first = EventRecorder(session.id, "run1", Journal(sqlite_store))
+    first.emit(RunStarted(**ids, prompt="p", mode="ask", path="runbook"))
+    first.emit(RunFinished(**ids, status="completed", output="all done"))
+    first.journal.close()
+    service = SessionService(Settings(), sqlite_store)
+    request = RunRequest(session_id=session.id, run_id="run1", prompt="p", mode="ask", path="runbooks")
+    final = asyncio.run(service.execute(request, _Takeover()))  # type: ignore[arg-type]
+    assert final is not None
+    assert final.output == "all done"
+    assert [r.type for r in sqlite_store.run_events("run1")] == ["run_started", "run_finished"]
+    run = sqlite_store.get_run("run1")
+    assert (run.status, run.owner) == ("completed", "w2")

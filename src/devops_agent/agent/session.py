@@ -210,7 +210,15 @@ class SessionService:
             # stalled and was declared dead) can write nothing more to the run (the journal's fence).
             await asyncio.to_thread(self.store.claim_run, request.run_id, durability.worker)
         stored = await asyncio.to_thread(self.store.run_events, request.run_id)
-        if durability is not None and stored:
+        events = [event_from_json(r.payload) for r in stored] if durability is not None else []
+        done = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+        if done is not None:
+            # Its worker died after the run had finished and before the queue heard of it: nothing
+            # is left to do but what that worker's last write would have done.
+            await asyncio.to_thread(self.store.update_session, session.id, status=done.status)
+            await asyncio.to_thread(self.store.update_run, request.run_id, status=done.status)
+            return done
+        if stored and durability is not None:
             await asyncio.to_thread(self.store.forget_run_messages, request.run_id)
         runner = self._router(session, request.approvals).choose(
             request.prompt, request.inputs, request.approvals
@@ -218,8 +226,7 @@ class SessionService:
         handle, body = self._prepare(request, session, runner, durability)
         recorder = handle.recorder
         assert recorder is not None
-        if stored and durability is not None:
-            events = [event_from_json(r.payload) for r in stored]
+        if events and durability is not None:
             recorder.resume(events, worker=durability.worker, completed_steps=durability.completed_steps)
         if self.store.cancel_requested([request.run_id]):  # cancelled while it waited in the queue
             body.close()
