@@ -159,3 +159,25 @@ def test_a_run_that_had_finished_when_its_worker_died_is_not_run_again(sqlite_st
     assert [r.type for r in sqlite_store.run_events("run1")] == ["run_started", "run_finished"]
     run = sqlite_store.get_run("run1")
     assert (run.status, run.owner) == ("completed", "w2")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (["worker"], {}, "the run queue is off: runs execute in the process that starts them"),
+        (["queue", "list"], {}, "the run queue is off"),
+        (["queue", "list"], {"DEVOPS_AGENT_WORKERS__EXECUTION": "queue"}, "needs the store on PostgreSQL"),
+        (["worker"], {"DEVOPS_AGENT_WORKERS__EXECUTION": "queue"}, "needs the store on PostgreSQL"),
+    ],
+)
+def test_the_queue_commands_say_what_is_missing(args: list[str], env: dict[str, str], says: str) -> None:
+    from typer.testing import CliRunner
+
+    from devops_agent.cli.app import app
+
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert says in lines[0]
+    assert "Traceback" not in result.stderr

@@ -40,9 +40,11 @@ def worker(
 ) -> None:
     """Take investigations from the queue and carry them out (runs until SIGTERM)."""
     _require_queue(ctx)
+    from devops_agent.workers.app import system_url
     from devops_agent.workers.worker import WorkerOptions, run_worker
 
     app = state(ctx)
+    system_url(app.settings)  # a store that is not PostgreSQL fails here, before anything starts
     options = WorkerOptions(worker_id=worker_id, schedules=not no_schedules, drain_s=drain_s)
 
     async def main() -> None:

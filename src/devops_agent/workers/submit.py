@@ -56,9 +56,10 @@ class QueueExecutor:
         if self._client is None:
             from dbos import DBOSClient
 
+            url = system_url(self.settings)  # not PostgreSQL: a configuration error of its own
             try:
                 self._client = DBOSClient(
-                    system_database_url=system_url(self.settings),
+                    system_database_url=url,
                     dbos_system_schema=self.settings.workers.dbos_schema,
                 )
             except Exception as exc:
