@@ -115,6 +115,7 @@ class Cluster:
         assert self.config is not None
         env = {k: v for k, v in os.environ.items() if not k.startswith("DEVOPS_AGENT_")}
         env["DEVOPS_AGENT_CONFIG"] = str(self.config)
+        env["DEVOPS_AGENT_ALLOW_MODEL_REQUESTS"] = "0"  # workers may use the scripted model only
         env["DEVOPS_AGENT_HOME"] = str(self.tmp / "home")
         return env
 
