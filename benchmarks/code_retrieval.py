@@ -39,8 +39,23 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 from devops_agent.knowledge.index import Hit, KnowledgeIndex
-from devops_agent.knowledge.search import files_of, hybrid_search, is_test_file, rank_files, search_files
+from devops_agent.knowledge.search import (
+    FILE_CHANNELS,
+    HYBRID_K,
+    file_channels,
+    file_weights,
+    files_of,
+    fuse_files,
+    hybrid_search,
+    is_test_file,
+    rank_files,
+    search_files,
+)
+from retrieval_cv import cross_validate, tune
+from retrieval_cv import ranks as fused_ranks
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("DEVOPS_AGENT_BENCH_CACHE", Path.home() / ".cache" / "devops-agent-bench"))
@@ -225,7 +240,14 @@ def _rank(ranking: list[str], gold: list[str]) -> int | None:
     return None
 
 
-def run_benchmark(data: Path, limit: int | None, use_dense: bool, include_tests: bool) -> dict[str, Any]:
+def run_benchmark(
+    data: Path,
+    limit: int | None,
+    use_dense: bool,
+    include_tests: bool,
+    folds: int = 5,
+    dump: Path | None = None,
+) -> dict[str, Any]:
     cases = [json.loads(line) for line in (data / "dev.jsonl").read_text().splitlines() if line.strip()]
     cases = cases[:limit] if limit else cases
     embedder = None
@@ -240,6 +262,7 @@ def run_benchmark(data: Path, limit: int | None, use_dense: bool, include_tests:
     has_gold: list[bool] = []
     renamed: list[int | None] = []  # hybrid ranks, a renamed gold file's predecessor counting as gold
     opened: dict[tuple[str, str], KnowledgeIndex] = {}
+    kept_channels: list[tuple[dict[str, list[str]], str, list[str]]] = []
     timing = {"index_s": 0.0, "embed_s": 0.0, "query_s": 0.0, "embedded": 0}
     for n, case in enumerate(cases, start=1):
         name, version = release_for(case["repo"], case["instance_id"])
@@ -267,7 +290,10 @@ def run_benchmark(data: Path, limit: int | None, use_dense: bool, include_tests:
         lex = file_ranking_paths(rank_files(idx.lexical(query, CANDIDATES)), include_tests)
         dense = file_ranking(idx.dense(embedder, query, CANDIDATES), include_tests) if embedder else []
         keep = lambda p: ranked(p, include_tests)  # noqa: E731
-        hybrid = search_files(idx, query, limit=100_000, embedder=embedder, keep=keep)
+        channels = file_channels(idx, query, embedder, keep)
+        hybrid = fuse_files(channels, query)  # what search_files returns, all files
+        # kept for the cross-validation of the fusion weights (ranks past 100 barely move RRF)
+        kept_channels.append(({c: r[:KEPT] for c, r in channels.items()}, query, gold))
         timing["query_s"] += time.perf_counter() - t0
         for key, ranking in (("bm25", lex), ("dense", dense), ("hybrid", hybrid)):
             ranks[key].append(_rank(ranking, gold))
@@ -298,9 +324,46 @@ def run_benchmark(data: Path, limit: int | None, use_dense: bool, include_tests:
     for case, r in zip(cases, ranks["hybrid"], strict=True):
         by_repo.setdefault(case["repo"].split("/")[1], []).append(r)
     out["per_repo"] = {repo: round(_metrics(r)["recall_at_5"], 2) for repo, r in sorted(by_repo.items())}
+    out["fusion"] = fusion_figures(kept_channels, ranks["bm25"], folds, embedder is not None)
+    if dump is not None:  # the channels of every case, to study other fusions without re-running
+        dump.write_text(json.dumps([{"channels": c, "query": q, "gold": g} for c, q, g in kept_channels]))
     out.update({k: round(v, 2) for k, v in timing.items()})
     out["dense_model"] = embedder.name if embedder else None
     return out
+
+
+KEPT = 100  # files of each channel kept per case for the fusion's cross-validation
+
+
+def fusion_figures(
+    cases: list[tuple[dict[str, list[str]], str, list[str]]], bm25: list[int | None], folds: int, dense: bool
+) -> dict[str, Any]:
+    """The shipped fusion weights, weights tuned on all cases, and ``folds``-fold cross-validation
+    (tuned on the other folds, scored on each), each with the cases where BM25 has the gold file
+    first and the hybrid does not (``below_bm25_at_1``) and where the reverse holds."""
+    channels = [c for c in FILE_CHANNELS if dense or c != "dense"]
+    shipped = file_weights()
+    weights, k, _ = tune(cases, shipped, HYBRID_K, channels)
+    cv, chosen = cross_validate(cases, shipped, HYBRID_K, folds, channels)
+    out: dict[str, Any] = {"folds": folds, "bm25": _rounded(_metrics(bm25))}
+    for name, found in (
+        ("shipped", fused_ranks(cases, shipped, HYBRID_K)),
+        ("tuned_all", fused_ranks(cases, weights, k)),
+        ("cross_validated", cv),
+    ):
+        out[name] = {
+            **_rounded(_metrics(found)),
+            "below_bm25_at_1": sum(1 for a, b in zip(bm25, found, strict=True) if a == 1 and b != 1),
+            "above_bm25_at_1": sum(1 for a, b in zip(bm25, found, strict=True) if b == 1 and a != 1),
+        }
+    out["shipped"]["weights"] = {c: shipped[c] for c in channels} | {"k": HYBRID_K}
+    out["tuned_all"]["weights"] = {c: weights[c] for c in channels} | {"k": k}
+    out["cross_validated"]["folds_chosen"] = chosen
+    return out
+
+
+def _rounded(metrics: dict[str, float]) -> dict[str, float]:
+    return {key: round(value, 4) for key, value in metrics.items()}
 
 
 def run_throughput(root: Path, queries: int) -> dict[str, Any]:
@@ -376,12 +439,27 @@ def main() -> None:
         "--root", type=Path, default=Path(sys.prefix) / "lib" / "python3.11" / "site-packages"
     )
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds over the cases")
+    parser.add_argument("--dump", type=Path, help="write each case's channel rankings to this JSON file")
     args = parser.parse_args()
     if args.throughput:
         print(json.dumps(run_throughput(args.root, args.queries)))
         return
     data = args.data if (args.data / "dev.jsonl").exists() else args.data / "swebench_lite_localization"
-    print(json.dumps(run_benchmark(data, args.limit, not args.no_dense, args.include_tests)))
+    out = run_benchmark(data, args.limit, not args.no_dense, args.include_tests, args.folds, args.dump)
+    fusion = out["fusion"]
+    for name in ("bm25", "shipped", "tuned_all", "cross_validated"):
+        m = fusion[name]
+        extra = (
+            f" below BM25 at rank 1: {m['below_bm25_at_1']}, above: {m['above_bm25_at_1']}"
+            if name != "bm25"
+            else ""
+        )
+        print(
+            f"file ranking {name:<16} R@1={m['recall_at_1']:.3f} R@5={m['recall_at_5']:.3f} "
+            f"MRR={m['mrr']:.3f}{extra}"
+        )
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

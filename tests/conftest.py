@@ -27,6 +27,7 @@ pytest_plugins = [
     "fixtures_sandbox",
     "fixtures_mcp",
     "fixtures_workers",
+    "fixtures_reasoning",
 ]
 
 # Subprocesses (CLI tests) inherit this: resolve_model then blocks real model requests too.

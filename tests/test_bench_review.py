@@ -143,6 +143,24 @@ def test_nab_takes_the_benchmark_data_folder_and_prints_its_json_last(tmp_path: 
     assert {"standard", "reward_low_fp", "reward_low_fn", "windows_detected", "validation"} <= set(result)
 
 
+def test_nab_two_fold_cross_validation_is_the_halves_hold_out(tmp_path: Path) -> None:
+    """--folds 2 chooses configuration and threshold on one half of the files and scores the
+    other, as the hold-out by halves does: the two figures must agree."""
+    folder = _nab(tmp_path / "nab")
+    start = datetime(2026, 1, 1)
+    rows = [f"{start + timedelta(minutes=5 * i)},{60 if 100 <= i < 104 else 10 + i % 5}" for i in range(300)]
+    (folder / "data" / "toy" / "b.csv").write_text("timestamp,value\n" + "\n".join(rows) + "\n")
+    labels = json.loads((folder / "labels" / "combined_windows.json").read_text())
+    labels["toy/b.csv"] = [[str(start + timedelta(minutes=5 * 95)), str(start + timedelta(minutes=5 * 110))]]
+    (folder / "labels" / "combined_windows.json").write_text(json.dumps(labels))
+    proc = _script("nab", "--data", str(tmp_path), "--jobs", "1", "--folds", "2")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["cross_validated"]["folds"] == 2
+    for profile in ("standard", "reward_low_fp", "reward_low_fn"):
+        assert result["cross_validated"][profile] == result["holdout"][profile]
+
+
 @pytest.mark.parametrize("layout", ["missing", "empty"])
 def test_nab_without_its_data_says_what_is_missing(tmp_path: Path, layout: str) -> None:
     data = tmp_path / "nab"

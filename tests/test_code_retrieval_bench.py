@@ -82,3 +82,31 @@ def test_recall_counts_every_case_and_mrr_rewards_rank() -> None:
     assert m == {"recall_at_1": 0.25, "recall_at_5": 0.5, "mrr": pytest.approx((1 + 1 / 3 + 1 / 6) / 4)}
     assert bench._rank(["a.py", "b.py", "c.py"], ["x.py", "c.py"]) == 3
     assert bench._rank(["a.py"], ["x.py"]) is None
+
+
+def test_fusion_weights_are_tuned_and_cross_validated_on_cases_they_did_not_see() -> None:
+    """retrieval_cv: coordinate ascent finds the channel that ranks the gold file first, and each
+    fold is scored with weights chosen on the other folds only."""
+    cv = load("retrieval_cv")
+    # chunk BM25 puts a neighbour first and the gold file second; the symbol channel names the gold
+    # file alone. At equal weights the neighbour's two votes win; more weight on symbols fixes it.
+    cases = [
+        (
+            {"chunk_bm25": [f"n{i}.py", f"g{i}.py"], "file_bm25": [f"n{i}.py"], "symbols": [f"g{i}.py"]},
+            "query",
+            [f"g{i}.py"],
+        )
+        for i in range(10)
+    ]
+    start = {"chunk_bm25": 1.0, "file_bm25": 1.0, "symbols": 1.0}
+    channels = ["chunk_bm25", "file_bm25", "symbols"]
+    assert cv.ranks(cases, start, 10) == [2] * 10
+    weights, k, score = cv.tune(cases, start, 10, channels)
+    assert cv.ranks(cases, weights, k) == [1] * 10
+    assert score > cv.objective([2] * 10)
+    found, chosen = cv.cross_validate(cases, start, 10, 5, channels)
+    assert found == [1] * 10
+    assert [c["fold"] for c in chosen] == list(range(5))
+    # a case no fold's weights can fix stays a miss: CV does not see the answer
+    stuck = [*cases, ({"chunk_bm25": ["x.py"], "symbols": ["y.py"]}, "query", ["z.py"])]
+    assert cv.cross_validate(stuck, start, 10, 5, channels)[0][-1] is None

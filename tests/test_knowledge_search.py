@@ -221,6 +221,25 @@ def test_search_files_ranks_the_defining_file_first(tmp_path: Path) -> None:
         assert hybrid_search(idx, query, 3)[0].chunk.path == "net/policy.py"
 
 
+def test_file_channels_fuse_with_the_weights_given(tmp_path: Path) -> None:
+    """search_files is the fusion of its channels at the shipped weights; a benchmark can re-fuse
+    the same channels at other weights (cross-validation) without re-running retrieval."""
+    from devops_agent.knowledge.search import file_channels, file_weights, fuse_files, search_files
+
+    _tree(tmp_path / "src")
+    query = "RetryPolicy retries too fast\nthe backoff delay between request attempts of RetryPolicy is wrong"
+    with KnowledgeIndex(tmp_path / "i.sqlite") as idx:
+        idx.update(tmp_path / "src")
+        channels = file_channels(idx, query)
+        assert channels["symbols"] == ["net/policy.py"]
+        assert channels["dense"] == []
+        assert fuse_files(channels, query)[:10] == search_files(idx, query)
+        # the symbol channel is what lifts the defining file: weight 0 leaves it out
+        bm25_only = fuse_files(channels, query, {**file_weights(), "symbols": 0.0})
+        assert bm25_only[0] != "net/policy.py"
+        assert fuse_files(channels, query, {"chunk_bm25": 1.0}) == channels["chunk_bm25"]
+
+
 def test_file_lexical_scores_whole_files(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     # Each word in its own function: no single chunk holds both, the file does.

@@ -300,6 +300,11 @@ def test_output_has_no_stray_entities_on_realistic_log(anon: Anonymizer) -> None
         ("Hello, this is Dr. Kyle Kuefer. Who are you?", [("TITLE", "Dr."), ("PERSON", "Kyle Kuefer")]),
         ("my name is Sara Schwarz and yours?", [("PERSON", "Sara Schwarz")]),
         ("Date: 1978-04-13\nName: Toshimi Arata\n", [("PERSON", "Toshimi Arata")]),
+        # after a naming cue a name may be written in lower case; the name ends at a function word
+        (
+            "My name is borna but everyone calls me borna jerković. Her maiden name is nyberg",
+            [("PERSON", "borna"), ("PERSON", "borna jerković"), ("PERSON", "nyberg")],
+        ),
     ],
 )
 def test_prose_entities(anon: Anonymizer, text: str, expected: list[tuple[str, str]]) -> None:
@@ -317,6 +322,7 @@ def test_prose_entities(anon: Anonymizer, text: str, expected: list[tuple[str, s
         # timestamps are not dates of birth
         "2026-03-12T10:11:12Z build born-again-1 started 12/03/2024 10:11",
         "Name: nginx-deployment-66b6c48dd5\nName: Kubernetes Dashboard\nmy name is not important",
+        "my name is the admin user; they call me on duty; user name is root",
     ],
 )
 def test_prose_entities_leave_log_vocabulary_alone(anon: Anonymizer, text: str) -> None:

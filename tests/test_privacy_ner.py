@@ -252,9 +252,33 @@ def test_lines_differing_in_ids_share_one_model_pass(ner: NerRecognizer) -> None
     text = "\n".join(
         f"2026-03-{d} pod api-{d} restarted by Alice Johnson (job {d * 7919 + 100000})" for d in range(11, 31)
     )
-    found = rec.find(text)
-    assert [text[c.start : c.end] for c in found] == ["Alice Johnson"] * 20
+    rec.find(text)
     assert len(rec._cache) == 1  # ids blanked to zeros of the same length: one model pass
+
+
+def test_log_template_constants_are_not_names_but_its_values_are(ner: NerRecognizer) -> None:
+    """Machine text is not prose: a capitalised event word that every line of a log template
+    repeats is vocabulary, while the names that vary between the lines are still found."""
+    rec = NerRecognizer(ner.model)
+    event = "\n".join(
+        f"- 11{d}231520 RAS DISCOVERY INFO Ido chip status changed: FF:F2:9F:16:E2:{d} ip=10.0.0.{d} status=M"
+        for d in range(10, 30)
+    )
+    assert rec.find(event) == []
+    # the same model on one such line alone (no template to learn from) still reads a name in it
+    assert [c.type for c in rec.find(event.splitlines()[0])] == ["PERSON"]
+    people = ["Szabina Kovács", "Ubul Halász", "Siiri Tamm", "Zoltán Varga", "Elif Yıldız", "Mette Dahl"]
+    logins = "\n".join(
+        f"2026-03-{d} web-{d} session opened for {people[d % 6]} from 10.0.0.{d}" for d in range(11, 29)
+    )
+    found = {logins[c.start : c.end] for c in rec.find(logins)}  # the model types some ORG or LOCATION
+    assert found == set(people)
+    # pattern path: a name that every line of a template repeats is still masked by the first-name rule
+    repeated = "\n".join(
+        f"2026-03-{d} pod api-{d} restarted by Alice Johnson (job {d})" for d in range(11, 31)
+    )
+    anon = Anonymizer(KEY, "s", ner=rec)
+    assert {e.original for e in anon.anonymize(repeated).entities if e.type == "PERSON"} == {"Alice Johnson"}
 
 
 def test_entities_setting_limits_types(ner: NerRecognizer) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelRequest, ToolCallPart, UserPromptPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.function import AgentInfo
 
 from devops_agent.agent.approvals import ApprovalDecision
 from devops_agent.agent.durability import RunRequest
@@ -87,7 +89,15 @@ def test_scripted_arguments_may_use_the_prompt() -> None:
         )
     )
     messages = [ModelRequest(parts=[UserPromptPart("job7")])]
-    (part,) = model._respond(messages, None).parts  # type: ignore[arg-type]
+    info = AgentInfo(
+        function_tools=[],
+        allow_text_output=True,
+        output_tools=[],
+        model_settings=None,
+        model_request_parameters=ModelRequestParameters(),
+        instructions=None,
+    )
+    (part,) = model._respond(messages, info).parts
     assert isinstance(part, ToolCallPart)
     assert part.args == {"job": "job7-a", "n": 1}
 

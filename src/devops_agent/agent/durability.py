@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from pydantic_ai.capabilities import AbstractCapability
 
 from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.reasoning.plan import PlanDecision
 from devops_agent.events import RunEvent
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.toolsets.checkpoint import ToolCheckpoint
@@ -40,6 +41,8 @@ class RunRequest:
     mode: Mode
     inputs: dict[str, Any] = field(default_factory=dict)
     approvals: dict[str, ApprovalDecision] | None = None
+    plan: PlanDecision | None = None
+    """A person's decision on the plan the session waits for (``answer_plan``)."""
     path: str = ""
     """The runner the enqueuing process chose (``model``, ``runbooks``, ``triage``)."""
     parent_run_id: str | None = None
@@ -56,6 +59,8 @@ class RunRequest:
         approvals = data.get("approvals")
         if approvals is not None:
             data["approvals"] = {k: ApprovalDecision(**v) for k, v in approvals.items()}
+        if data.get("plan") is not None:
+            data["plan"] = PlanDecision(**data["plan"])
         return cls(**data)
 
 

@@ -52,6 +52,12 @@ MIN_MODULE_IDF = 1.0
 # pair had the best MRR); see docs/knowledge.md.
 TESTED_TOP = 5
 TESTED_WEIGHT = 0.75
+# search_files: the weights of the other file channels (see file_weights).
+CHUNK_BM25_WEIGHT = 1.0
+FILE_BM25_WEIGHT = 1.0
+NAMED_WEIGHT = 1.0
+SYMBOLS_WEIGHT = 1.0
+TITLE_WEIGHT = 1.0
 # Test files rank at this fraction of their fused score unless the query talks about tests: a
 # question about behaviour is answered by the code, and a test that exercises the same names would
 # otherwise crowd it out. On the SWE-bench DEV benchmark with test files kept in the rankings
@@ -232,24 +238,35 @@ def _finish(hits: Sequence[Hit], limit: int) -> list[Hit]:
     return result
 
 
-def search_files(
+# The channels of search_files, in the order they are fused (a tie keeps the first-seen order).
+FILE_CHANNELS = ("chunk_bm25", "file_bm25", "named", "symbols", "title", "tested", "dense")
+
+
+def file_weights() -> dict[str, float]:
+    """The weight of each of ``FILE_CHANNELS`` in :func:`search_files` (read at call time, so a
+    caller or a test may change one module constant)."""
+    return {
+        "chunk_bm25": CHUNK_BM25_WEIGHT,
+        "file_bm25": FILE_BM25_WEIGHT,
+        "named": NAMED_WEIGHT,
+        "symbols": SYMBOLS_WEIGHT,
+        "title": TITLE_WEIGHT,
+        "tested": TESTED_WEIGHT,
+        "dense": DENSE_WEIGHT,
+    }
+
+
+def file_channels(
     index: KnowledgeIndex,
     query: str,
-    limit: int = 10,
     embedder: Any = None,
     keep: Callable[[str], bool] | None = None,
-) -> list[str]:
-    """Files for ``query``, best first: every channel's file ranking fused by RRF (k = ``HYBRID_K``).
+) -> dict[str, list[str]]:
+    """Each channel's file ranking for ``query`` (best first), before fusion; see :func:`search_files`.
 
-    Channels, equal weight unless noted: chunk BM25 rolled up by :func:`rank_files`; BM25 over
-    whole files; :func:`mentioned_files`; files defining the code names the query mentions;
-    :func:`title_modules`; :func:`tested_files` of the whole-file ranking (``TESTED_WEIGHT``);
-    dense (``DENSE_WEIGHT``, when an embedder is given). ``keep`` filters
-    each channel's ranking before fusion (e.g. only ``.py`` files), so a dropped file does not
-    take a rank. Test files' fused scores are scaled by :func:`demotion_for_tests`. On the SWE-bench
-    DEV benchmark (benchmarks/code_retrieval.py) the file-BM25 and symbol channels each added about
-    0.03 to 0.05 file Recall@5, and the title's modules 0.02 (0.824 to 0.843; 0.818 to 0.844 on the
-    half not tuned on); leaving any one channel out lowers Recall@5 or MRR there.
+    ``keep`` filters each ranking, so a dropped file does not take a rank. ``dense`` is empty
+    without an embedder. Kept apart from the fusion so that a benchmark can compute the channels
+    once and score many weightings (cross-validating the weights) without re-running retrieval.
     """
 
     def kept(paths: Iterable[str]) -> list[str]:
@@ -263,21 +280,56 @@ def search_files(
         modules = _MODULES[file_bm25] = module_map(code_paths)
     # deduplicated before TESTED_TOP is taken: two roots' copies of a file are one of the five
     whole_files = list(dict.fromkeys(p for p, _ in index.file_lexical(query, FILE_CANDIDATES)))
-    rankings = [
-        kept(rank_files(index.lexical(query, FILE_CANDIDATES))),
-        kept(whole_files),
-        kept(mentioned_files(query, index.paths()) if names_a_file(query) else []),
-        kept(index.symbols().rank_files(query)),
-        kept(title_modules(query, modules, file_bm25.idf)),
-        kept(tested_files(whole_files[:TESTED_TOP], modules)),
-    ]
-    weights = [1.0, 1.0, 1.0, 1.0, 1.0, TESTED_WEIGHT]
-    if embedder is not None:
-        rankings.append(kept(files_of([h.chunk.path for h in index.dense(embedder, query, FILE_CANDIDATES)])))
-        weights.append(DENSE_WEIGHT)
+    dense = index.dense(embedder, query, FILE_CANDIDATES) if embedder is not None else []
+    return {
+        "chunk_bm25": kept(rank_files(index.lexical(query, FILE_CANDIDATES))),
+        "file_bm25": kept(whole_files),
+        "named": kept(mentioned_files(query, index.paths()) if names_a_file(query) else []),
+        "symbols": kept(index.symbols().rank_files(query)),
+        "title": kept(title_modules(query, modules, file_bm25.idf)),
+        "tested": kept(tested_files(whole_files[:TESTED_TOP], modules)),
+        "dense": kept(files_of([h.chunk.path for h in dense])),
+    }
+
+
+def fuse_files(
+    channels: Mapping[str, Sequence[str]],
+    query: str,
+    weights: Mapping[str, float] | None = None,
+    k: int | None = None,
+) -> list[str]:
+    """All files of ``channels`` (:func:`file_channels`) best first: RRF at ``k`` (default
+    ``HYBRID_K``) with ``weights`` (default :func:`file_weights`), test files scaled by
+    :func:`demotion_for_tests`. A channel with weight 0 or missing from ``weights`` is left out."""
+    weights = file_weights() if weights is None else weights
+    names = [c for c in FILE_CHANNELS if channels.get(c) and weights.get(c, 0.0) > 0]
+    fused = rrf_scores(
+        [channels[c] for c in names], k=HYBRID_K if k is None else k, weights=[weights[c] for c in names]
+    )
     demote = demotion_for_tests(query)
-    score = {p: v * demotion(p, demote) for p, v in rrf_scores(rankings, k=HYBRID_K, weights=weights).items()}
-    return sorted(score, key=lambda p: -score[p])[:limit]
+    score = {p: v * demotion(p, demote) for p, v in fused.items()}
+    return sorted(score, key=lambda p: -score[p])
+
+
+def search_files(
+    index: KnowledgeIndex,
+    query: str,
+    limit: int = 10,
+    embedder: Any = None,
+    keep: Callable[[str], bool] | None = None,
+) -> list[str]:
+    """Files for ``query``, best first: every channel's file ranking fused by RRF (k = ``HYBRID_K``).
+
+    Channels (:func:`file_channels`, weights :func:`file_weights`): chunk BM25 rolled up by
+    :func:`rank_files`; BM25 over whole files; :func:`mentioned_files`; files defining the code
+    names the query mentions; :func:`title_modules`; :func:`tested_files` of the whole-file
+    ranking; dense (when an embedder is given). ``keep`` filters each channel's ranking before
+    fusion (e.g. only ``.py`` files), so a dropped file does not take a rank. Test files' fused
+    scores are scaled by :func:`demotion_for_tests`. The weights and ``HYBRID_K`` are chosen by
+    cross-validation on the SWE-bench DEV benchmark (benchmarks/code_retrieval.py: tuned on four
+    fifths of the cases, scored on the fifth, for each fifth); see docs/benchmarks.md.
+    """
+    return fuse_files(file_channels(index, query, embedder, keep), query)[:limit]
 
 
 def is_test_file(path: str) -> bool:

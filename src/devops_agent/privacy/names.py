@@ -200,8 +200,30 @@ _CUE_RXS = (
     re.compile(r"(?m:^[ \t]*(?:Full[ ])?Name[ \t]*:[ \t]*)" + _NAMES + r"[ \t]*$"),
 )
 # Gate words for the scan (case-sensitive where capitalised); " Ms" not "Ms": "212ms" is common.
-_CUE_WORDS = ("Mr", " Ms", "Ms.", " Mx", "Dr", "Prof", " Miss", "Sir ", "Dame ", "Mme", "Mlle", "name")
+_CUE_WORDS = (
+    "Mr",
+    " Ms",
+    "Ms.",
+    " Mx",
+    "Dr",
+    "Prof",
+    " Miss",
+    "Sir ",
+    "Dame ",
+    "Mme",
+    "Mlle",
+    "name",
+    "calls me",
+)
 index_keywords(_CUE_WORDS)
+# After a naming cue a name may be written in lower case (``my name is borna``, ``her maiden name
+# is nyberg``, ``everyone calls me borna jerković``): up to three lower-case words, cut at the
+# first log or function word (``my name is not important`` names no one).
+_LOWER_CUE_RX = re.compile(
+    r"(?i:\b(?:my|his|her|their|your)[ ](?:full[ ]|first[ ]|last[ ]|maiden[ ]|sur)?name[ ](?:is|was)[ ]"
+    r"|\b(?:everyone|everybody|people|they|friends)[ ]call[s]?[ ]me[ ])"
+    rf"((?-i:[{_LOW}][{_LOW}'’-]+(?:[ ](?:[{_LOW}]\.?[ ])?[{_LOW}][{_LOW}'’-]+){{0,2}}))(?![\w@/-]|\.\w)"
+)
 
 
 # Organisations that need no model: capitalised words ending in a legal-form suffix
@@ -289,6 +311,19 @@ def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
     index = index or LineIndex(text)
     out: list[Candidate] = cue_orgs(text, index) + first_name_persons(text)
     for lo, hi in index.ranges(_CUE_WORDS):
+        m = _LOWER_CUE_RX.search(text, lo, hi)
+        while m is not None:
+            words = m.group(1).split()
+            keep = 0
+            for w in words:  # up to the first log or function word
+                if w.lower() in TECH_WORDS or len(w) < 2:
+                    break
+                keep += 1
+            end = m.start(1) + len(" ".join(words[:keep]))
+            if keep:
+                out.append(Candidate("PERSON", m.start(1), end, PATTERN_PRIORITY["PERSON"]))
+            # go on after the name kept: a second cue may follow the words cut off
+            m = _LOWER_CUE_RX.search(text, max(end, m.start(1) + 1), hi)
         for rx in _CUE_RXS:
             for m in rx.finditer(text, lo, hi):
                 words = m.group(1).split()

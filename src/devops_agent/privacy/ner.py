@@ -34,7 +34,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import re
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from devops_agent.errors import UserError
+from devops_agent.privacy.machine_text import TemplateVocabulary, blank_machine_tokens, is_machine_span
 from devops_agent.privacy.names import extend_name, name_lines, person_named, plausible
 from devops_agent.privacy.recognizers import Candidate
 
@@ -54,7 +54,6 @@ LABELS = {"PERSON": "PERSON", "ORG": "ORG", "GPE": "LOCATION", "LOC": "LOCATION"
 PRIORITY = {"PERSON": 16, "ORG": 14, "LOCATION": 12}
 # Lines longer than this are read in pieces cut at whitespace (minified JSON, stack dumps).
 MAX_CHUNK = 4_000
-_DIGIT_TOKEN_RX = re.compile(r"\S*\d\S*")
 
 
 def _trim(chunk: str, start: int, end: int) -> tuple[int, int]:
@@ -62,10 +61,6 @@ def _trim(chunk: str, start: int, end: int) -> tuple[int, int]:
     if chunk[end - 2 : end] in ("'s", "’s") and end - 2 > start:
         end -= 2
     return start, end
-
-
-def _blank_digit_tokens(line: str) -> str:
-    return _DIGIT_TOKEN_RX.sub(lambda m: "0" * len(m.group()), line)
 
 
 def _chunks(line: str) -> Iterator[tuple[int, str]]:
@@ -152,9 +147,10 @@ class NerRecognizer:
     def find(self, text: str) -> list[Candidate]:
         """Candidate spans in ``text`` (offsets in ``text``); lines without a name-like word are skipped."""
         todo: list[tuple[int, str]] = []  # (offset in text, blanked chunk)
-        for start, end in name_lines(text):
+        lines = list(name_lines(text))
+        for start, end in lines:
             for off, chunk in _chunks(text[start:end]):
-                todo.append((start + off, _blank_digit_tokens(chunk)))
+                todo.append((start + off, blank_machine_tokens(chunk)))
         if not todo:
             return []
         cache = self._cache
@@ -172,12 +168,21 @@ class NerRecognizer:
                         if label in LABELS
                     ]
         out: list[Candidate] = []
+        vocabulary: TemplateVocabulary | None = None  # mined only when the model found something
         for off, chunk in todo:
             for s, e, kind in cache[chunk]:
                 span = text[off + s : off + e]
                 if kind == "ORG" and person_named(span):
                     kind = "PERSON"  # the small model often calls a person an organisation
-                if kind in self._entities and plausible(span):
+                if (
+                    kind not in self._entities
+                    or not plausible(span)
+                    or is_machine_span(text, off + s, off + e)
+                ):
+                    continue
+                if vocabulary is None:
+                    vocabulary = TemplateVocabulary(text, lines)
+                if not vocabulary.constant(off + s, off + e):  # a log template's event words
                     out.append(Candidate(kind, off + s, off + e, PRIORITY[kind]))
         return out
 

@@ -1,7 +1,7 @@
 """Durable workers: keyed checkpoints of a run's steps, worker heartbeats, dedupe keys of queued runs.
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-28
 
 With ``execution = "queue"`` (issue 28) runs execute on worker processes that may be killed at
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0010"
-down_revision: str | None = "0009"
+revision: str = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
