@@ -4,6 +4,7 @@ a clock the test drives, once however many workers tick; an alert group sent 5 t
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -138,6 +139,16 @@ def test_an_alert_group_sent_five_times_in_a_minute_runs_once(
     try:
         ids = asyncio.run(five())
         assert len(set(ids)) == 1, ids
+        # A sixth, through the CLI (what an Alertmanager relay or a cron job would call), joins too.
+        sent = cluster.tmp / "alert.json"
+        sent.write_text(json.dumps(alert_payload()))
+        cli = cluster.cli("queue", "alert", str(sent), "--json")
+        assert cli.returncode == 0, cli.stderr[-2000:]
+        assert json.loads(cli.stdout) | {"session_id": None} == {
+            "run_id": ids[0],
+            "session_id": None,
+            "deduplicated": True,
+        }
         wait_finished(store, ids[:1], 90, cluster)
         assert run_count(cluster) == 1
         assert len(list_queue(executor, include_done=True)) == 1

@@ -178,6 +178,11 @@ def test_a_run_that_had_finished_when_its_worker_died_is_not_run_again(sqlite_st
         (["queue", "list"], {}, "the run queue is off"),
         (["queue", "list"], {"DEVOPS_AGENT_WORKERS__EXECUTION": "queue"}, "needs the store on PostgreSQL"),
         (["worker"], {"DEVOPS_AGENT_WORKERS__EXECUTION": "queue"}, "needs the store on PostgreSQL"),
+        (
+            ["queue", "alert", "/nonexistent/alert.json"],
+            {"DEVOPS_AGENT_WORKERS__EXECUTION": "queue"},
+            "cannot read",
+        ),
     ],
 )
 def test_the_queue_commands_say_what_is_missing(args: list[str], env: dict[str, str], says: str) -> None:

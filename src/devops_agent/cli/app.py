@@ -78,7 +78,9 @@ LAZY_COMMANDS = {
         'Take investigations from the durable queue (execution = "queue", PostgreSQL).',
     ),
     "queue": LazyCommand(
-        "devops_agent.cli.worker_cmd", "queue_app", "The run queue of durable workers: list, cancel, retry."
+        "devops_agent.cli.worker_cmd",
+        "queue_app",
+        "The run queue of durable workers: list, cancel, retry, alert.",
     ),
     "sessions": LazyCommand(
         "devops_agent.cli.admin", "sessions_app", "List, show and delete saved sessions."

@@ -1,4 +1,4 @@
-"""``devops-agent worker`` (take runs from the queue) and ``devops-agent queue list|cancel|retry``.
+"""``devops-agent worker`` (take runs from the queue) and ``devops-agent queue list|cancel|retry|alert``.
 
 Both need ``execution = "queue"`` with the store on PostgreSQL ([workers] in the config; see
 docs/workers.md). The worker runs until SIGTERM or Ctrl-C; a second signal stops it at once.
@@ -17,7 +17,9 @@ import typer
 from devops_agent.cli.context import err, out, state
 from devops_agent.errors import UserError
 
-queue_app = typer.Typer(help="The run queue of durable workers: list, cancel, retry.", no_args_is_help=True)
+queue_app = typer.Typer(
+    help="The run queue of durable workers: list, cancel, retry, alert.", no_args_is_help=True
+)
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 
 
@@ -118,3 +120,46 @@ def retry_cmd(ctx: typer.Context, run_id: str, json_out: JsonOpt = False) -> Non
         out.print_json(json.dumps({"run_id": new, "retry_of": run_id}))
     else:
         out.print(f"queued {new[:12]} (retry of {run_id[:12]})", markup=False)
+
+
+@queue_app.command("alert")
+def alert_cmd(
+    ctx: typer.Context,
+    payload: Annotated[str, typer.Argument(help="Alertmanager webhook payload: a JSON file, or - (stdin)")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Queue an investigation for an Alertmanager notification; a repeat of its alert group joins
+    the run already queued (or run within [workers] dedupe_window_s) instead of starting another."""
+    _require_queue(ctx)
+    import sys
+    from pathlib import Path
+
+    from devops_agent.workers.submit import QueueExecutor, queue_service, submit_alert
+
+    try:
+        text = sys.stdin.read() if payload == "-" else Path(payload).read_text()
+        data = json.loads(text)
+    except OSError as exc:
+        raise UserError(f"cannot read {payload}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{payload} is not JSON: {exc}", hint="pass the body Alertmanager POSTs") from exc
+    app = state(ctx)
+    service = queue_service(app.settings, app.store())
+    executor = service.supervisor.executor
+    try:
+        done = asyncio.run(submit_alert(service, data))
+    finally:
+        if isinstance(executor, QueueExecutor):
+            executor.close()
+    result = (
+        {"run_id": done.run_id, "session_id": done.session_id, "deduplicated": done.deduplicated}
+        if done is not None
+        else {"run_id": None, "reason": "no firing alert in the notification"}
+    )
+    if json_out:
+        out.print_json(json.dumps(result))
+    elif done is None:
+        out.print("nothing queued: no alert in it is firing")
+    else:
+        joined = " (joined the run of its alert group)" if done.deduplicated else ""
+        out.print(f"queued {done.run_id[:12]}{joined}", markup=False)
