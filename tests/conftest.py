@@ -26,6 +26,7 @@ pytest_plugins = [
     "fixtures_prometheus",
     "fixtures_sandbox",
     "fixtures_mcp",
+    "fixtures_workers",
     "fixtures_reasoning",
 ]
 

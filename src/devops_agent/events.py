@@ -203,6 +203,30 @@ class ErrorEvent(_EventBase):
     error_type: str | None = None
 
 
+class RunResumed(_EventBase):
+    """A worker took the run over after the one executing it stopped (``execution = "queue"``).
+
+    Steps that had completed are not done again; the step that was in flight is, so a tool call
+    or a model answer that had started may appear twice. ``after_seq`` is the last event stored
+    before the takeover."""
+
+    type: Literal["run_resumed"] = "run_resumed"
+    worker: str
+    after_seq: int
+    completed_steps: int = 0
+
+
+class NotificationSent(_EventBase):
+    """The run's result was sent to a sink (Slack, a webhook, e-mail, Jira), or could not be."""
+
+    type: Literal["notification"] = "notification"
+    sink: str
+    kind: str
+    ok: bool
+    attempts: int = 1
+    error: str | None = None
+
+
 class ContextCompacted(_EventBase):
     """A model request was fitted into the model's window: what was replaced, tokens before/after.
 
@@ -265,6 +289,8 @@ RunEvent = Annotated[
     | ApprovalRequested
     | ApprovalResolved
     | ErrorEvent
+    | RunResumed
+    | NotificationSent
     | ContextCompacted
     | LimitReached
     | RunFinished,

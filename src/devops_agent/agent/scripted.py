@@ -8,7 +8,9 @@ answer: the arguments of the agent's output tool, e.g. a report). Text may use `
 survived a resume), ``{results}`` (one line per tool result of this run) and ``{tool_count}``;
 arguments and outputs may name an earlier call's id as ``{call:TOOL}`` (its last call) or
 ``{call:TOOL#N}`` (its N-th), so a script can cite the calls it made, and ``{call:ROLE/TOOL}``
-the last call another agent of the run made (a synthesizer citing a specialist's call). When the
+the last call another agent of the run made (a synthesizer citing a specialist's call); a string
+argument may also use ``{prompt}`` (one script then serves many runs, each calling with its own
+values). When the
 script runs out,
 the model answers with a fixed closing text, or an empty structured answer (``{}``) when the
 agent accepts no text.
@@ -233,7 +235,9 @@ class ScriptedModel(FunctionModel):
         output = turn.output if turn is not None else None
         if output is None and turn is None and not info.allow_text_output:
             output = {}
-        calls = [(c.tool, _cite(c.args, ids)) for c in (turn.tool_calls if turn else [])]
+        calls = [
+            (c.tool, _cite(self._args(c.args, messages), ids)) for c in (turn.tool_calls if turn else [])
+        ]
         if output is not None and info.output_tools:
             calls.append((info.output_tools[0].name, _cite(output, ids)))
         parts = [
@@ -265,6 +269,11 @@ class ScriptedModel(FunctionModel):
         for key, value in values.items():
             text = text.replace("{" + key + "}", value)
         return text
+
+    def _args(self, args: dict[str, Any], messages: list[ModelMessage]) -> dict[str, Any]:
+        prompts = _prompts(messages)
+        prompt = prompts[-1] if prompts else ""
+        return {k: v.replace("{prompt}", prompt) if isinstance(v, str) else v for k, v in args.items()}
 
     def _call_id(self, messages: list[ModelMessage], i: int, req: _Request | None = None) -> str:
         if req is None or req.role is None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -33,6 +33,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision, check_answers
 from devops_agent.agent.broker import ApprovalBroker
+from devops_agent.agent.durability import Durability, Outcome, RunRequest
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.messages import load_message
 from devops_agent.agent.models import resolve_model
@@ -47,8 +48,8 @@ from devops_agent.agent.supervisor import Executor, InProcessExecutor, RunHandle
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
-from devops_agent.errors import DevOpsAgentError, UserError
-from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus
+from devops_agent.errors import DevOpsAgentError, RunFencedError, UserError
+from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus, event_from_json
 from devops_agent.knowledge.memory import CURRENT_SESSION
 from devops_agent.policies.guard import Verdict
 from devops_agent.policies.modes import Mode
@@ -194,21 +195,90 @@ class SessionService:
                 )
         answering = approvals is not None or plan is not None
         runner = self._router(session, answering).choose(prompt, inputs or {}, approvals, plan)
-        run = RunIds(
-            session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
-        )
+        run_id = uuid.uuid4().hex
         earlier = await asyncio.to_thread(self.store.list_runs, session.id) if answering else []
-        asked = {"prompt": prompt, "mode": run.mode, "inputs": dict(inputs or {})}
-        request = None if prompt is None else asked
+        request = RunRequest(
+            session_id=session.id,
+            run_id=run_id,
+            prompt=prompt,
+            mode="agent" if session.mode == "agent" else "ask",
+            inputs=dict(inputs or {}),
+            approvals=dict(approvals) if approvals is not None else None,
+            plan=plan,
+            path=runner.name,
+            parent_run_id=earlier[-1].id if earlier else None,
+            profiles=list(profiles),
+        )
+        executor = self.supervisor.executor
+        asked = {"prompt": prompt, "mode": request.mode, "inputs": dict(inputs or {})}
         await asyncio.to_thread(
             self.store.create_run,
             session.id,
-            run.run_id,
+            run_id,
             path=runner.name,
-            parent_run_id=earlier[-1].id if earlier else None,
+            parent_run_id=request.parent_run_id,
             user_id=user_id,
-            request=request,
+            request=None if prompt is None else asked,  # what resuming an interrupted run repeats
+            status="queued" if executor.remote else "running",
         )
+        if executor.remote:
+            # A worker carries the run out; readers follow it through the store (events()).
+            executor.submit(request)
+            return RunHandle(session.id, run_id, None)
+        handle, body = self._prepare(request, session, runner, None)
+        return self.supervisor.launch(handle, body)
+
+    async def execute(self, request: RunRequest, durability: Durability | None = None) -> RunFinished | None:
+        """Carry out a run another process queued (``execution = "queue"``), here and now.
+
+        With ``durability`` the run may be one a dead worker had started: its stored events are
+        resumed (``seq`` continues, events replayed from completed steps are not stored twice),
+        and the messages it stored are replaced as it replays. Returns the run's ``run_finished``.
+        """
+        self._housekeeping()
+        session = self.store.get_session(request.session_id)
+        if durability is not None:
+            # Claimed before its events are read: from now on a previous owner that still runs (it
+            # stalled and was declared dead) can write nothing more to the run (the journal's fence).
+            await asyncio.to_thread(self.store.claim_run, request.run_id, durability.worker)
+        stored = await asyncio.to_thread(self.store.run_events, request.run_id)
+        events = [event_from_json(r.payload) for r in stored] if durability is not None else []
+        done = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+        if done is not None:
+            # Its worker died after the run had finished and before the queue heard of it: nothing
+            # is left to do but what that worker's last write would have done.
+            await asyncio.to_thread(self.store.update_session, session.id, status=done.status)
+            await asyncio.to_thread(self.store.update_run, request.run_id, status=done.status)
+            return done
+        if stored and durability is not None:
+            await asyncio.to_thread(self.store.forget_run_messages, request.run_id)
+        answering = request.approvals is not None or request.plan is not None
+        runner = self._router(session, answering).choose(
+            request.prompt, request.inputs, request.approvals, request.plan
+        )
+        handle, body = self._prepare(request, session, runner, durability)
+        recorder = handle.recorder
+        assert recorder is not None
+        if events and durability is not None:
+            recorder.resume(events, worker=durability.worker, completed_steps=durability.completed_steps)
+        if self.store.cancel_requested([request.run_id]):  # cancelled while it waited in the queue
+            body.close()
+            recorder.journal.close()
+            self.store.update_run(request.run_id, status="cancelled")
+            return None
+        self.supervisor.launch(handle, body)
+        if handle.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await handle.task
+        return recorder.final
+
+    def _prepare(
+        self, request: RunRequest, session: SessionRecord, runner: Runner, durability: Durability | None
+    ) -> tuple[RunHandle, Coroutine[Any, Any, None]]:
+        """The handle and body of one run, ready to launch."""
+        profiles = tuple(request.profiles)
+        owner = (request.run_id, durability.worker) if durability is not None else None
+        run = RunIds(session.id, request.run_id, request.mode, Journal(self.store, owner=owner), profiles)
         recorder = EventRecorder(session.id, run.run_id, run.journal)
         scope = RunScope(
             settings=self.settings,
@@ -216,19 +286,20 @@ class SessionService:
             session=session,
             run_id=run.run_id,
             mode=run.mode,
-            prompt=prompt,
-            inputs=dict(inputs or {}),
-            answers=approvals,
+            prompt=request.prompt,
+            inputs=dict(request.inputs),
+            answers=request.approvals,
             journal=run.journal,
             toolbox=self.toolbox,
             broker=ApprovalBroker(self.store, recorder.emit, self.toolbox.audit_writer(run)),
             emit=recorder.emit,
             privacy=self.privacy,
-            plan_decision=plan,
-            profiles=tuple(profiles),
+            durability=durability,
+            plan_decision=request.plan,
+            profiles=profiles,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
-        return self.supervisor.launch(handle, self._execute(handle, scope, runner))
+        return handle, self._execute(handle, scope, runner)
 
     def events(self, run_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
         """Every event of ``run_id`` after ``after_seq``, then each new one, until ``run_finished``."""
@@ -406,6 +477,14 @@ class SessionService:
             scope.emit(
                 ErrorEvent(**scope.ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
             )
+        if scope.durability is not None:
+            try:
+                await scope.durability.finishing(Outcome(status, output, report), scope.emit)
+            except Exception as exc:  # a notification must never change how the run ended
+                log.exception("finishing_failed", **scope.ids)
+                scope.emit(
+                    ErrorEvent(**scope.ids, message=f"after the run: {exc}", error_type=type(exc).__name__)
+                )
         # Shielded: a cancel arriving while the run is being saved must not leave it unfinished.
         finishing = asyncio.ensure_future(self._finish_async(handle, scope, status, output, report))
         _FINISHING.add(finishing)
@@ -421,14 +500,19 @@ class SessionService:
         report: dict[str, Any] | None,
     ) -> None:
         """:meth:`_finish` with the store's work in a thread (the event loop serves other runs)."""
-        failure = await asyncio.to_thread(_flush, scope)
+        try:
+            failure = await asyncio.to_thread(_flush, scope)
+        except RunFencedError:
+            _fenced(scope)
+            return
         if failure is not None:
             scope.emit(failure)
         await asyncio.to_thread(self.store.update_session, scope.session.id, status=status)
         # From here without an await: a reader that got run_finished may end the loop at once
         # (the CLI does), and the event must be stored and the run's row final by then.
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
-        _close(scope)
+        if not _close(scope):
+            return  # taken over while it finished: its status is the new owner's to set
         _save_usage(self.store, handle.run_id, scope)
         self.store.update_run(handle.run_id, status=status)
 
@@ -444,12 +528,17 @@ class SessionService:
         reader in another process that sees it finished finds its ``run_finished`` event stored.
         (The path of a cancelled run, which must not wait on anything; others use
         :meth:`_finish_async`.)"""
-        failure = _flush(scope)
+        try:
+            failure = _flush(scope)
+        except RunFencedError:
+            _fenced(scope)
+            return
         if failure is not None:
             scope.emit(failure)
         self.store.update_session(scope.session.id, status=status)
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
-        _close(scope)
+        if not _close(scope):
+            return
         _save_usage(self.store, handle.run_id, scope)
         self.store.update_run(handle.run_id, status=status)
 
@@ -462,6 +551,8 @@ def _flush(scope: RunScope) -> ErrorEvent | None:
     """Commit what the run wrote; the error event to emit when that failed."""
     try:
         scope.journal.flush()
+    except RunFencedError:
+        raise  # the caller leaves the run to the worker that took it over
     except Exception as exc:
         log.error("run_not_saved", **scope.ids, error=repr(exc))
         hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
@@ -471,11 +562,24 @@ def _flush(scope: RunScope) -> ErrorEvent | None:
     return None
 
 
-def _close(scope: RunScope) -> None:
+def _close(scope: RunScope) -> bool:
+    """Close the run's journal; False when another worker took the run over (it owns it now)."""
     try:
         scope.journal.close()
+    except RunFencedError:
+        log.warning("run_fenced", **scope.ids)
+        return False
     except Exception as exc:
         log.error("run_not_saved", **scope.ids, error=repr(exc))
+    return True
+
+
+def _fenced(scope: RunScope) -> None:
+    # Another worker took this run over while this one stalled: the run, its events and its
+    # status are that worker's now; this one leaves them alone.
+    log.warning("run_fenced", **scope.ids)
+    with contextlib.suppress(Exception):
+        scope.journal.close()
 
 
 def _save_usage(store: Store, run_id: str, scope: RunScope) -> None:

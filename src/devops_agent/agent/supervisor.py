@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from devops_agent.agent.durability import RunRequest
 from devops_agent.agent.recorder import EventRecorder
 from devops_agent.events import RunEvent, RunFinished, RunStatus, ToolCall, ToolResultEvent, event_from_json
 from devops_agent.store import Store
@@ -31,13 +32,26 @@ log = structlog.get_logger(__name__)
 
 
 class Executor(Protocol):
-    """Runs a run's body somewhere; returns the task when it runs in this process."""
+    """Runs a run's body somewhere; returns the task when it runs in this process.
+
+    A *remote* executor (``remote = True``: durable workers) never runs a body here: the session
+    service hands it the :class:`~devops_agent.agent.durability.RunRequest` (``submit``) and a
+    worker carries the run out; readers follow it through the store."""
+
+    remote: bool
 
     def launch(self, run_id: str, body: Coroutine[Any, Any, None]) -> asyncio.Task[None]: ...
+
+    def submit(self, request: RunRequest) -> None: ...
 
 
 class InProcessExecutor:
     """Each run is an asyncio task of this process's event loop."""
+
+    remote = False
+
+    def submit(self, request: RunRequest) -> None:
+        raise NotImplementedError("an in-process executor launches run bodies; it takes no requests")
 
     def launch(self, run_id: str, body: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return asyncio.create_task(body, name=f"run-{run_id}")
@@ -49,13 +63,16 @@ class RunHandle:
 
     session_id: str
     run_id: str
-    recorder: EventRecorder
+    recorder: EventRecorder | None
+    """``None`` for a run that executes elsewhere (queued for a worker)."""
     task: asyncio.Task[None] | None = None
     stop_status: RunStatus = "cancelled"
     """The status a cancelled task finishes with: ``interrupted`` when a shutdown stopped it."""
 
     def tools_in_flight(self) -> int:
         """Tool calls the run started and has not had a result for (0: at a step boundary)."""
+        if self.recorder is None:  # executes elsewhere: its worker keeps its own boundaries
+            return 0
         open_calls: set[str] = set()
         for event in self.recorder.history:
             if isinstance(event, ToolCall):
@@ -124,7 +141,7 @@ class RunSupervisor:
     async def events(self, run_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
         """Every event of ``run_id`` after ``after_seq``, exactly once and in order, until it ends."""
         handle = self._runs.get(run_id)
-        if handle is not None:
+        if handle is not None and handle.recorder is not None:
             async for event in handle.recorder.attach(after_seq):
                 yield event
             return
@@ -167,7 +184,7 @@ class RunSupervisor:
             return listener
 
         for handle in list(self._runs.values()):
-            if handle.tools_in_flight() == 0:
+            if handle.recorder is None or handle.tools_in_flight() == 0:
                 stop(handle)
             else:
                 handle.recorder.listener = at_boundary(handle)

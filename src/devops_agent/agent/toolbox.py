@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset
 
+from devops_agent.agent.durability import Durability
 from devops_agent.agent.journal import Journal
 from devops_agent.config import Settings
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
@@ -150,6 +151,7 @@ class Toolbox:
         audit_reads: bool = True,
         only: Collection[str] | None = None,
         extra: Sequence[AbstractToolset[Any]] = (),
+        durability: Durability | None = None,
         mcp: bool | Sequence[str] = True,
         specialist_profiles: Sequence[str] | None = None,
         digest: bool = False,
@@ -208,6 +210,8 @@ class Toolbox:
             cap_chars=cap_chars,
             audit_reads=audit_reads,
             digest=self.settings.context.payloads if digest else None,
+            checkpoint=durability.checkpoint if durability is not None else None,
+            limiter=durability.limiter if durability is not None else None,
         )
         ours: list[AbstractToolset[Any]] = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
         ours += extra

@@ -72,6 +72,16 @@ LAZY_COMMANDS = {
         "memory_app",
         "Findings memory: remember what an investigation found; recall it in later ones.",
     ),
+    "worker": LazyCommand(
+        "devops_agent.cli.worker_cmd",
+        "worker",
+        'Take investigations from the durable queue (execution = "queue", PostgreSQL).',
+    ),
+    "queue": LazyCommand(
+        "devops_agent.cli.worker_cmd",
+        "queue_app",
+        "The run queue of durable workers: list, cancel, retry, alert.",
+    ),
     "sessions": LazyCommand(
         "devops_agent.cli.admin", "sessions_app", "List, show and delete saved sessions."
     ),

@@ -184,9 +184,8 @@ def execute(
     on_approval: OnApproval = "ask",
 ) -> RunFinished:
     """Run one prompt through the session service, rendering progress; return the final event."""
-    from devops_agent.agent.session import SessionService  # the runtime is heavy; --help need not load it
 
-    service = SessionService(with_roots(app.settings, extra_roots or []), app.store(), mcp=app.mcp_pool())
+    service = _service(with_roots(app.settings, extra_roots or []), app)
     if service.model is None and not json_out:
         err.print("[dim]No model configured: running the offline runbooks (set model.name to use an LLM).[/]")
         if inputs.get("plan") or inputs.get("council"):
@@ -203,6 +202,17 @@ def execute(
     return final
 
 
+def _service(settings: Settings, app: AppState) -> Any:
+    """The session service: runs execute here, or are queued for workers (execution = "queue")."""
+    from devops_agent.agent.session import SessionService
+
+    if settings.workers.execution == "queue":
+        from devops_agent.workers.submit import queue_service
+
+        return queue_service(settings, app.store())
+    return SessionService(settings, app.store(), mcp=app.mcp_pool())
+
+
 def execute_resume(
     app: AppState,
     session_id: str,
@@ -213,9 +223,8 @@ def execute_resume(
 ) -> RunFinished:
     """Resume a paused session with ``answers`` (used by ``devops-agent approve``); ``settings``
     replace the app's (the session's own model)."""
-    from devops_agent.agent.session import SessionService
 
-    service = SessionService(settings or app.settings, app.store())
+    service = _service(settings or app.settings, app)
     # Calls the resumed run asks approval for are answered as the run that paused said (--approvals)
     policy = app.store().get_session(session_id).context_state.get(POLICY_KEY, "ask")
     final, renderer = _run_until_answered(

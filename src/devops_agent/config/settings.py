@@ -40,6 +40,7 @@ from pydantic_settings import (
 )
 
 from devops_agent.config.context import ContextSettings, LimitSettings, ProfileOverride
+from devops_agent.config.workers import NotifySettings, ScheduleSettings, WorkerSettings
 from devops_agent.errors import ConfigError
 
 APP_NAME = "devops-agent"
@@ -537,6 +538,9 @@ class Settings(BaseSettings):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     evals: EvalSettings = Field(default_factory=EvalSettings)
+    workers: WorkerSettings = Field(default_factory=WorkerSettings)
+    schedules: list[ScheduleSettings] = Field(default_factory=list)
+    notify: list[NotifySettings] = Field(default_factory=list)
     mcp: McpSettings = Field(default_factory=McpSettings)
 
     @field_validator("data_dir", mode="before")

@@ -28,6 +28,7 @@ from devops_agent.store.records import (
     ToolCallRecord,
     UserRecord,
     VaultEntry,
+    WorkerRecord,
 )
 from devops_agent.store.store import Store
 
@@ -52,4 +53,5 @@ __all__ = [
     "UserRecord",
     "VAULT_NAMESPACES",
     "VaultEntry",
+    "WorkerRecord",
 ]

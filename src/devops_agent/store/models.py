@@ -258,3 +258,40 @@ class EvalRunRow(Base):
     passes: Mapped[int] = mapped_column(Integer)
     pass_rate: Mapped[float]
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class RunCheckpointRow(Base):
+    """What one completed step of a durable run returned, keyed by the step's identity."""
+
+    __tablename__ = "run_checkpoints"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    worker: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+
+
+class WorkerRow(Base):
+    """A worker process: its heartbeat and the runs it executes."""
+
+    __tablename__ = "workers"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    host: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    running: Mapped[list[str]] = mapped_column(JSON)
+    started_at: Mapped[datetime]
+    last_beat: Mapped[datetime]
+    recovered_by: Mapped[str | None] = mapped_column(String(200))
+
+
+class RunKeyRow(Base):
+    """The run a de-duplication key (an alert group, a schedule's firing) last started."""
+
+    __tablename__ = "run_keys"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]

@@ -13,7 +13,8 @@ from typing import Any, Final
 
 MODES: Final = ("ask", "agent")
 SESSION_STATUSES: Final = ("idle", "running", "paused", "failed", "completed", "cancelled", "interrupted")
-RUN_STATUSES: Final = ("running", "paused", "failed", "completed", "cancelled", "interrupted")
+RUN_STATUSES: Final = ("queued", "running", "paused", "failed", "completed", "cancelled", "interrupted")
+"""``queued``: waiting for a worker (``execution = "queue"``); it has no events yet."""
 RUN_FINAL: Final = ("paused", "failed", "completed", "cancelled", "interrupted")
 """A run in one of these states emits no more events (a paused run continues as a new run; an
 interrupted one — stopped at a step boundary by a service shutting down — can be resumed)."""
@@ -254,3 +255,17 @@ class EvalRunRecord:
 
     def __post_init__(self) -> None:
         _require_aware("created_at", self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRecord:
+    """A worker process as its heartbeat left it; ``running`` are the runs it executes."""
+
+    id: str
+    host: str
+    pid: int
+    state: str
+    running: list[str]
+    started_at: datetime
+    last_beat: datetime
+    recovered_by: str | None = None

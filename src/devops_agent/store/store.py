@@ -23,12 +23,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session as OrmSession
 
-from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
+from devops_agent.errors import DevOpsAgentError, NotFoundError, RunFencedError, UserError
 from devops_agent.store import engine as _engine
 from devops_agent.store.accounts import AccountsMixin
 from devops_agent.store.convert import event_record as _event_record
 from devops_agent.store.convert import run_record as _run_record
 from devops_agent.store.convert import session_record as _session_record
+from devops_agent.store.durable import DurableStore
 from devops_agent.store.eval_runs import EvalRunStore
 from devops_agent.store.findings import check_finding as _check_finding
 from devops_agent.store.findings import finding_not_found as _finding_not_found
@@ -71,7 +72,7 @@ MIN_PREFIX = 6
 SESSIONS_HINT = "`devops-agent sessions list` shows the known sessions"
 
 
-class Store(AccountsMixin, EvalRunStore):
+class Store(AccountsMixin, EvalRunStore, DurableStore):
     """The persistent store. Opening it migrates the database to the latest schema.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path`` (the default kind; ``sqlite://`` is an
@@ -241,14 +242,16 @@ class Store(AccountsMixin, EvalRunStore):
         owner: str | None = None,
         user_id: str | None = None,
         request: dict[str, Any] | None = None,
+        status: str = "running",
     ) -> RunRecord:
-        """Record that run ``run_id`` of a session started (status ``running``); ``request`` is what
-        was asked, kept so that an interrupted run can be resumed."""
+        """Record that run ``run_id`` of a session started (``running``), or waits for a worker
+        (``queued``); ``request`` is what was asked, kept so that an interrupted run can be resumed."""
+        _check_choice("status", status, RUN_STATUSES)
         now = utcnow()
         row = RunRow(
             id=run_id,
             session_id=session_id,
-            status="running",
+            status=status,
             path=path,
             parent_run_id=parent_run_id,
             cancel_requested=False,
@@ -333,18 +336,31 @@ class Store(AccountsMixin, EvalRunStore):
         tool_calls: Sequence[ToolCallRecord] = (),
         messages: Sequence[MessageWrite] = (),
         audits: Sequence[AuditRecord] = (),
+        owner: tuple[str, str] | None = None,
     ) -> None:
         """Write many events, tool calls and message appends in one transaction.
 
         This is what a busy run uses: one commit for everything that accumulated instead of
         one per row. Messages are appended first, then events, then tool calls, each group
         in the order given. An unknown session raises :class:`NotFoundError` and writes nothing.
+        With ``owner`` (``(run_id, worker)``: a durable worker's run) nothing is written unless
+        that run is still that worker's — the run row is locked while the batch is written, so a
+        worker declared dead cannot write beside the one that took its run over
+        (:class:`RunFencedError`).
         """
         if not (events or tool_calls or messages or audits):
             return
         for a in audits:
             _check_choice("outcome", a.outcome, AUDIT_OUTCOMES)
         with self._tx("write to", write=True) as orm:
+            if owner is not None:
+                run_id, worker = owner
+                holder = orm.scalar(select(RunRow.owner).where(RunRow.id == run_id).with_for_update())
+                if holder != worker:
+                    raise RunFencedError(
+                        f"run {run_id[:12]} is executed by {holder}, not by this worker ({worker})",
+                        hint="this worker was declared dead while it stalled; it stops",
+                    )
             for m in messages:
                 _append_messages(orm, m.session_id, m.run_id, list(m.payloads))
             try:
@@ -359,9 +375,12 @@ class Store(AccountsMixin, EvalRunStore):
                 ids = {e.session_id for e in events} | {r.session_id for r in tool_calls if r.session_id}
                 raise _not_found(", ".join(sorted(ids))) from None
 
-    def load_messages(self, session_id: str) -> list[str]:
-        """All message payloads of a session in ``seq`` order (empty for an unknown session)."""
+    def load_messages(self, session_id: str, *, before_run: str | None = None) -> list[str]:
+        """All message payloads of a session in ``seq`` order (empty for an unknown session);
+        with ``before_run``, without that run's own (its history as it started)."""
         query = select(MessageRow.payload).where(MessageRow.session_id == session_id).order_by(MessageRow.seq)
+        if before_run is not None:
+            query = query.where(MessageRow.run_id != before_run)
         with self._tx("read from") as orm:
             return list(orm.scalars(query))
 

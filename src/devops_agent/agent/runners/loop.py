@@ -90,7 +90,11 @@ class ModelLoop:
         """The session's conversation so far; a fresh question first closes a call a failed run
         left open (pydantic-ai refuses a new prompt after an unanswered call). ``fast``, ``pins``:
         see :func:`~devops_agent.agent.runners.context.context_policies`."""
-        history = [load_message(p) for p in scope.store.load_messages(scope.session.id)]
+        # A durable run taken over by another worker starts again from the history it started with.
+        before_run = scope.run_id if scope.durability is not None else None
+        history = [
+            load_message(p) for p in scope.store.load_messages(scope.session.id, before_run=before_run)
+        ]
         if scope.answers is None and scope.prompt is not None:
             history = repair_messages(history)
         guard = privacy_guard(
@@ -119,6 +123,8 @@ class ModelLoop:
             caps.append(Hooks(before_tool_validate=strip_unknown_args))
         if self.guard is not None:
             caps.append(ProcessHistory(self.guard.process_history_async))
+        if self.scope.durability is not None:  # each model request a checkpointed step
+            caps.extend(self.scope.durability.model_capabilities())
         return caps + list(self.policies.capabilities)
 
     def pipeline(self, **kwargs: Any) -> ModeFilterToolset:
@@ -127,6 +133,7 @@ class ModelLoop:
         scope = self.scope
         approvers = {cid: a.approver for cid, a in (scope.answers or {}).items() if a.approved}
         kwargs.setdefault("digest", True)
+        kwargs.setdefault("durability", scope.durability)
         return scope.toolbox.pipeline(
             scope.run, approvals="defer", privacy=self.guard, approvers=approvers, **kwargs
         )

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic_ai import DeferredToolRequests
+from pydantic_ai import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.models import Model
 
+from devops_agent.agent.approvals import deferred_results
 from devops_agent.agent.runners.base import RunOutcome, RunScope
 from devops_agent.agent.runners.context import partial_report
 from devops_agent.agent.runners.loop import ModelLoop, RunLimited
@@ -52,7 +53,7 @@ class ModelRunner:
             )
         )
         loop = ModelLoop.open(scope, self.model, self.model_name, fast=self.fast, pins=self.pins)
-        deferred = scope.broker.answer(scope.session, scope.answers) if scope.answers is not None else None
+        deferred = await answer_once(scope) if scope.answers is not None else None
         agent = build_agent(self.model, loop.pipeline(), capabilities=loop.capabilities())
         try:
             output = await loop.turn(agent, scope.prompt, deferred=deferred, instructions=loop.instructions())
@@ -64,3 +65,17 @@ class ModelRunner:
             scope.broker.pause(scope.session.id, output)
             return RunOutcome("paused")
         return RunOutcome("completed", output=str(output))
+
+
+async def answer_once(scope: RunScope) -> DeferredToolResults:
+    """Record the answers to the paused run (events, audit, pending calls cleared) once: a durable
+    run replaying after a takeover must not answer again (the pending calls are gone by then)."""
+    assert scope.answers is not None
+    if scope.durability is None:
+        return scope.broker.answer(scope.session, scope.answers)
+
+    async def record() -> None:
+        scope.broker.answer(scope.session, scope.answers or {})
+
+    await scope.durability.once("approvals.answer", record)
+    return deferred_results(scope.answers)
