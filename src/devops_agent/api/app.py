@@ -29,6 +29,7 @@ from devops_agent.api.tracker import RunTracker
 from devops_agent.config import Settings
 from devops_agent.store import Store
 from devops_agent.tools.registry import ToolRegistry
+from devops_agent.web import install as install_web_page
 
 DESCRIPTION = """The DevOps Agent service: sessions, runs and their events over REST, a WebSocket
 (`/v1/ws`, see docs/api.md) and Server-Sent Events. Authenticate with `Authorization: Bearer TOKEN`
@@ -92,6 +93,7 @@ def create_app(
     app.include_router(ops.router)
     for path, sub in mounts:
         app.mount(path, sub)
+    install_web_page(app)
     app.add_middleware(BodyLimit, max_bytes=settings.server.max_body_bytes)
 
     def count(method: str, status: int) -> None:

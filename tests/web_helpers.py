@@ -1,0 +1,92 @@
+"""Helpers of the web page's browser tests: a service with the scripted model, and the page's
+common steps (sign in, ask, wait for a run) done the way a person does them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from api_harness import Service, registry, running_service, scripted
+from devops_agent.config import Settings
+from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.registry import ToolRegistry
+from fixtures_db import sqlite_url
+
+HOSTILE_LINE = (
+    'ERROR upstream said <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+    " \x1b[31mRED\x1b[0m \x1b]0;owned\x07 \u202eevil"
+)
+"""A log line a hostile upstream could write: markup that would run if inserted as HTML, colour
+and title escapes a terminal would act on, a bidi override that reorders what is shown."""
+
+
+def web_registry() -> ToolRegistry:
+    """The service tests' tools plus one that returns :data:`HOSTILE_LINE` as a log line."""
+    reg = registry()
+
+    def build(settings: Settings) -> ToolsetBuilder:
+        ts = ToolsetBuilder("weblogs", "a log source for the web page tests")
+
+        @ts.tool(read_only=True)
+        def tail_log(name: str) -> ToolResult:
+            """The last line of a log."""
+            return ToolResult.ok({"log": name, "lines": [HOSTILE_LINE]})
+
+        return ts
+
+    reg.add_toolset("weblogs", build)
+    return reg
+
+
+@contextmanager
+def web_service(
+    tmp_path: Path,
+    *,
+    turns: list[dict[str, Any]] | None = None,
+    runs: list[list[dict[str, Any]]] | None = None,
+    settings: Settings | None = None,
+    registry_: ToolRegistry | None = None,
+) -> Iterator[Service]:
+    """The service on SQLite with the scripted model playing ``turns`` (or ``runs``)."""
+    url = sqlite_url(tmp_path)
+    with running_service(
+        url,
+        model=scripted(runs=runs, turns=turns),
+        settings=settings,
+        registry_=registry_ or web_registry(),
+    ) as svc:
+        yield svc
+
+
+def sign_in(pg: Any, svc: Service, user: str) -> None:
+    """Open the page and sign in with ``user``'s token; wait until the WebSocket is ready."""
+    pg.goto(svc.url + "/")
+    pg.fill("#token", svc.tokens[user])
+    pg.click("#signin-form button[type=submit]")
+    pg.wait_for_selector("#app:not([hidden])")
+    wait_connected(pg)
+
+
+def wait_connected(pg: Any) -> None:
+    pg.wait_for_selector('#conn[data-state="connected"]')
+
+
+def ask(pg: Any, question: str, mode: str | None = None) -> None:
+    if mode is not None:
+        pg.select_option("#mode", mode)
+    pg.fill("#question", question)
+    pg.press("#question", "Enter")
+
+
+def wait_run(pg: Any, status: str, nth: int = 1, timeout: float = 30) -> Any:
+    """The ``nth`` run of the conversation once it has ``status``."""
+    locator = pg.locator(f'article.run[data-status="{status}"]').nth(nth - 1)
+    locator.wait_for(timeout=timeout * 1000)
+    return locator
+
+
+def session_id(pg: Any) -> str:
+    sid: str = pg.evaluate("window.__devopsAgent.state.sessionId")
+    return sid
