@@ -237,3 +237,52 @@ def test_a_dropped_connection_reconnects_from_the_last_seq(page: Any, tmp_path: 
         assert "reconnecting" in states
         assert states[-1] == "connected"
         _assert_whole_and_once(page, svc)
+
+
+def test_sidebar_searches_filters_resumes_and_deletes(page: Any, tmp_path: Path) -> None:
+    runs = [[{"text": "first answer"}], [{"text": "second answer"}]]
+    with web_service(tmp_path, runs=runs) as svc:
+        sign_in(page, svc, "alice")
+        ask(page, "checkout latency")
+        wait_run(page, "completed")
+        page.click("#new-session")
+        ask(page, "disk usage on db-1")
+        wait_run(page, "completed")
+        items = page.locator("#sessions li")
+        page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 2")
+        # Newest first; the open session is marked.
+        assert items.nth(0).inner_text().startswith("disk usage on db-1")
+        assert "current" in (items.nth(0).get_attribute("class") or "")
+
+        page.fill("#search", "checkout")
+        page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 1")
+        assert items.first.inner_text().startswith("checkout latency")
+        page.fill("#search", "")
+        page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 2")
+        page.select_option("#status-filter", "paused")
+        page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 0")
+        assert page.inner_text("#sessions-note") == "No sessions."
+        page.select_option("#status-filter", "completed")
+        page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 2")
+
+        # Resume the older session: its history is shown, and a new question continues it.
+        items.nth(1).locator("button.open").click()
+        page.wait_for_function(
+            "() => document.getElementById('session-title').textContent === 'checkout latency'"
+        )
+        wait_run(page, "completed")
+        assert page.locator("article.run .prompt").inner_text() == "checkout latency"
+        older = session_id(page)
+        assert page.url.endswith(f"#/s/{older}")
+        ask(page, "and now?")
+        wait_run(page, "completed", nth=2)
+        assert "second answer" in page.locator("article.run").nth(1).inner_text()  # the session's 2nd run
+
+        # Delete asks twice; deleting the open session leaves an empty new one.
+        delete = page.locator(f'#sessions li[data-session-id="{older}"] button.del')
+        delete.click()
+        assert delete.inner_text() == "Really delete?"
+        delete.click()
+        page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 1")
+        assert page.inner_text("#session-title") == "New investigation"
+        assert svc.store.find_sessions(user_id=None, limit=10)[1] == 1

@@ -31,8 +31,9 @@ def web_registry() -> ToolRegistry:
 
         @ts.tool(read_only=True)
         def tail_log(name: str) -> ToolResult:
-            """The last line of a log."""
-            return ToolResult.ok({"log": name, "lines": [HOSTILE_LINE]})
+            """The tail of a log: more than the model may see (so it is capped), ending in the hostile line."""
+            filler = [f"INFO request {i} served in {i % 97} ms" for i in range(600)]
+            return ToolResult.ok({"log": name, "lines": [*filler, HOSTILE_LINE]})
 
         return ts
 
@@ -46,14 +47,19 @@ def web_service(
     *,
     turns: list[dict[str, Any]] | None = None,
     runs: list[list[dict[str, Any]]] | None = None,
-    settings: Settings | None = None,
+    roots: list[Path] | None = None,
     registry_: ToolRegistry | None = None,
 ) -> Iterator[Service]:
-    """The service on SQLite with the scripted model playing ``turns`` (or ``runs``)."""
+    """The service on SQLite with the scripted model playing ``turns`` (or ``runs``; neither: no
+    model, runs take the offline runbook path); ``roots``:
+    the directories its files and logs tools may read."""
     url = sqlite_url(tmp_path)
+    settings = Settings(database_url=url)
+    if roots is not None:
+        settings = Settings(database_url=url, files={"roots": roots})  # type: ignore[arg-type]
     with running_service(
         url,
-        model=scripted(runs=runs, turns=turns),
+        model=None if turns is None and runs is None else scripted(runs=runs, turns=turns),
         settings=settings,
         registry_=registry_ or web_registry(),
     ) as svc:

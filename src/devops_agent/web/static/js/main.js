@@ -93,6 +93,7 @@ async function signIn(token) {
     onError: showProblem,
   });
   sidebar.refresh();
+  loadRunbooks();
   const wanted = sessionFromHash();
   if (wanted) await openSession(wanted);
   else newSession();
@@ -288,6 +289,7 @@ async function ask(event) {
       state.sessionId = session.id;
       $("session-title").textContent = visible(session.title);
       history.replaceState(null, "", `#/s/${session.id}`);
+      sidebar.select(session.id);
     } catch (err) {
       showProblem(err);
       return;
@@ -295,7 +297,32 @@ async function ask(event) {
   }
   box.value = "";
   setRunning(true);
-  state.socket.send({ type: "query", question, mode, session_id: state.sessionId });
+  state.socket.send({ type: "query", question, mode, session_id: state.sessionId, ...options() });
+}
+
+/** The composer's options as query fields: a runbook, log files (paths on the server), since. */
+function options() {
+  const out = {};
+  const inputs = {};
+  const runbook = $("opt-runbook").value;
+  if (runbook) out.runbooks = [runbook];
+  const logs = $("opt-logs").value.split(",").map((p) => p.trim()).filter(Boolean);
+  if (logs.length) inputs.logs = logs;
+  const since = $("opt-since").value.trim();
+  if (since) inputs.since = since;
+  if (Object.keys(inputs).length) out.inputs = inputs;
+  return out;
+}
+
+async function loadRunbooks() {
+  try {
+    const books = await state.api.get("/v1/runbooks");
+    const select = $("opt-runbook");
+    while (select.options.length > 1) select.remove(1);
+    for (const b of books) select.append(h("option", { value: b.name }, `${b.name}: ${b.title}`));
+  } catch {
+    // The options stay "let the agent choose".
+  }
 }
 
 function cancelRun() {
@@ -362,6 +389,10 @@ function boot() {
   });
   $("signout").addEventListener("click", () => signOut(""));
   $("toggle-sidebar").addEventListener("click", toggleSidebar);
+  $("close-sidebar").addEventListener("click", () => {
+    closeSidebar();
+    $("toggle-sidebar").focus();
+  });
   $("show-help").addEventListener("click", () => $("help").showModal());
   $("help-close").addEventListener("click", () => $("help").close());
   document.addEventListener("keydown", onKey);

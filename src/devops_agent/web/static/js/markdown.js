@@ -11,7 +11,7 @@ const SAFE_URL = /^(https?:|mailto:)/i;
 /** Inline spans of one line of text: `code`, **bold**, *em* / _em_, [text](url). */
 export function inline(text) {
   const out = [];
-  const re = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\b_([^_\s][^_]*)_\b|\[([^\]]+)\]\(([^)\s]+)\)/g;
+  const re = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|(?<!\w)__([^_]+)__(?!\w)|\*([^*\s][^*]*)\*|(?<!\w)_([^_\s][^_]*)_(?!\w)|\[([^\]]+)\]\(([^)\s]+)\)/g;
   let last = 0;
   let m;
   while ((m = re.exec(text)) !== null) {
