@@ -286,3 +286,24 @@ def test_sidebar_searches_filters_resumes_and_deletes(page: Any, tmp_path: Path)
         page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 1")
         assert page.inner_text("#session-title") == "New investigation"
         assert svc.store.find_sessions(user_id=None, limit=10)[1] == 1
+
+
+def test_the_mode_switch_follows_the_role_and_the_session(page: Any, tmp_path: Path) -> None:
+    with web_service(tmp_path, runs=[[{"text": "one"}], [{"text": "two"}]]) as svc:
+        sign_in(page, svc, "vic")  # a viewer: ask mode only
+        assert page.is_disabled("#mode")
+        assert page.input_value("#mode") == "ask"
+        page.click("#signout")
+
+        sign_in(page, svc, "alice")
+        assert page.is_enabled("#mode")
+        ask(page, "first", mode="ask")
+        run = wait_run(page, "completed")
+        assert "ask · model" in run.locator(".meta").inner_text()
+        sid = session_id(page)
+        page.select_option("#mode", "agent")  # changes the open session's mode (PATCH)
+        page.wait_for_function("() => document.querySelector('#sessions li .sub').textContent.includes('agent')")
+        assert svc.store.get_session(sid).mode == "agent"
+        ask(page, "second")
+        second = wait_run(page, "completed", nth=2)
+        assert "agent · model" in second.locator(".meta").inner_text()
