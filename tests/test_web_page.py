@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from api_harness import PROBE_TURNS
+from api_harness import PROBE_TURNS, running_service, scripted
+from devops_agent.config import Settings
 from fixtures_browser import screenshot
-from web_helpers import ask, session_id, sign_in, wait_connected, wait_run, web_service
+from fixtures_db import sqlite_url
+from web_helpers import ask, session_id, sign_in, wait_connected, wait_run, web_registry, web_service
 
 # Records, at every change of the conversation, how many tool cards and streamed tokens it shows.
 WATCH = """() => {
@@ -302,8 +304,64 @@ def test_the_mode_switch_follows_the_role_and_the_session(page: Any, tmp_path: P
         assert "ask · model" in run.locator(".meta").inner_text()
         sid = session_id(page)
         page.select_option("#mode", "agent")  # changes the open session's mode (PATCH)
-        page.wait_for_function("() => document.querySelector('#sessions li .sub').textContent.includes('agent')")
+        page.wait_for_function(
+            "() => document.querySelector('#sessions li .sub').textContent.includes('agent')"
+        )
         assert svc.store.get_session(sid).mode == "agent"
         ask(page, "second")
         second = wait_run(page, "completed", nth=2)
         assert "agent · model" in second.locator(".meta").inner_text()
+
+
+def test_no_sign_in_form_when_the_service_names_the_caller(page: Any, tmp_path: Path) -> None:
+    # server.auth = false: every caller is the local admin; the page opens at once, and its
+    # requests carry no token at all.
+    with web_service(tmp_path, turns=PROBE_TURNS, server={"auth": False}) as svc:
+        headers: list[str | None] = []
+        page.on("request", lambda r: headers.append(r.headers.get("authorization")))
+        page.goto(svc.url + "/")
+        wait_connected(page)
+        assert page.inner_text("#who") == "local (admin)"
+        assert page.is_hidden("#signin")
+        ask(page, "are the probes fine?")
+        wait_run(page, "completed")
+        assert headers
+        assert set(headers) == {None}
+    with web_service(tmp_path / "auth", turns=PROBE_TURNS) as svc:
+        page.goto(svc.url + "/")
+        page.wait_for_selector("#signin:not([hidden])")  # auth on: the form, nothing else
+        assert page.is_hidden("#app")
+
+
+def test_a_run_a_shutdown_interrupted_is_shown_and_resumed(page: Any, tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [{"tool": "short_sleep"}]},
+        {"tool_calls": [{"tool": "probe", "args": {"name": "second step"}}]},
+        {"text": "did {tool_count} steps"},
+    ]
+    url = sqlite_url(tmp_path)
+    settings = Settings(database_url=url, server={"shutdown_grace_s": 15})  # type: ignore[arg-type]
+    with running_service(
+        url, model=scripted(turns=turns), settings=settings, registry_=web_registry()
+    ) as svc:
+        tokens = svc.tokens
+        sign_in(page, svc, "alice")
+        ask(page, "two steps")
+        page.wait_for_selector('details.tool[data-tool="short_sleep"]')
+    # The service shut down: the page got the run's end before the connection closed.
+    run = wait_run(page, "interrupted")
+    assert "interrupted" in run.locator(".run-status").inner_text()
+    page.wait_for_selector('#conn[data-state="reconnecting"]')
+    sid = session_id(page)
+
+    # Another instance on the same store (another origin here: sign in again) continues it.
+    with running_service(url, model=scripted(turns=PROBE_TURNS), users={}, tokens=tokens) as svc2:
+        page.goto(f"{svc2.url}/#/s/{sid}")
+        page.fill("#token", tokens["alice"])
+        page.click("#signin-form button[type=submit]")
+        wait_connected(page)
+        wait_run(page, "interrupted").locator("button.resume").click()
+        resumed = wait_run(page, "completed")
+        assert resumed.locator(".prompt").inner_text() == "two steps"
+        assert page.locator("button.resume").count() == 0
+        assert page.locator("article.run").count() == 2

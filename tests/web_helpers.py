@@ -48,15 +48,19 @@ def web_service(
     turns: list[dict[str, Any]] | None = None,
     runs: list[list[dict[str, Any]]] | None = None,
     roots: list[Path] | None = None,
+    server: dict[str, Any] | None = None,
     registry_: ToolRegistry | None = None,
 ) -> Iterator[Service]:
     """The service on SQLite with the scripted model playing ``turns`` (or ``runs``; neither: no
     model, runs take the offline runbook path); ``roots``:
-    the directories its files and logs tools may read."""
+    the directories its files and logs tools may read; ``server``: ``[server]`` settings."""
     url = sqlite_url(tmp_path)
-    settings = Settings(database_url=url)
+    fields: dict[str, Any] = {"database_url": url}
     if roots is not None:
-        settings = Settings(database_url=url, files={"roots": roots})  # type: ignore[arg-type]
+        fields["files"] = {"roots": roots}
+    if server is not None:
+        fields["server"] = server
+    settings = Settings(**fields)
     with running_service(
         url,
         model=None if turns is None and runs is None else scripted(runs=runs, turns=turns),

@@ -1,5 +1,5 @@
 // REST client of the service (/v1, docs/api.md): the token goes in the Authorization header,
-// never in a URL. Errors are the API's RFC 9457 problems, thrown as ApiProblem.
+// never in a URL (no token: the server has auth off, or a trusted proxy names the user). Errors are the API's RFC 9457 problems, thrown as ApiProblem.
 
 export class ApiProblem extends Error {
   constructor(status, body) {
@@ -16,7 +16,8 @@ export class Api {
   }
 
   async request(method, path, body) {
-    const headers = { Authorization: `Bearer ${this.token}`, Accept: "application/json" };
+    const headers = { Accept: "application/json" };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let res;
     try {

@@ -144,6 +144,16 @@ export const EVENT_RENDERERS = {
     const usage = ev.usage && ev.usage.total_tokens ? ` · ${ev.usage.total_tokens} tokens` : "";
     const took = run.started && Date.parse(ev.ts) ? ` · ${fmtDuration(Date.parse(ev.ts) - run.started)}` : "";
     run.footer.textContent = visible((STATUS_WORDS[ev.status] || ev.status) + took + usage);
+    if (ev.status === "interrupted") {
+      // The service stopped at a step boundary; any instance on the same store can continue it.
+      const button = h("button", { type: "button", class: "small resume" }, "Resume");
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        if (await view.resume(run.id)) button.remove();
+        else button.disabled = false;
+      });
+      run.footer.append(" ", button);
+    }
     view.setRunStatus(run, ev.status);
   },
 };
@@ -151,10 +161,12 @@ export const EVENT_RENDERERS = {
 export const HANDLED_EVENT_TYPES = Object.freeze(Object.keys(EVENT_RENDERERS));
 
 export class Conversation {
-  /** container: the log element; fullOutput(toolCallId) → Promise<string>. */
-  constructor(container, { fullOutput }) {
+  /** container: the log element; fullOutput(toolCallId) → Promise<string>;
+   * resume(runId) → Promise<boolean> (an interrupted run continued). */
+  constructor(container, { fullOutput, resume }) {
     this.container = container;
     this.fullOutput = fullOutput;
+    this.resume = resume;
     this.reset();
   }
 

@@ -28,7 +28,7 @@ const state = {
   buffered: [],
 };
 
-const conv = new Conversation($("conversation"), { fullOutput });
+const conv = new Conversation($("conversation"), { fullOutput, resume: resumeRun });
 let sidebar = null;
 
 // -- banner ------------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ async function signIn(token) {
     showSignin(err.status === 401 ? "That token was refused: check it, or ask an admin for a new one." : err.message);
     return;
   }
-  sessionStorage.setItem(TOKEN_KEY, token);
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
   state.api = api;
   state.user = me;
   $("token").value = "";
@@ -325,6 +325,23 @@ async function loadRunbooks() {
   }
 }
 
+/** Continue a run a service shutdown interrupted (same question, same session). */
+async function resumeRun(runId) {
+  hideProblem();
+  try {
+    const accepted = await state.api.post(`/v1/runs/${encodeURIComponent(runId)}/resume`);
+    if (accepted.session_id === state.sessionId) {
+      state.runId = accepted.run_id;
+      setRunning(true);
+      state.socket.send({ type: "subscribe", run_id: accepted.run_id, last_seq: 0 });
+    }
+    return true;
+  } catch (err) {
+    showProblem(err);
+    return false;
+  }
+}
+
 function cancelRun() {
   if (state.running && state.runId) state.socket.send({ type: "cancel", run_id: state.runId });
 }
@@ -409,7 +426,22 @@ function boot() {
   };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) signIn(token);
-  else showSignin("");
+  else signInWithoutToken();
+}
+
+/** With auth off (a single user on loopback) or behind a proxy that names the user
+ * (server.trusted_user_header), /v1/me answers without a token: no sign-in form then. */
+async function signInWithoutToken() {
+  try {
+    const res = await fetch("/v1/me", { headers: { Accept: "application/json" }, cache: "no-store" });
+    if (res.ok) {
+      await signIn(null);
+      return;
+    }
+  } catch {
+    // The service is unreachable: the form says so when the token is tried.
+  }
+  showSignin("");
 }
 
 boot();

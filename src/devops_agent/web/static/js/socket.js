@@ -35,7 +35,8 @@ export class Socket {
     const ws = new WebSocket(this.url());
     this.ws = ws;
     ws.addEventListener("open", () => {
-      const init = { type: "init", token: this.token };
+      const init = { type: "init" };
+      if (this.token) init.token = this.token;
       const r = this.resume();
       if (r.session_id) init.session_id = r.session_id;
       if (r.run_id) {
