@@ -134,6 +134,8 @@ function sessionFromHash() {
 
 function setRunning(running) {
   state.running = running;
+  // Screen readers hold the log's announcements while a run streams, then read the result.
+  $("conversation").setAttribute("aria-busy", String(running));
   $("cancel").hidden = !running;
   $("send").disabled = running;
 }

@@ -3,6 +3,7 @@ common steps (sign in, ask, wait for a run) done the way a person does them."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,13 @@ from devops_agent.config import Settings
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
 from fixtures_db import sqlite_url
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCREENSHOTS = Path(os.environ.get("DEVOPS_AGENT_WEB_SCREENSHOTS") or ROOT / "build" / "web-screenshots")
+"""Where screenshots of the main states go: the folder CI keeps as an artifact
+(``docs/images/web-*.png`` are copies of them)."""
+VIEWPORT = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 
 HOSTILE_LINE = (
     'ERROR upstream said <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
@@ -100,3 +108,11 @@ def wait_run(pg: Any, status: str, nth: int = 1, timeout: float = 30) -> Any:
 def session_id(pg: Any) -> str:
     sid: str = pg.evaluate("window.__devopsAgent.state.sessionId")
     return sid
+
+
+def screenshot(pg: Any, name: str) -> Path:
+    """Save a screenshot of the page as ``NAME.png`` in :data:`SCREENSHOTS`."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    pg.screenshot(path=str(path))
+    return path

@@ -13,8 +13,8 @@ import httpx
 from api_harness import PROBE_TURNS
 from devops_agent.tools.registry import default_registry
 from devops_agent.web import CSP, STATIC_DIR
-from fixtures_browser import screenshot
-from web_helpers import HOSTILE_LINE, ask, session_id, sign_in, wait_run, web_service
+
+from .web_helpers import HOSTILE_LINE, ask, screenshot, session_id, sign_in, wait_run, web_service
 
 HOSTILE_TURNS = [
     {"tool_calls": [{"tool": "tail_log", "args": {"name": "<b>app</b>.log " + HOSTILE_LINE}}]},

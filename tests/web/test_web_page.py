@@ -8,9 +8,18 @@ from typing import Any
 
 from api_harness import PROBE_TURNS, running_service, scripted
 from devops_agent.config import Settings
-from fixtures_browser import screenshot
 from fixtures_db import sqlite_url
-from web_helpers import ask, session_id, sign_in, wait_connected, wait_run, web_registry, web_service
+
+from .web_helpers import (
+    ask,
+    screenshot,
+    session_id,
+    sign_in,
+    wait_connected,
+    wait_run,
+    web_registry,
+    web_service,
+)
 
 # Records, at every change of the conversation, how many tool cards and streamed tokens it shows.
 WATCH = """() => {

@@ -9,8 +9,8 @@ from typing import Any
 
 from api_harness import PROBE_TURNS
 from devops_agent.events import RunEvent
-from fixtures_browser import PHONE, screenshot
-from web_helpers import ask, sign_in, wait_run, web_service
+
+from .web_helpers import PHONE, ask, screenshot, sign_in, wait_run, web_service
 
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 BLOCKING = {"serious", "critical"}

@@ -1,12 +1,12 @@
 """A real headless Chromium for the web page's tests, driven by Playwright's Python API.
 
 The browser is Debian's ``chromium`` (``scripts/chromium.sh`` installs it when missing; Playwright's
-own browser download is never used), launched once per test session. Each test gets a fresh
+own browser download is never used), launched once for all the tests of this folder (``package``
+scope: Playwright's sync API marks its event loop as running in the main thread between calls,
+which would break ``asyncio.run`` in any test that ran while it is up, so it stops when this
+folder's tests are done). Each test gets a fresh
 browser context (its own sessionStorage and cookies) at 1280×800. Without a browser the tests
 skip with the reason, unless ``DEVOPS_AGENT_REQUIRE_BROWSER=1`` (CI), where they fail.
-
-Screenshots go to ``$DEVOPS_AGENT_WEB_SCREENSHOTS`` (default ``build/web-screenshots``), the folder
-CI keeps as an artifact; ``docs/images/web-*.png`` are copies of them.
 """
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from .web_helpers import ROOT, VIEWPORT
+
 REQUIRE_BROWSER_ENV = "DEVOPS_AGENT_REQUIRE_BROWSER"
-SCREENSHOTS = Path(os.environ.get("DEVOPS_AGENT_WEB_SCREENSHOTS") or ROOT / "build" / "web-screenshots")
-VIEWPORT = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
 
 
 def _unavailable(reason: str) -> None:
@@ -32,7 +29,7 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"no browser for the web page tests: {reason}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chromium_path() -> str:
     """The path of a working chromium (installed by scripts/chromium.sh when missing)."""
     try:
@@ -50,9 +47,9 @@ def chromium_path() -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium_path: str) -> Iterator[Any]:
-    """One headless Chromium for the whole test session."""
+    """One headless Chromium for all the tests of this folder."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -82,11 +79,3 @@ def page(browser: Any) -> Iterator[Any]:
         assert not crashes, f"uncaught errors in the page: {crashes}"
     finally:
         context.close()
-
-
-def screenshot(pg: Any, name: str) -> Path:
-    """Save a screenshot of the page as ``NAME.png`` in the screenshots folder."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    pg.screenshot(path=str(path))
-    return path
