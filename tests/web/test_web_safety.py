@@ -4,6 +4,7 @@ user's session to another, load anything from elsewhere, or put the token in a U
 from __future__ import annotations
 
 import re
+import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from api_harness import PROBE_TURNS
 from devops_agent.tools.registry import default_registry
 from devops_agent.web import CSP, STATIC_DIR
 
-from .web_helpers import HOSTILE_LINE, ask, screenshot, session_id, sign_in, wait_run, web_service
+from .web_helpers import HOSTILE_LINE, ROOT, ask, screenshot, session_id, sign_in, wait_run, web_service
 
 HOSTILE_TURNS = [
     {"tool_calls": [{"tool": "tail_log", "args": {"name": "<b>app</b>.log " + HOSTILE_LINE}}]},
@@ -229,3 +230,25 @@ def test_the_browser_enforces_the_policy(page: Any, tmp_path: Path) -> None:
                 break
             page.wait_for_timeout(50)
         assert any(v.startswith("connect-src") for v in violations), violations
+
+
+def test_every_asset_the_page_names_ships_in_the_package() -> None:
+    # index.html's /assets/… references and every module's imports resolve to files the package
+    # ships (pyproject's package-data globs cover them: the wheel is built from the same patterns).
+    index = (STATIC_DIR / "index.html").read_text()
+    named = re.findall(r'(?:src|href)="/assets/([^"]+)"', index)
+    assert "js/main.js" in named
+    for rel in named:
+        assert (STATIC_DIR / rel).is_file(), rel
+    for js in (STATIC_DIR / "js").glob("*.js"):
+        for target in re.findall(r'from "\./([^"]+)"', js.read_text()):
+            assert (STATIC_DIR / "js" / target).is_file(), f"{js.name} imports {target}"
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = {
+        p.relative_to(STATIC_DIR.parent.parent).as_posix()
+        for pattern in patterns["devops_agent"]
+        for p in (STATIC_DIR.parent.parent).glob(pattern)
+    }
+    for path in STATIC_DIR.rglob("*"):
+        if path.is_file():
+            assert path.relative_to(STATIC_DIR.parent.parent).as_posix() in shipped, path
