@@ -252,3 +252,61 @@ def test_every_asset_the_page_names_ships_in_the_package() -> None:
     for path in STATIC_DIR.rglob("*"):
         if path.is_file():
             assert path.relative_to(STATIC_DIR.parent.parent).as_posix() in shipped, path
+
+
+MARKDOWN = """## Cause
+
+The **p99** rose after `deploy 42`; see [the runbook](https://runbooks.example/p99) and
+[this](javascript:alert(1)).
+
+| pod | restarts |
+|-----|---------:|
+| api-1 | 7 |
+| <b>api-2</b> | 3 |
+
+```bash
+kubectl rollout undo deploy/api <script>x()</script>
+```
+
+- first
+- second
+
+> quoted <img src=x onerror=alert(1)>
+"""
+
+
+def test_markdown_becomes_structure_never_html(page: Any, tmp_path: Path) -> None:
+    with web_service(tmp_path) as svc:
+        page.goto(svc.url + "/")
+        page.wait_for_selector("#signin:not([hidden])")
+        base = {"v": 1, "session_id": "s1", "run_id": "r1", "ts": "2026-11-27T10:00:00Z"}
+        page.evaluate(
+            "(ev) => window.__devopsAgent.conversation.apply(ev)",
+            {**base, "seq": 1, "type": "run_finished", "status": "completed", "output": MARKDOWN},
+        )
+        md = page.locator("#conversation .md")
+        shape = md.evaluate(
+            """el => ({
+                 h: [...el.querySelectorAll('h4')].map(e => e.textContent),
+                 strong: el.querySelector('strong').textContent,
+                 code: [...el.querySelectorAll('p code')].map(e => e.textContent),
+                 links: [...el.querySelectorAll('a')].map(a => [a.getAttribute('href'), a.rel]),
+                 cells: [...el.querySelectorAll('table td')].map(e => e.textContent),
+                 heads: [...el.querySelectorAll('table th')].map(e => e.textContent),
+                 pre: el.querySelector('pre code').textContent,
+                 items: [...el.querySelectorAll('ul li')].map(e => e.textContent),
+                 quote: el.querySelector('blockquote').textContent.trim(),
+                 elements: [...el.querySelectorAll('*')].map(e => e.tagName.toLowerCase()),
+               })"""
+        )
+        assert shape["h"] == ["Cause"]  # a model's ## sits under the page's own headings
+        assert shape["strong"] == "p99"
+        assert shape["code"] == ["deploy 42"]
+        assert shape["links"] == [["https://runbooks.example/p99", "noopener noreferrer nofollow"]]
+        assert shape["heads"] == ["pod", "restarts"]
+        assert shape["cells"] == ["api-1", "7", "<b>api-2</b>", "3"]
+        assert shape["pre"] == "kubectl rollout undo deploy/api <script>x()</script>"
+        assert shape["items"] == ["first", "second"]
+        assert shape["quote"] == "quoted <img src=x onerror=alert(1)>"
+        assert not {"script", "img", "b", "iframe"} & set(shape["elements"])
+        assert "this (javascript:alert(1))" in md.text_content()
