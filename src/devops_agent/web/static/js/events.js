@@ -1,7 +1,7 @@
 // The conversation view: renders the RunEvent stream (docs/api.md) of one session, event by event.
 //
-// EVENT_RENDERERS has one entry per RunEvent type of devops_agent/events.py; a test compares its
-// keys with the union's members, so a new event type fails CI until the page renders it. An event
+// EVENT_RENDERERS has one entry per RunEvent type of devops_agent/events.py; a test checks that
+// every member of the union has one, so a new event type fails CI until the page renders it. An event
 // of a type missing here is still shown (as "unrecognised event"), never dropped silently.
 // Events are applied at most once: each run remembers the last seq it rendered, and an event at
 // or below it (a replay after a reconnect or a reload) is skipped.
@@ -123,6 +123,28 @@ export const EVENT_RENDERERS = {
     run.items.append(
       h("div", { class: "msg error-msg" }, h("strong", {}, ev.error_type || "Error"), ": ", ev.message,
         ev.hint ? h("p", { class: "hint" }, "Hint: ", ev.hint) : null),
+    );
+  },
+
+  context_compacted(view, run, ev) {
+    view.closeText(run);
+    const parts = [];
+    if (ev.replaced && ev.replaced.length) parts.push(`${ev.replaced.length} results sent as summaries`);
+    if (ev.folded && ev.folded.length) parts.push(`${ev.folded.length} older calls folded`);
+    if (ev.cut && ev.cut.length) parts.push(`${ev.cut.length} results cut`);
+    run.items.append(
+      h("div", { class: "msg notice compacted" },
+        `Context fitted to the model's window (request ${ev.request}): ${ev.tokens_before} → ${ev.tokens_after} tokens`,
+        ` of ${ev.limit}`, parts.length ? `; ${parts.join(", ")}` : "",
+        h("span", { class: "muted" }, " (full results stay in the session)")),
+    );
+  },
+
+  limit_reached(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h("div", { class: "msg notice bad limit" }, h("strong", {}, "Usage limit reached: "),
+        `${ev.limit} per ${ev.scope}, ${ev.used} of ${ev.ceiling}; the run ends with what it has.`),
     );
   },
 
