@@ -4,8 +4,9 @@
 # server that scripts/postgres.sh starts; with DEVOPS_AGENT_REQUIRE_POSTGRES=1 they may not skip.
 # Sandbox tests need bubblewrap (scripts/sandbox.sh installs it); with DEVOPS_AGENT_REQUIRE_SANDBOX=1
 # they may not skip. Browser tests of the web page need chromium (scripts/chromium.sh installs it);
-# with DEVOPS_AGENT_REQUIRE_BROWSER=1 they may not skip. MCP tests run the npm MCP servers that scripts/mcp_servers.sh installs into its
-# cache dir (keep it between CI runs); with DEVOPS_AGENT_REQUIRE_MCP_SERVERS=1 they may not skip.
+# with DEVOPS_AGENT_REQUIRE_BROWSER=1 they may not skip. MCP tests run the npm MCP servers that
+# scripts/mcp_servers.sh installs into its cache dir (keep it between CI runs); with
+# DEVOPS_AGENT_REQUIRE_MCP_SERVERS=1 they may not skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
