@@ -34,6 +34,7 @@ from devops_agent.api.tracker import RunTracker
 from devops_agent.config import Settings
 from devops_agent.store import Store
 from devops_agent.tools.registry import ToolRegistry
+from devops_agent.web import install as install_web_page
 
 log = structlog.get_logger(__name__)
 
@@ -123,6 +124,7 @@ def create_app(
         app.router.routes.append(bare)
     for path, sub in mounts:
         app.mount(path, sub)
+    install_web_page(app)
     app.add_middleware(BodyLimit, max_bytes=settings.server.max_body_bytes)
 
     def count(method: str, status: int) -> None:
