@@ -1,0 +1,284 @@
+"""The TUI's flows, driven headless with Textual's Pilot over the real session service (scripted
+model, real SQLite store, real tools through the real pipeline): a question streams its answer and
+its tool calls; approvals (mutating, destructive with CONFIRM, denial); Ctrl-C stops a run; the
+mode switch; the plan and the report with its findings; saving a tool's output; the sessions list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, DataTable, Input, OptionList, Static
+
+from devops_agent.errors import UserError
+from devops_agent.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ErrorEvent,
+    PlanProposed,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    Token,
+    ToolCall,
+    ToolResultEvent,
+)
+from devops_agent.tui.conversation import RENDERERS, ConversationView, ToolPanel
+from devops_agent.tui.dialogs import ApprovalDialog, PlanDialog, SaveOutputDialog
+from devops_agent.tui.report_view import ReportScreen
+from devops_agent.tui.screens import ChatScreen, SessionsScreen
+from tui_harness import (
+    PROBE_TURNS,
+    SIZE,
+    SLOW_STARTED,
+    ask,
+    chat,
+    finished,
+    local_client,
+    scripted,
+    tui,
+    until,
+)
+
+IDS = {"session_id": "s" * 32, "run_id": "r" * 32}
+
+
+def event_types() -> set[str]:
+    """Every ``type`` the ``RunEvent`` union can carry."""
+    union = typing.get_args(RunEvent)[0]
+    return {typing.get_args(cls.model_fields["type"].annotation)[0] for cls in typing.get_args(union)}
+
+
+ONE_OF_EACH: list[RunEvent] = [
+    RunStarted(**IDS, seq=1, prompt="why <b>[red]slow", mode="ask", path="model", model="scripted"),
+    PlanProposed(**IDS, seq=2, steps=["look at the disk", "look at memory"]),
+    ToolCall(**IDS, seq=3, tool_call_id="c1", tool="probe", args={"name": "[bold]x\x1b[31m"}),
+    ToolResultEvent(
+        **IDS, seq=4, tool_call_id="c1", tool="probe", status="success", duration_ms=12.0, summary="ok"
+    ),
+    Token(**IDS, seq=5, text="The disk "),
+    Token(**IDS, seq=6, text="is full."),
+    ApprovalRequested(
+        **IDS, seq=7, tool_call_id="c2", tool="wipe", args={"path": "/tmp"}, decision="approve_detailed"
+    ),
+    ApprovalResolved(**IDS, seq=8, tool_call_id="c2", approved=False, reason="not now", approver="ann"),
+    ErrorEvent(**IDS, seq=9, message="the probe broke", hint="look at it"),
+    RunFinished(**IDS, seq=10, status="completed", output="The disk is full."),
+]
+
+
+def test_every_event_type_is_rendered_by_the_tui() -> None:
+    """A new event type in devops_agent.events fails here until the conversation draws it."""
+    assert event_types() == set(RENDERERS), "RunEvent types and the TUI's renderers differ"
+    assert {e.type for e in ONE_OF_EACH} == event_types()
+
+    from textual.app import App, ComposeResult
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ConversationView()
+
+    async def go() -> None:
+        app = One()
+        async with app.run_test(size=SIZE) as pilot:
+            view = app.query_one(ConversationView)
+            for event in ONE_OF_EACH:
+                before = len(view.children), _text(view)
+                view.apply(event)
+                await pilot.pause()
+                assert (len(view.children), _text(view)) != before, f"{event.type} drew nothing"
+            shown = _text(view)
+            assert "why <b>[red]slow" in shown  # a prompt is literal text, not markup
+            assert "\x1b" not in shown and "[bold]x" in shown  # an escape shows, is not obeyed
+            assert "The disk is full." in shown
+            assert "CONFIRM" in shown and "denied by ann: not now" in shown
+            assert "the probe broke (look at it)" in shown
+            assert view.last_report is not None and view.current is not None
+            assert view.current.plan == ["look at the disk", "look at memory"]
+
+    asyncio.run(go())
+
+
+def _text(view: ConversationView) -> str:
+    """Everything the conversation shows, as plain text (panel titles included)."""
+    parts: list[str] = []
+    for widget in view.query("*"):
+        if isinstance(widget, ToolPanel):
+            parts.append(widget.title)
+        if isinstance(widget, Static):
+            parts.append(str(widget.render()))
+    return "\n".join(parts)
+
+
+def _panels(screen: ChatScreen) -> list[ToolPanel]:
+    return list(screen.view.query(ToolPanel))
+
+
+def test_a_question_streams_its_answer_and_tool_panels_in_order(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted(*PROBE_TURNS))
+
+    async def go() -> None:
+        app = tui(client)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+            await pilot.press("n")
+            await until(pilot, lambda: isinstance(app.screen, ChatScreen))
+            await ask(pilot, "are the probes fine?")
+            final = await finished(pilot)
+            assert final.status == "completed"
+            screen = chat(app)
+            titles = [p.title for p in _panels(screen)]
+            assert len(titles) == 2
+            assert titles[0].startswith("✓ probe(name='a')") and titles[1].startswith("✓ probe(name='b')")
+            shown = _text(screen.view)
+            assert "› are the probes fine?" in shown
+            assert "Looked at 2 probes and found nothing wrong with them." in shown
+            assert shown.index("probe(name='a')") < shown.index("probe(name='b')") < shown.index("Looked at")
+            assert screen.session_id is not None
+            # the answer came as tokens (streamed), several of them, drawn into one paragraph
+            events = await client.history(screen.session_id)
+            assert sum(isinstance(e, Token) for e in events) > 3
+
+    asyncio.run(go())
+
+
+RESTART_TURNS = (
+    {"tool_calls": [{"tool": "restart", "args": {"service": "checkout"}}]},
+    {"text": "Restart done: {results}"},
+)
+WIPE_TURNS = (
+    {"tool_calls": [{"tool": "wipe", "args": {"path": "/srv/cache"}}]},
+    {"text": "After the wipe: {results}"},
+)
+
+
+async def _dialog(pilot: object, app: object) -> ApprovalDialog:
+    screen = await until(pilot, lambda: isinstance(app.screen, ApprovalDialog) and app.screen)  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+    return screen  # type: ignore[no-any-return]
+
+
+def test_a_mutating_call_waits_in_the_approval_dialog_and_runs_once_approved(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted(*RESTART_TURNS))
+
+    async def go() -> None:
+        app = tui(client, mode="agent")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "restart checkout")
+            dialog = await _dialog(pilot, app)
+            shown = "\n".join(str(s.render()) for s in dialog.query(Static))
+            assert 'restart({"service": "checkout"})' in shown
+            assert not dialog.query("#confirm"), "a mutating call needs no CONFIRM"
+            await pilot.click("#approve")
+            final = await finished(pilot, "completed")
+            screen = chat(app)
+            assert final.output and "restarted" in final.output
+            titles = [p.title for p in _panels(screen)]
+            assert titles[-1].startswith("✓ restart(service='checkout')")
+            assert "approved by tester" in _text(screen.view)
+        audit = client.store.list_audit(session_id=final.session_id)
+        outcomes = {(a.outcome, a.actor) for a in audit if a.tool == "restart"}
+        assert ("executed", "tester") in outcomes, outcomes
+
+    asyncio.run(go())
+
+
+def test_a_destructive_call_is_refused_without_confirm_and_runs_with_it(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted(*WIPE_TURNS))
+
+    async def go() -> None:
+        app = tui(client, mode="agent")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "wipe the cache")
+            dialog = await _dialog(pilot, app)
+            await pilot.click("#approve")  # no CONFIRM typed
+            await pilot.pause()
+            assert app.screen is dialog, "approving a destructive call without CONFIRM must not close"
+            assert "takes CONFIRM" in str(dialog.query_one("#problem", Static).render())
+            session_id = chat_session(app)
+            assert (await client.pending(session_id))[0].tool == "wipe", "still pending, nothing ran"
+            # the client holds the same rule on its own (what the dialog relies on)
+            with pytest.raises(UserError, match="takes CONFIRM"):
+                await client.answer(session_id, approve=True, confirm="confirm")
+            dialog.query_one("#confirm", Input).value = "CONFIRM"
+            dialog.query_one("#approve", Button).press()  # a second click this soon would be a double click
+            final = await finished(pilot, "completed")
+            assert final.output and "wiped" in final.output
+
+    asyncio.run(go())
+
+
+def chat_session(app: object) -> str:
+    for screen in app.screen_stack:  # type: ignore[attr-defined]
+        if isinstance(screen, ChatScreen) and screen.session_id:
+            return screen.session_id
+    raise AssertionError("no chat with a session")
+
+
+def test_a_denied_call_tells_the_model_why_and_is_not_run(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted(*RESTART_TURNS))
+
+    async def go() -> None:
+        app = tui(client, mode="agent")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "restart checkout")
+            dialog = await _dialog(pilot, app)
+            dialog.query_one("#reason", Input).value = "not during business hours"
+            await pilot.click("#deny")
+            final = await finished(pilot, "completed")
+            assert final.output and "tester denied this call: not during business hours" in final.output
+            assert "denied by tester: not during business hours" in _text(chat(app).view)
+            assert not [c for c in client.store.list_tool_calls(final.session_id) if c.tool == "restart"]
+
+    asyncio.run(go())
+
+
+def test_ctrl_c_stops_the_run_and_keeps_the_session(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted({"tool_calls": [{"tool": "slow"}]}, {"text": "never"}))
+
+    async def go() -> None:
+        SLOW_STARTED.clear()
+        app = tui(client)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "take your time")
+            await until(pilot, SLOW_STARTED.is_set)
+            assert chat(app).running
+            await pilot.press("ctrl+c")
+            final = await finished(pilot, "cancelled", timeout=10)
+            assert "cancelled — stopped" in _text(chat(app).view)
+            assert app.is_running, "ctrl+c stops the run, not the TUI"
+        assert client.store.get_session(final.session_id).status == "cancelled"
+
+    asyncio.run(go())
+
+
+def test_the_mode_switch_changes_the_session_and_its_next_run(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted(*PROBE_TURNS))
+
+    async def go() -> None:
+        app = tui(client)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "probe")
+            final = await finished(pilot)
+            assert client.store.get_session(final.session_id).mode == "ask"
+            await pilot.press("ctrl+t")
+            await until(pilot, lambda: chat(app).mode == "agent")
+            assert client.store.get_session(final.session_id).mode == "agent"
+            assert "agent mode" in str(chat(app).query_one("#status", Static).render())
+            await ask(pilot, "probe again")
+            again = await until(
+                pilot, lambda: (r := chat(app).view.current) and r.run_id != final.run_id and r.finished
+            )
+            assert again.status == "completed"
+            started = [e for e in await client.history(final.session_id) if isinstance(e, RunStarted)]
+            assert [e.mode for e in started] == ["ask", "agent"]
+
+    asyncio.run(go())
