@@ -11,7 +11,7 @@ import typing
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, DataTable, Input, OptionList, Static
+from textual.widgets import Button, Input, Static
 
 from devops_agent.errors import UserError
 from devops_agent.events import (
@@ -27,8 +27,7 @@ from devops_agent.events import (
     ToolResultEvent,
 )
 from devops_agent.tui.conversation import RENDERERS, ConversationView, ToolPanel
-from devops_agent.tui.dialogs import ApprovalDialog, PlanDialog, SaveOutputDialog
-from devops_agent.tui.report_view import ReportScreen
+from devops_agent.tui.dialogs import ApprovalDialog
 from devops_agent.tui.screens import ChatScreen, SessionsScreen
 from tui_harness import (
     PROBE_TURNS,
@@ -92,11 +91,14 @@ def test_every_event_type_is_rendered_by_the_tui() -> None:
                 assert (len(view.children), _text(view)) != before, f"{event.type} drew nothing"
             shown = _text(view)
             assert "why <b>[red]slow" in shown  # a prompt is literal text, not markup
-            assert "\x1b" not in shown and "[bold]x" in shown  # an escape shows, is not obeyed
+            assert "\x1b" not in shown
+            assert "[bold]x" in shown
             assert "The disk is full." in shown
-            assert "CONFIRM" in shown and "denied by ann: not now" in shown
+            assert "CONFIRM" in shown
+            assert "denied by ann: not now" in shown
             assert "the probe broke (look at it)" in shown
-            assert view.last_report is not None and view.current is not None
+            assert view.last_report is not None
+            assert view.current is not None
             assert view.current.plan == ["look at the disk", "look at memory"]
 
     asyncio.run(go())
@@ -132,7 +134,8 @@ def test_a_question_streams_its_answer_and_tool_panels_in_order(tmp_path: Path) 
             screen = chat(app)
             titles = [p.title for p in _panels(screen)]
             assert len(titles) == 2
-            assert titles[0].startswith("✓ probe(name='a')") and titles[1].startswith("✓ probe(name='b')")
+            assert titles[0].startswith("✓ probe(name='a')")
+            assert titles[1].startswith("✓ probe(name='b')")
             shown = _text(screen.view)
             assert "› are the probes fine?" in shown
             assert "Looked at 2 probes and found nothing wrong with them." in shown
@@ -176,7 +179,8 @@ def test_a_mutating_call_waits_in_the_approval_dialog_and_runs_once_approved(tmp
             await pilot.click("#approve")
             final = await finished(pilot, "completed")
             screen = chat(app)
-            assert final.output and "restarted" in final.output
+            assert final.output
+            assert "restarted" in final.output
             titles = [p.title for p in _panels(screen)]
             assert titles[-1].startswith("✓ restart(service='checkout')")
             assert "approved by tester" in _text(screen.view)
@@ -208,7 +212,8 @@ def test_a_destructive_call_is_refused_without_confirm_and_runs_with_it(tmp_path
             dialog.query_one("#confirm", Input).value = "CONFIRM"
             dialog.query_one("#approve", Button).press()  # a second click this soon would be a double click
             final = await finished(pilot, "completed")
-            assert final.output and "wiped" in final.output
+            assert final.output
+            assert "wiped" in final.output
 
     asyncio.run(go())
 
@@ -232,7 +237,8 @@ def test_a_denied_call_tells_the_model_why_and_is_not_run(tmp_path: Path) -> Non
             dialog.query_one("#reason", Input).value = "not during business hours"
             await pilot.click("#deny")
             final = await finished(pilot, "completed")
-            assert final.output and "tester denied this call: not during business hours" in final.output
+            assert final.output
+            assert "tester denied this call: not during business hours" in final.output
             assert "denied by tester: not during business hours" in _text(chat(app).view)
             assert not [c for c in client.store.list_tool_calls(final.session_id) if c.tool == "restart"]
 
@@ -251,7 +257,7 @@ def test_ctrl_c_stops_the_run_and_keeps_the_session(tmp_path: Path) -> None:
             await until(pilot, SLOW_STARTED.is_set)
             assert chat(app).running
             await pilot.press("ctrl+c")
-            final = await finished(pilot, "cancelled", timeout=10)
+            final = await finished(pilot, "cancelled", wait_s=10)
             assert "cancelled — stopped" in _text(chat(app).view)
             assert app.is_running, "ctrl+c stops the run, not the TUI"
         assert client.store.get_session(final.session_id).status == "cancelled"

@@ -86,9 +86,9 @@ def tui(client: Any, **kwargs: Any) -> AgentTui:
     return AgentTui(client, **kwargs)
 
 
-async def until(pilot: Pilot[Any], check: Callable[[], Any], timeout: float = 20.0) -> Any:
+async def until(pilot: Pilot[Any], check: Callable[[], Any], wait_s: float = 20.0) -> Any:
     """Let the app run until ``check()`` is truthy; its value."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + wait_s
     while True:
         value = check()
         if value:
@@ -115,7 +115,7 @@ async def ask(pilot: Pilot[Any], question: str) -> None:
     await pilot.press("enter")
 
 
-async def finished(pilot: Pilot[Any], status: str | None = None, timeout: float = 20.0) -> Any:
+async def finished(pilot: Pilot[Any], status: str | None = None, wait_s: float = 20.0) -> Any:
     """Wait until the chat's current run finished (with ``status`` when given); its final event."""
     app = pilot.app
     assert isinstance(app, AgentTui)
@@ -129,4 +129,4 @@ async def finished(pilot: Pilot[Any], status: str | None = None, timeout: float 
             return None
         return run.finished if status is None or run.finished.status == status else None
 
-    return await until(pilot, done, timeout)
+    return await until(pilot, done, wait_s)
