@@ -11,7 +11,7 @@ import typing
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, DataTable, Input, Static
 
 from devops_agent.errors import UserError
 from devops_agent.events import (
@@ -27,7 +27,8 @@ from devops_agent.events import (
     ToolResultEvent,
 )
 from devops_agent.tui.conversation import RENDERERS, ConversationView, ToolPanel
-from devops_agent.tui.dialogs import ApprovalDialog
+from devops_agent.tui.dialogs import ApprovalDialog, PlanDialog, SaveOutputDialog
+from devops_agent.tui.report_view import ReportScreen
 from devops_agent.tui.screens import ChatScreen, SessionsScreen
 from tui_harness import (
     PROBE_TURNS,
@@ -286,5 +287,140 @@ def test_the_mode_switch_changes_the_session_and_its_next_run(tmp_path: Path) ->
             assert again.status == "completed"
             started = [e for e in await client.history(final.session_id) if isinstance(e, RunStarted)]
             assert [e.mode for e in started] == ["ask", "agent"]
+
+    asyncio.run(go())
+
+
+def _write_log(path: Path) -> Path:
+    lines = []
+    for i in range(30):
+        lines.append(f"2026-11-27T10:{i:02d}:00Z INFO request served in {i} ms")
+        lines.append(f"2026-11-27T10:{i:02d}:01Z ERROR database connection refused: db-{i % 2}:5432")
+        if i % 3 == 0:
+            lines.append(f"2026-11-27T10:{i:02d}:02Z ERROR payment gateway timeout after 30s order={i}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_runbook_run_shows_its_plan_and_a_report_whose_findings_can_be_stepped_through(
+    tmp_path: Path,
+) -> None:
+    log = _write_log(tmp_path / "app.log")
+    client = local_client(tmp_path, None, builtin_tools=True, files={"roots": [str(tmp_path)]})
+
+    async def go() -> None:
+        app = tui(client, inputs={"logs": [str(log)], "since": "2026-11-27T09:00:00Z"})
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "what errors are in the logs?")
+            final = await finished(pilot, "completed")
+            assert final.report is not None
+            findings = final.report["findings"]
+            assert len(findings) >= 2, findings
+            await pilot.press("ctrl+l")
+            plan = await until(pilot, lambda: isinstance(app.screen, PlanDialog) and app.screen)
+            (proposed,) = [e for e in await client.history(final.session_id) if isinstance(e, PlanProposed)]
+            assert plan.steps == proposed.steps
+            assert plan.done == len(plan.steps)
+            assert plan.query_one("#stop", Button).disabled, "a finished run cannot be stopped"
+            await pilot.press("escape")
+            await pilot.press("ctrl+r")
+            report = await until(pilot, lambda: isinstance(app.screen, ReportScreen) and app.screen)
+            await pilot.pause()
+            head = str(report.query_one("#head", Static).render())
+            assert "verdict: problems found" in head
+            assert report.shown.title == findings[0]["title"]
+            assert findings[0]["title"] in str(report.query_one("#finding", Static).render())
+            await pilot.press("n")
+            assert report.shown.title == findings[1]["title"]
+            detail = str(report.query_one("#finding", Static).render())
+            assert findings[1]["title"] in detail
+            assert "evidence" in detail
+            await pilot.press("p")
+            assert report.shown.title == findings[0]["title"]
+            assert "checked" in str(report.query_one("#checks", Static).render())
+            await pilot.press("escape")
+            assert isinstance(app.screen, ChatScreen)
+
+    asyncio.run(go())
+
+
+def chat_screen(app: object) -> ChatScreen:
+    screen = app.screen  # type: ignore[attr-defined]
+    assert isinstance(screen, ChatScreen)
+    return screen
+
+
+def test_a_tool_calls_full_output_is_saved_to_a_file_and_never_over_another(tmp_path: Path) -> None:
+    # a small cap: the probes' outputs are cut for the model, and their full outputs kept
+    client = local_client(tmp_path, scripted(*PROBE_TURNS), tools={"output_cap_chars": 300})
+    out = tmp_path / "out"
+    out.mkdir()
+
+    async def go() -> None:
+        app = tui(client, save_dir=out)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "probe")
+            final = await finished(pilot)
+            await pilot.press("ctrl+o")
+            dialog = await until(pilot, lambda: isinstance(app.screen, SaveOutputDialog) and app.screen)
+            await pilot.pause()
+            path = dialog.query_one("#path", Input)
+            second = list(client.store.kept_outputs(final.session_id))[1]
+            assert path.value.endswith(f"probe-{second[0]}.txt"), "the last call is picked first"
+            path.value = str(out / "b.txt")
+            path.focus()
+            await pilot.press("enter")
+            await until(pilot, (out / "b.txt").exists)
+            saved = (out / "b.txt").read_text()
+            assert saved == client.store.tool_output(final.session_id, second[0])
+            assert "b line 39" in saved, "the full output, not the model's summary"
+            # again to the same file: refused, the file is left as it was
+            (out / "b.txt").write_text("keep me")
+            await pilot.press("ctrl+o")
+            dialog = await until(pilot, lambda: isinstance(app.screen, SaveOutputDialog) and app.screen)
+            await pilot.pause()
+            dialog.query_one("#path", Input).value = str(out / "b.txt")
+            dialog.query_one("#save", Button).press()
+            await until(pilot, lambda: any("exists" in n.message for n in app._notifications))
+            assert (out / "b.txt").read_text() == "keep me"
+
+    asyncio.run(go())
+
+
+def test_the_sessions_list_opens_a_past_session_with_its_history_and_a_paused_one_asks_again(
+    tmp_path: Path,
+) -> None:
+    client = local_client(tmp_path, scripted(*RESTART_TURNS))
+
+    async def go() -> None:
+        app = tui(client, mode="agent")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "restart checkout")
+            dialog = await _dialog(pilot, app)
+            await pilot.click("#later")  # leave it paused
+            await until(pilot, lambda: isinstance(app.screen, ChatScreen) and not app.screen.running)
+            session_id = chat_session(app)
+            assert client.store.get_session(session_id).status == "paused"
+            await pilot.press("escape")
+            sessions = await until(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen)
+            table = sessions.query_one("#sessions", DataTable)
+            await until(pilot, lambda: table.row_count == 1)
+            row = table.get_row_at(0)
+            assert row[:4] == [session_id[:12], "paused", "agent", "1"]
+            table.focus()
+            await pilot.press("enter")
+            dialog = await _dialog(pilot, app)  # reopening a paused session asks again
+            dialog.query_one("#approve", Button).press()
+            final = await finished(pilot, "completed")
+            screen = chat_screen(app)
+            assert screen.session_id == session_id
+            shown = _text(screen.view)
+            assert shown.count("› restart checkout") == 1, "the history is drawn once"
+            assert "approval needed" in shown
+            assert "approved by tester" in shown
+            assert final.output
 
     asyncio.run(go())

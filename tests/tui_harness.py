@@ -69,13 +69,16 @@ PROBE_TURNS = (
 )
 
 
-def local_client(directory: Path, model: ScriptedModel | None, **settings: Any) -> LocalClient:
+def local_client(
+    directory: Path, model: ScriptedModel | None, *, builtin_tools: bool = False, **settings: Any
+) -> LocalClient:
+    """``builtin_tools``: the package's own toolsets (what runbooks call) instead of the test's."""
     url = f"sqlite:///{directory / 'store.db'}"
     store = Store(url)
     service = SessionService(
         Settings(database_url=url, **settings),
         store,
-        registry=registry(),
+        registry=None if builtin_tools else registry(),
         model=model,
         use_configured_model=False,
     )

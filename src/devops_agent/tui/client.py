@@ -73,6 +73,15 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class KeptOutput:
+    """A tool call whose full output the session kept (it was cut for the model)."""
+
+    tool_call_id: str
+    tool: str
+    chars: int
+
+
+@dataclass(frozen=True)
 class PendingCall:
     """A tool call a paused run waits on, as the approver must see it."""
 
@@ -172,6 +181,10 @@ class AgentClient(Protocol):
 
     async def set_mode(self, session_id: str, mode: str) -> None:
         """Change the session's mode (``ask`` or ``agent``) for its next questions."""
+        ...
+
+    async def kept_outputs(self, session_id: str) -> list[KeptOutput]:
+        """The session's tool calls whose full output was kept, in call order."""
         ...
 
     async def tool_output(self, session_id: str, tool_call_id: str) -> str | None:

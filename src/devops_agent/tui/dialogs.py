@@ -26,7 +26,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from devops_agent.errors import UserError
-from devops_agent.tui.client import CONFIRM, PendingCall, check_confirm
+from devops_agent.tui.client import CONFIRM, KeptOutput, PendingCall, check_confirm
 from devops_agent.tui.conversation import ToolCallInfo, args_line, literal
 
 DIALOG_CSS = """
@@ -165,26 +165,26 @@ class SaveChoice:
 
 
 class SaveOutputDialog(ModalScreen[SaveChoice | None]):
-    """Pick a tool call of the session and a file to write its full output to."""
+    """Pick a tool call whose full output the session kept, and a file to write it to."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="SaveOutputDialog")
     BINDINGS = [Binding("escape", "close", "Close")]
 
-    def __init__(self, calls: list[ToolCallInfo], directory: Path) -> None:
+    def __init__(self, kept: list[KeptOutput], seen: dict[str, ToolCallInfo], directory: Path) -> None:
         super().__init__()
-        self.calls = calls
+        self.calls = kept
+        self.seen = seen
         self.directory = directory
+
+    def _label(self, k: KeptOutput) -> Text:
+        info = self.seen.get(k.tool_call_id)
+        call = f"{k.tool}({args_line(info.args, 50)})" if info is not None else k.tool
+        return literal(f"{call} · {k.chars:,} characters · {k.tool_call_id}")
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Save a tool call's full output to a file", classes="title")
-            options = [
-                Option(
-                    literal(f"{c.tool}({args_line(c.args, 50)}) · {c.status or 'running'}"), id=c.tool_call_id
-                )
-                for c in self.calls
-            ]
-            yield OptionList(*options, id="calls")
+            yield OptionList(*[Option(self._label(k), id=k.tool_call_id) for k in self.calls], id="calls")
             yield Input(placeholder="file to write", id="path")
             yield Static("", classes="problem", id="problem")
             with Horizontal():
@@ -208,7 +208,7 @@ class SaveOutputDialog(ModalScreen[SaveChoice | None]):
     def _focus_path(self) -> None:
         self.query_one("#path", Input).focus()
 
-    def _call(self, call_id: str | None) -> ToolCallInfo | None:
+    def _call(self, call_id: str | None) -> KeptOutput | None:
         return next((c for c in self.calls if c.tool_call_id == call_id), None)
 
     @on(Button.Pressed, "#save")

@@ -21,6 +21,7 @@ from devops_agent.events import RunEvent, event_from_json
 from devops_agent.store import SessionRecord
 from devops_agent.tui.client import (
     Identity,
+    KeptOutput,
     PendingCall,
     RunRef,
     RunSummary,
@@ -116,6 +117,10 @@ class LocalClient:
     async def set_mode(self, session_id: str, mode: str) -> None:
         check_mode(mode)
         await asyncio.to_thread(self.store.update_session, session_id, mode=mode)
+
+    async def kept_outputs(self, session_id: str) -> list[KeptOutput]:
+        kept = await asyncio.to_thread(self.store.kept_outputs, session_id)
+        return [KeptOutput(call_id, tool, n) for call_id, tool, n in kept]
 
     async def tool_output(self, session_id: str, tool_call_id: str) -> str | None:
         return await asyncio.to_thread(self.store.tool_output, session_id, tool_call_id)

@@ -27,7 +27,15 @@ import httpx
 
 from devops_agent.errors import DevOpsAgentError, RuntimeFailure, UserError
 from devops_agent.events import RunEvent, RunEventAdapter, RunFinished, event_from_json
-from devops_agent.tui.client import Identity, PendingCall, Role, RunRef, RunSummary, SessionSummary
+from devops_agent.tui.client import (
+    Identity,
+    KeptOutput,
+    PendingCall,
+    Role,
+    RunRef,
+    RunSummary,
+    SessionSummary,
+)
 
 EVENT_TYPES = frozenset(
     ("run_started", "token", "plan_proposed", "tool_call", "tool_result")
@@ -254,6 +262,10 @@ class RemoteClient:
 
     async def set_mode(self, session_id: str, mode: str) -> None:
         await self._rest("PATCH", f"/v1/sessions/{session_id}", json={"mode": mode})
+
+    async def kept_outputs(self, session_id: str) -> list[KeptOutput]:
+        kept = await self._rest("GET", f"/v1/sessions/{session_id}/outputs")
+        return [KeptOutput(k["tool_call_id"], k["tool"], int(k["chars"])) for k in kept]
 
     async def tool_output(self, session_id: str, tool_call_id: str) -> str | None:
         try:

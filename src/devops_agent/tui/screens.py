@@ -176,7 +176,9 @@ class ChatScreen(Screen[None]):
             seen = [e.seq for e in history if e.run_id == runs[-1].id]
             await self._follow(runs[-1].id, max(seen, default=0))
         elif summary.status == "paused":
-            await self._approvals()
+            answered = await self._approvals()
+            if answered is not None:
+                await self._follow(answered)
 
     async def _follow(self, run_id: str, after_seq: int = 0) -> None:
         """Draw the run's events until it finishes; a pause opens the approval dialog, and the
@@ -306,19 +308,29 @@ class ChatScreen(Screen[None]):
 
         self.app.push_screen(PlanDialog(run.plan, run.done, running), stop)
 
-    def action_save_output(self) -> None:
-        calls = list(self.view.calls.values())
-        if not calls or self.session_id is None:
+    @work(group="save")
+    async def action_save_output(self) -> None:
+        if self.session_id is None:
             tell(self, "no tool call in this session yet", severity="warning")
             return
+        try:
+            kept = await self.tui.client.kept_outputs(self.session_id)
+        except DevOpsAgentError as exc:
+            tell(self, exc.one_line(), severity="error", title="save output")
+            return
+        if not kept:
+            tell(
+                self,
+                "no output of this session was kept apart: a full output is kept when it was cut for "
+                "the model (over tools.output_cap_chars), as the API's /outputs lists",
+                severity="warning",
+                title="save output",
+            )
+            return
+        choice = await self.app.push_screen_wait(SaveOutputDialog(kept, self.view.calls, self.tui.save_dir))
+        if choice is not None:
+            await self._save(choice)
 
-        def chosen(choice: SaveChoice | None) -> None:
-            if choice is not None:
-                self._save(choice)
-
-        self.app.push_screen(SaveOutputDialog(calls, self.tui.save_dir), chosen)
-
-    @work(group="save")
     async def _save(self, choice: SaveChoice) -> None:
         assert self.session_id is not None
         try:
