@@ -91,7 +91,10 @@ LAZY_COMMANDS = {
         "devops_agent.cli.tui_cmd",
         "tui",
         "Open the terminal UI: sessions, a streaming conversation with tool-call panels, approvals "
-        "(CONFIRM for destructive calls), plan and report views.",
+        "(CONFIRM for destructive calls), plan and report views.\n\n"
+        "Keys: Enter asks, Ctrl-C stops the run, Ctrl-T switches ask/agent mode, Ctrl-R shows the "
+        "report, Ctrl-L the plan, Ctrl-O saves a tool call's full output to a file, Escape goes back, "
+        "Ctrl-Q quits.",
     ),
     "users": LazyCommand(
         "devops_agent.cli.users_cmd",
