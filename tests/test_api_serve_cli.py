@@ -185,3 +185,40 @@ def test_serve_answers_clients_and_exports_one_trace_per_run(tmp_path: Path, otl
     ]
     assert any(a["path"] == "/v1/runs" and a["status"] == 202 and a["user"] == "alice" for a in access)
     assert token not in stderr
+
+
+def test_serve_help_explains_tokens_and_settings_and_the_config_file_is_read(tmp_path: Path) -> None:
+    """A new user learns from --help how to get a token and where the settings go; the [server]
+    table of devops-agent.toml in the working directory is what serve listens by."""
+    env = {"DEVOPS_AGENT_HOME": str(tmp_path)}
+    helped = cli("serve", "--help", env=env)
+    assert helped.returncode == 0, helped.stderr
+    for needed in ("users add NAME", "[server]", "DEVOPS_AGENT_SERVER__PORT", "/mcp", "resumable"):
+        assert needed in helped.stdout, needed
+    port = _free_port()
+    (tmp_path / "devops-agent.toml").write_text(f"[server]\nport = {port}\nauth = true\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "devops_agent", "serve"],
+        cwd=tmp_path,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/v1/me", timeout=5)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                assert time.monotonic() < deadline, "serve did not listen on the configured port"
+                time.sleep(0.2)
+        assert answer.status_code == 401, "auth is on: no token, no answer"
+        assert "users add" in answer.json()["hint"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _out, stderr = proc.communicate(timeout=60)
+    assert "no users yet" in stderr, "serve says how to make the first user"
+    assert f"serving on http://127.0.0.1:{port}" in stderr

@@ -1,9 +1,10 @@
 """Build the service's FastAPI app: routers under ``/v1``, ops endpoints, middleware, sub-apps.
 
-:func:`create_app` is the one place the app is assembled. Other ASGI apps (the MCP server) are
-mounted through ``mounts`` — ``[("/mcp", mcp_asgi_app)]`` — beside the REST API, sharing its
-process, store and session service. The app's lifespan opens the store and the session service,
-and on shutdown stops runs at a step boundary (left resumable) before anything closes.
+:func:`create_app` is the one place the app is assembled. The MCP server is mounted at ``/mcp/``
+(``server.mcp``; :mod:`devops_agent.api.mcp`) beside the REST API, sharing its store, session
+service and users; other ASGI apps can be mounted through ``mounts``. The app's lifespan opens the
+store and the session service, starts the configured MCP servers (``mcp.preload``), and on
+shutdown stops runs at a step boundary (left resumable) before anything closes.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import IO, Any
 
+import structlog
 from fastapi import APIRouter, FastAPI
 from pydantic_ai.models import Model
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from devops_agent import __version__
 from devops_agent.agent.session import SessionService
 from devops_agent.api import alerts, approvals, catalog, ops, problems, runs, sessions, ws
 from devops_agent.api.alerts import AlertIndex
+from devops_agent.api.mcp import MCP_PATH, LateMount, mcp_endpoint
 from devops_agent.api.metrics import Metrics
 from devops_agent.api.middleware import AccessLog, BodyLimit
 from devops_agent.api.state import ServiceState
@@ -29,6 +33,8 @@ from devops_agent.api.tracker import RunTracker
 from devops_agent.config import Settings
 from devops_agent.store import Store
 from devops_agent.tools.registry import ToolRegistry
+
+log = structlog.get_logger(__name__)
 
 DESCRIPTION = """The DevOps Agent service: sessions, runs and their events over REST, a WebSocket
 (`/v1/ws`, see docs/api.md) and Server-Sent Events. Authenticate with `Authorization: Bearer TOKEN`
@@ -68,11 +74,23 @@ def create_app(
             alerts=AlertIndex(settings.server.alert_dedupe_window_s),
         )
         try:
-            yield
+            if settings.mcp.preload:
+                await preload_mcp(service)
+            async with contextlib.AsyncExitStack() as stack:
+                if settings.server.mcp:
+                    endpoint = mcp_endpoint(settings, opened, service)
+                    await stack.enter_async_context(endpoint.lifespan())
+                    app.state.mcp = endpoint
+                try:
+                    yield
+                finally:
+                    app.state.mcp = None
+                    await drain(app)
+                    await tracker.close()
+                    await service.supervisor.shutdown()
         finally:
-            await drain(app)
-            await tracker.close()
-            await service.supervisor.shutdown()
+            if service.toolbox.mcp is not None:  # the MCP servers' processes end with the service
+                await asyncio.to_thread(service.toolbox.mcp.close)
             if own_store:
                 opened.close()
             shutdown_tracing(provider)
@@ -90,6 +108,11 @@ def create_app(
         v1.include_router(module.router)
     app.include_router(v1)
     app.include_router(ops.router)
+    if settings.server.mcp:
+        app.mount(MCP_PATH, LateMount(app.state))
+        # an ASGI app as a Route's endpoint is called as one (Starlette), for /mcp without the slash
+        bare = Route(MCP_PATH, LateMount(app.state, bare=True), methods=["GET", "POST", "DELETE"])
+        app.router.routes.append(bare)
     for path, sub in mounts:
         app.mount(path, sub)
     app.add_middleware(BodyLimit, max_bytes=settings.server.max_body_bytes)
@@ -101,6 +124,18 @@ def create_app(
 
     app.add_middleware(AccessLog, enabled=settings.server.access_log, out=access_log, count=count)
     return app
+
+
+async def preload_mcp(service: SessionService) -> None:
+    """Start the configured MCP servers before the first request (``mcp.preload``), in parallel;
+    one that does not start is logged, and runs go on without it."""
+    for name, status in (await service.preload_mcp()).items():
+        if status.get("enabled", True) and status.get("state") != "ready":
+            log.warning(
+                "mcp_server_unavailable", server=name, error=status.get("error") or status.get("state")
+            )
+        else:
+            log.info("mcp_server_ready", server=name)
 
 
 async def drain(app: FastAPI) -> list[str]:

@@ -68,5 +68,9 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     port = settings.server.port if port is None else port
     if not settings.server.auth and not is_loopback(host):
         log.warning("auth_off_on_network", host=host, hint="anyone who reaches this port acts as an admin")
+    # The address actually served (the MCP endpoint's DNS-rebinding check follows it).
+    settings = settings.model_copy(
+        update={"server": settings.server.model_copy(update={"host": host, "port": port})}
+    )
     app = create_app(settings)
     ApiServer(server_config(app, settings, host=host, port=port), app).run()

@@ -125,7 +125,9 @@ def load_lazy(name: str) -> Any:
         command = typer.main.get_group(target)  # a group even with one command (config show)
     else:  # a command function: a one-command Typer makes the same click command app.command would
         single = typer.Typer(add_completion=False)
-        single.command(name=name, help=lazy.help)(target)
+        # Its --help: the line the root listing shows, then the rest of its docstring (options, …).
+        rest = (inspect.getdoc(target) or "").split("\n\n", 1)[1:]
+        single.command(name=name, help="\n\n".join([lazy.help, *rest]))(target)
         command = typer.main.get_command(single)
     command.name = name
     return _reflow_tree(command)

@@ -32,9 +32,14 @@ def serve(
 ) -> None:
     """Serve the API: REST under /v1 (docs at /docs), the WebSocket /v1/ws, SSE, /metrics.
 
-    Every request needs a token (`devops-agent users add NAME --role viewer|operator|admin`)
-    unless server.auth is false. Ctrl-C or SIGTERM stops runs in flight at a step boundary and
-    leaves them resumable (POST /v1/runs/{id}/resume).
+    Every request needs a token (`devops-agent users add NAME --role viewer|operator|admin`
+    prints one) unless server.auth is false; MCP clients connect to /mcp with the same tokens.
+    Ctrl-C or SIGTERM stops runs in flight at a step boundary and leaves them resumable
+    (POST /v1/runs/{id}/resume).
+
+    Settings: the \\[server] table of devops-agent.toml (host, port, auth, max_runs_per_user, …)
+    or DEVOPS_AGENT_SERVER__KEY variables, e.g. DEVOPS_AGENT_SERVER__PORT=9090; --host and --port
+    override them. `devops-agent config show` prints the effective values; docs/api.md has them all.
     """
     missing = missing_server_modules()
     if missing:

@@ -432,6 +432,14 @@ class ServerSettings(Section):
         20.0, ge=0, description="on shutdown, how long a tool call in flight may finish before it is stopped"
     )
     access_log: bool = Field(True, description="one JSON line per request on stderr")
+    mcp: bool = Field(
+        True, description="serve DevOps Agent's MCP server at /mcp/ to the service's users (same tokens)"
+    )
+    mcp_allow_mutating: bool = Field(
+        False,
+        description="offer tools that change things over /mcp/ (to operators and admins; each call "
+        "still approved by the MCP client's user)",
+    )
 
 
 class EvalSettings(Section):
