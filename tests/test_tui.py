@@ -424,3 +424,24 @@ def test_the_sessions_list_opens_a_past_session_with_its_history_and_a_paused_on
             assert final.output
 
     asyncio.run(go())
+
+
+def test_quitting_stops_a_local_run_and_stores_it_cancelled(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted({"tool_calls": [{"tool": "slow"}]}, {"text": "never"}))
+
+    async def go() -> str:
+        SLOW_STARTED.clear()
+        app = tui(client)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "take your time")
+            await until(pilot, SLOW_STARTED.is_set)
+            session_id = chat_session(app)
+            await pilot.press("ctrl+q")
+        return session_id
+
+    session_id = asyncio.run(go())
+    assert client.store.get_session(session_id).status == "cancelled"
+    (run,) = client.store.list_runs(session_id)
+    assert run.status == "cancelled"
+    assert client.store.run_events(run.id)[-1].type == "run_finished"

@@ -91,10 +91,7 @@ LAZY_COMMANDS = {
         "devops_agent.cli.tui_cmd",
         "tui",
         "Open the terminal UI: sessions, a streaming conversation with tool-call panels, approvals "
-        "(CONFIRM for destructive calls), plan and report views.\n\n"
-        "Keys: Enter asks, Ctrl-C stops the run, Ctrl-T switches ask/agent mode, Ctrl-R shows the "
-        "report, Ctrl-L the plan, Ctrl-O saves a tool call's full output to a file, Escape goes back, "
-        "Ctrl-Q quits.",
+        "(CONFIRM for destructive calls), plan and report views.",
     ),
     "users": LazyCommand(
         "devops_agent.cli.users_cmd",
