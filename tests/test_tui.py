@@ -445,3 +445,23 @@ def test_quitting_stops_a_local_run_and_stores_it_cancelled(tmp_path: Path) -> N
     (run,) = client.store.list_runs(session_id)
     assert run.status == "cancelled"
     assert client.store.run_events(run.id)[-1].type == "run_finished"
+
+
+def test_with_the_privacy_guard_the_answer_ends_restored_not_with_placeholders(tmp_path: Path) -> None:
+    model = scripted({"text": "Answer to: {prompt}"})
+    client = local_client(tmp_path, model, privacy={"enabled": "on", "ner": "off"})
+
+    async def go() -> None:
+        app = tui(client)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            await ask(pilot, "why does alice@example.com get errors?")
+            final = await finished(pilot, "completed")
+            await pilot.pause()
+            streamed = [e.text for e in await client.history(final.session_id) if isinstance(e, Token)]
+            assert any("<<EMAIL_" in t for t in streamed), "the tokens carry the placeholder"
+            shown = _text(chat(app).view)
+            assert "Answer to: why does alice@example.com get errors?" in shown
+            assert "<<EMAIL_" not in shown
+
+    asyncio.run(go())

@@ -246,7 +246,13 @@ class ConversationView(VerticalScroll):
     def draw_run_finished(self, event: RunFinished) -> None:
         run = self._run(event)
         run.finished = event
-        if event.output and not self._streamed:  # runbooks, or the guard held the tokens back
+        if event.output:
+            # The answer as the run finished it, rendered: it can differ from the streamed tokens
+            # (the privacy guard restores placeholders only here; unreachable MCP servers add a
+            # "Not checked" section), and runbooks stream none.
+            if self._answer is not None:
+                self._answer.remove()
+                self._answer = None
             self._add(Markdown(visible(event.output), classes="answer"))
         if event.report is not None or event.output:
             self.last_report = event
