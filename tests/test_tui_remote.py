@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, DataTable
+from textual.widgets import Button, DataTable, Static
 
 from api_harness import PROBE_TURNS, running_service, scripted
 from devops_agent.errors import UserError
@@ -18,7 +18,7 @@ from devops_agent.tui.app import AgentTui
 from devops_agent.tui.conversation import ToolPanel
 from devops_agent.tui.dialogs import ApprovalDialog
 from devops_agent.tui.remote import RemoteClient
-from devops_agent.tui.screens import SessionsScreen
+from devops_agent.tui.screens import ChatScreen, SessionsScreen
 from tui_harness import SIZE, ask, chat, finished, until
 
 pytestmark = pytest.mark.slow
@@ -143,3 +143,25 @@ def test_a_bad_token_ends_the_tui_with_the_servers_reason(tmp_path: Path) -> Non
         app = asyncio.run(go())
     assert isinstance(app.failure, UserError)
     assert app.failure.fields["status"] == 401
+
+
+def test_opening_a_running_session_follows_its_run_from_where_the_history_ends(tmp_path: Path) -> None:
+    # three one-second steps: the TUI opens the session while its run is still going
+    turns = [*[{"tool_calls": [{"tool": "short_sleep"}]}] * 3, PROBE_TURNS[-1]]
+    with running_service(_url(tmp_path), model=scripted(turns=turns)) as svc:
+        with svc.client("alice") as c:
+            started = c.post("/v1/runs", json={"question": "sleep three times"}).json()
+
+        async def go() -> None:
+            client = RemoteClient(svc.url, svc.tokens["alice"])
+            app = AgentTui(client, session_id=started["session_id"])
+            async with app.run_test(size=SIZE) as pilot:
+                await until(pilot, lambda: isinstance(app.screen, ChatScreen) and app.screen.running)
+                final = await finished(pilot, "completed")
+                assert final.run_id == started["run_id"]
+                view = chat(app).view
+                assert [p.title.split(" ")[0] for p in view.query(ToolPanel)] == ["✓"] * 3
+                text = "\n".join(str(s.render()) for s in view.query(Static))
+                assert text.count("› sleep three times") == 1, "history and the followed run overlap nowhere"
+
+        asyncio.run(go())
