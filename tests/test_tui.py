@@ -201,6 +201,8 @@ def test_a_destructive_call_is_refused_without_confirm_and_runs_with_it(tmp_path
             await pilot.press("n")
             await ask(pilot, "wipe the cache")
             dialog = await _dialog(pilot, app)
+            (waiting,) = chat_screen_below(app).view.query(ToolPanel)
+            assert waiting.title.startswith("⏸ wipe(path='/srv/cache')")
             await pilot.click("#approve")  # no CONFIRM typed
             await pilot.pause()
             assert app.screen is dialog, "approving a destructive call without CONFIRM must not close"
@@ -217,6 +219,11 @@ def test_a_destructive_call_is_refused_without_confirm_and_runs_with_it(tmp_path
             assert "wiped" in final.output
 
     asyncio.run(go())
+
+
+def chat_screen_below(app: object) -> ChatScreen:
+    """The chat under a dialog."""
+    return next(s for s in reversed(app.screen_stack) if isinstance(s, ChatScreen))  # type: ignore[attr-defined]
 
 
 def chat_session(app: object) -> str:
@@ -260,6 +267,8 @@ def test_ctrl_c_stops_the_run_and_keeps_the_session(tmp_path: Path) -> None:
             await pilot.press("ctrl+c")
             final = await finished(pilot, "cancelled", wait_s=10)
             assert "cancelled — stopped" in _text(chat(app).view)
+            (panel,) = _panels(chat(app))
+            assert panel.title.startswith("✗ slow()"), "the call the cancel cut short is not left 'running'"
             assert app.is_running, "ctrl+c stops the run, not the TUI"
         assert client.store.get_session(final.session_id).status == "cancelled"
 

@@ -96,6 +96,7 @@ class ToolPanel(Collapsible):
         self.head = f"{printable(event.tool)}({args_line(event.args)})"
         self.args_view = Static(literal(json.dumps(event.args, indent=2, default=str, ensure_ascii=False)))
         self.args_view.add_class("body")
+        self.done = False
         self.result_view = Static(Text("running…", style="italic"))
         self.result_view.add_class("body")
         super().__init__(
@@ -105,10 +106,16 @@ class ToolPanel(Collapsible):
             collapsed=True,
         )
 
+    def note(self, mark: str, text: str) -> None:
+        """A call that has no result (yet): waiting for approval, or not run when its run ended."""
+        self.title = escape(f"{mark} {self.head}")
+        self.result_view.update(Text(text, style="italic"))
+
     def finish(self, result: ToolResultEvent) -> None:
         mark = STATUS_MARK.get(result.status, result.status)
         ms = f" {result.duration_ms:.0f} ms" if result.duration_ms is not None else ""
         cut = " (truncated)" if result.truncated else ""
+        self.done = True
         self.title = escape(f"{mark} {self.head}{ms}{cut}")
         self.add_class(f"status-{result.status}")
         lines = Text()
@@ -219,6 +226,9 @@ class ConversationView(VerticalScroll):
 
     def draw_approval_requested(self, event: ApprovalRequested) -> None:
         self._run(event)
+        panel = self.panels.get(event.tool_call_id)
+        if panel is not None and not panel.done:
+            panel.note("⏸", "waiting for approval")
         level = event.classification or event.decision
         text = Text(f"approval needed ({level})\n", style="bold yellow")
         what = event.command or f"{event.tool}({args_line(event.args)})"
@@ -246,6 +256,10 @@ class ConversationView(VerticalScroll):
     def draw_run_finished(self, event: RunFinished) -> None:
         run = self._run(event)
         run.finished = event
+        if event.status != "paused":  # a paused run's calls wait; any other end leaves them unrun
+            for call_id, panel in self.panels.items():
+                if not panel.done and self.calls[call_id].run_id == event.run_id:
+                    panel.note("✗", f"not run: the run ended {event.status}")
         if event.output:
             # The answer as the run finished it, rendered: it can differ from the streamed tokens
             # (the privacy guard restores placeholders only here; unreachable MCP servers add a

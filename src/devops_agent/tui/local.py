@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.errors import UserError
 from devops_agent.events import RunEvent, event_from_json
+from devops_agent.policies.modes import MODES
 from devops_agent.store import SessionRecord
 from devops_agent.tui.client import (
     Identity,
@@ -31,8 +32,6 @@ from devops_agent.tui.client import (
 
 if TYPE_CHECKING:
     from devops_agent.agent.session import SessionService
-
-MODES = ("ask", "agent")
 
 
 def _summary(rec: SessionRecord) -> SessionSummary:
