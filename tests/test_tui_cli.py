@@ -104,3 +104,65 @@ def test_help_lists_the_tui_without_loading_textual() -> None:
     assert helped.returncode == 0, helped.stderr
     for key in ("Ctrl-C stops the run", "CONFIRM", "--server", "--token"):
         assert key in helped.stdout
+
+
+@pytest.mark.slow
+def test_the_tui_runs_in_a_real_terminal_and_quits_cleanly(tmp_path: Path) -> None:
+    """``devops-agent --model scripted tui`` in a pseudo-terminal: a question is answered (the
+    built-in demo script calls the host tools), Ctrl-C with no run leaves the TUI up, Ctrl-Q quits."""
+    import os
+    import pty
+    import re
+    import select
+    import time
+
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    env["DEVOPS_AGENT_HOME"] = str(tmp_path)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the console script, as a person starts it
+        os.execve(sys.executable, [sys.executable, "-m", "devops_agent", "--model", "scripted", "tui"], env)
+    seen = b""
+    reaped = False
+
+    def until(word: str, wait_s: float = 60) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if word in re.sub(r"\x1b\[[0-9;?>=$]*[A-Za-z~]", "", seen.decode("utf-8", "replace")):
+                return
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+        raise AssertionError(f"{word!r} never showed")
+
+    try:
+        until("New session")
+        os.write(fd, b"n")
+        until("Ask a question")
+        os.write(fd, b"is the host healthy?\r")
+        until("Scripted answer to")
+        until("model requests")  # the run's last line: it finished
+        os.write(fd, b"\x03")  # Ctrl-C with no run going
+        until("no run is going")
+        os.write(fd, b"\x11")  # Ctrl-Q
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                reaped = True
+                break
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    os.read(fd, 65536)
+                except OSError:
+                    pass
+        else:
+            raise AssertionError("the TUI did not quit on Ctrl-Q")
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        if not reaped:  # a failed step: stop the TUI we started
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        os.close(fd)
