@@ -6,6 +6,7 @@ is resumed with every event delivered exactly once."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,23 @@ def test_opening_a_running_session_follows_its_run_from_where_the_history_ends(t
                 assert text.count("› sleep three times") == 1, "history and the followed run overlap nowhere"
 
         asyncio.run(go())
+
+
+def test_a_message_the_client_cannot_read_is_skipped_not_fatal() -> None:
+    """One malformed message (or an event of a newer schema with a broken field) must not end the
+    reader: the events after it still reach their run."""
+    good = RunFinished(session_id="s" * 32, run_id="r" * 32, seq=1, status="completed").model_dump_json()
+
+    async def messages() -> AsyncIterator[str]:
+        for raw in ("{not json", '{"type": "token", "run_id": "x"}', good):
+            yield raw
+
+    async def go() -> RunEvent:
+        client = RemoteClient("http://127.0.0.1:9", "t")
+        await client._read(messages())
+        queue = client._runs["r" * 32]
+        event = queue.get_nowait()
+        assert isinstance(event, RunFinished)
+        return event
+
+    assert asyncio.run(go()).status == "completed"

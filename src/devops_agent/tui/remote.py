@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, cast
 
 import httpx
+import structlog
 
 from devops_agent.errors import DevOpsAgentError, RuntimeFailure, UserError
 from devops_agent.events import RunEvent, RunEventAdapter, RunFinished, event_from_json
@@ -36,6 +37,8 @@ from devops_agent.tui.client import (
     RunSummary,
     SessionSummary,
 )
+
+log = structlog.get_logger(__name__)
 
 EVENT_TYPES = frozenset(
     ("run_started", "token", "plan_proposed", "tool_call", "tool_result")
@@ -148,7 +151,10 @@ class RemoteClient:
 
         try:
             async for raw in ws:
-                self._dispatch(raw)
+                try:
+                    self._dispatch(raw)
+                except (ValueError, KeyError) as exc:  # one bad message must not end the connection
+                    log.warning("tui_bad_message", error=repr(exc)[:200])
         except ConnectionClosed:
             pass
         finally:

@@ -194,6 +194,8 @@ class ChatScreen(Screen[None]):
                         final = event
             except DevOpsAgentError as exc:
                 tell(self, exc.one_line(), severity="error", title="run")
+            except Exception as exc:  # a bug: say so in one line and keep the TUI (the run goes on)
+                tell(self, f"unexpected {type(exc).__name__}: {exc}", severity="error", title="run")
             finally:
                 self.running = None
                 self._status()
