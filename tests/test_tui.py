@@ -474,3 +474,30 @@ def test_with_the_privacy_guard_the_answer_ends_restored_not_with_placeholders(t
             assert "<<EMAIL_" not in shown
 
     asyncio.run(go())
+
+
+def test_the_sessions_list_filters_by_words_of_title_id_status_or_mode(tmp_path: Path) -> None:
+    client = local_client(tmp_path, scripted(*PROBE_TURNS))
+
+    async def go() -> None:
+        for question, mode in (("why is the disk full?", "ask"), ("memory keeps growing", "agent")):
+            ref = await client.ask(question, session_id=None, mode=mode)
+            _ = [e async for e in client.events(ref.run_id)]
+        app = tui(client)
+        async with app.run_test(size=SIZE) as pilot:
+            sessions = await until(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen)
+            table = sessions.query_one("#sessions", DataTable)
+            await until(pilot, lambda: table.row_count == 2)
+            await pilot.press("slash")
+            for key in "disk":
+                await pilot.press(key)
+            assert table.row_count == 1
+            assert "why is the disk full?" in str(table.get_row_at(0)[-1])
+            sessions.query_one("#filter", Input).value = "agent memory"
+            await pilot.pause()
+            assert [str(table.get_row_at(0)[-1])] == ["memory keeps growing"]
+            await pilot.press("escape")
+            assert table.row_count == 2
+            assert isinstance(app.screen, SessionsScreen), "escape clears the filter; it does not leave"
+
+    asyncio.run(go())

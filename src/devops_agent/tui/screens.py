@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.events import RunFinished
 from devops_agent.textsafe import visible
+from devops_agent.tui.client import SessionSummary
 from devops_agent.tui.conversation import ConversationView, literal
 from devops_agent.tui.dialogs import ApprovalDialog, PlanDialog, SaveChoice, SaveOutputDialog
 from devops_agent.tui.report_view import ReportScreen
@@ -41,14 +42,24 @@ def tell(
 
 
 class SessionsScreen(Screen[None]):
-    """The most recent sessions; Enter opens one, ``n`` starts a new one."""
+    """The most recent sessions; Enter opens one, ``n`` starts a new one, ``/`` filters them."""
 
     BINDINGS = [
         Binding("n", "new", "New session"),
         Binding("r", "refresh", "Refresh"),
+        Binding("slash", "filter", "Filter"),
         Binding("q", "app.quit", "Quit"),
     ]
-    DEFAULT_CSS = "SessionsScreen DataTable { height: 1fr; }"
+    AUTO_FOCUS = "#sessions"
+    DEFAULT_CSS = """
+    SessionsScreen DataTable { height: 1fr; }
+    SessionsScreen #filter { display: none; }
+    SessionsScreen #filter.shown { display: block; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded: list[SessionSummary] = []
 
     @property
     def tui(self) -> AgentTui:
@@ -57,6 +68,7 @@ class SessionsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="who")
+        yield Input(placeholder="filter: words of the title, id, status or mode (Escape clears)", id="filter")
         table: DataTable[Any] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         table.add_columns("session", "status", "mode", "approvals", "updated", "title")
         yield table
@@ -66,10 +78,9 @@ class SessionsScreen(Screen[None]):
         self.title = "Sessions"
         ident = self.tui.identity
         if ident is not None:
+            model = ident.model or "none (runbooks)"
             self.query_one("#who", Static).update(
-                literal(
-                    f"{ident.where} · {ident.user} ({ident.role}) · model {ident.model or 'none (runbooks)'}"
-                )
+                literal(f"{ident.where} · {ident.user} ({ident.role}) · model {model}")
             )
         self.action_refresh()
 
@@ -79,13 +90,20 @@ class SessionsScreen(Screen[None]):
     @work(exclusive=True, group="sessions")
     async def action_refresh(self) -> None:
         try:
-            sessions = await self.tui.client.sessions()
+            self.loaded = await self.tui.client.sessions()
         except DevOpsAgentError as exc:
             tell(self, exc.one_line(), severity="error", title="sessions")
             return
+        self._fill()
+
+    def _fill(self) -> None:
+        words = self.query_one("#filter", Input).value.lower().split()
         table = self.query_one("#sessions", DataTable)
         table.clear()
-        for s in sessions:
+        for s in self.loaded:
+            haystack = f"{s.id} {s.title} {s.status} {s.mode}".lower()
+            if not all(w in haystack for w in words):
+                continue
             table.add_row(
                 s.id[:12],
                 s.status,
@@ -95,6 +113,26 @@ class SessionsScreen(Screen[None]):
                 literal(s.title[:80]),
                 key=s.id,
             )
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self._fill()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#sessions", DataTable).focus()
+
+    def key_escape(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_focus or box.value:
+            box.value = ""
+            box.remove_class("shown")
+            self.query_one("#sessions", DataTable).focus()
 
     def action_new(self) -> None:
         self.app.push_screen(ChatScreen(None))
