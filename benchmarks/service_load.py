@@ -5,11 +5,14 @@ Starts ``devops-agent serve`` (a real server process) on SQLite and on PostgreSQ
 host tool per run, then an answer), and drives it with N WebSocket clients, each asking its next
 question in its session as soon as the last run finished. Measures:
 
-* errors: problem messages, runs that did not complete, dropped connections;
+* errors: problem messages, ``error`` events (a run that completes may still have failed to save its
+  events), runs that did not complete, dropped connections;
 * p50/p99 time from a tool result to the client (the event's server timestamp to its arrival);
 * runs per second;
 * server RSS after start, after warm-up (every session finished a run, and a fifth of the
-  duration passed) and at the end; ``rss_growth`` is (end - warm) / warm.
+  duration passed) and at the end; ``rss_growth`` is (end - warm) / warm; ``rss_idle_growth`` the
+  same once the load is gone and the server trimmed its heap (``server.memory_trim_s``), i.e.
+  what it keeps; ``rss_mb_over_time`` samples RSS every tenth of the duration.
 
 Prints one line per backend, then as its last line one JSON object with ``errors``,
 ``p99_event_ms`` and ``rss_growth`` (the worst backend's) and the per-backend figures.
@@ -44,6 +47,10 @@ SCRIPT = """turns:
       - tool: system_memory
   - text: "Memory looked at: {results}"
 """
+
+
+TRIM_S = 10
+"""The server's memory trim interval here (server.memory_trim_s)."""
 
 
 def _free_port() -> int:
@@ -101,6 +108,8 @@ async def _session(url: str, token: str, deadline: float, stats: Stats, index: i
                         stats.error(f"problem {message.get('status')}: {message.get('detail')}")
                         await asyncio.sleep(1)
                         break
+                    elif kind == "error":  # e.g. a run's events not saved: the run may still complete
+                        stats.error(f"event error: {str(message.get('message'))[:80]}")
                     elif kind == "tool_result":
                         sent = datetime.fromisoformat(message["ts"]).timestamp()
                         stats.event_ms.append((time.time() - sent) * 1000)
@@ -128,6 +137,7 @@ def _start_server(home: Path, database_url: str, sessions: int) -> tuple[subproc
         "DEVOPS_AGENT_SERVER__MAX_RUNS_PER_USER": str(sessions * 2),
         "DEVOPS_AGENT_SERVER__ACCESS_LOG": "false",
         "DEVOPS_AGENT_SERVER__WS_SEND_BUFFER": "1000",
+        "DEVOPS_AGENT_SERVER__MEMORY_TRIM_S": str(TRIM_S),
     }
     cmd = [sys.executable, "-m", "devops_agent"]
     added = subprocess.run(
@@ -174,6 +184,14 @@ async def _drive(
     deadline = start + seconds
     rss_start = _rss(proc)
     tasks = [asyncio.create_task(_session(ws_url, token, deadline, stats, i)) for i in range(sessions)]
+    samples: list[tuple[float, float]] = []
+
+    async def sample() -> None:  # RSS every tenth of the run: a plateau or a slope
+        while True:
+            samples.append((round(time.monotonic() - start, 1), round(_rss(proc) / 2**20, 1)))
+            await asyncio.sleep(seconds / 10)
+
+    sampler = asyncio.create_task(sample())
     await asyncio.sleep(seconds / 5)
     # ...and until every session finished a run (at the latest a fifth before the end).
     with contextlib.suppress(TimeoutError):
@@ -183,6 +201,10 @@ async def _drive(
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - start
     rss_end = _rss(proc)
+    # With the load gone, after the server's next memory trim: what it holds on to.
+    await asyncio.sleep(TRIM_S + 2)
+    rss_idle = _rss(proc)
+    sampler.cancel()
     return {
         "sessions": sessions,
         "seconds": round(elapsed, 1),
@@ -199,6 +221,9 @@ async def _drive(
         "warm_at_s": round(warm_at, 1),
         "rss_end_mb": round(rss_end / 2**20, 1),
         "rss_growth": round((rss_end - rss_warm) / rss_warm, 4),
+        "rss_idle_mb": round(rss_idle / 2**20, 1),
+        "rss_idle_growth": round((rss_idle - rss_warm) / rss_warm, 4),
+        "rss_mb_over_time": samples,
     }
 
 
@@ -276,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
             f"service_load backend={name} sessions={r['sessions']} seconds={r['seconds']} runs={r['runs']} "
             f"runs_per_s={r['runs_per_s']} errors={r['errors']} p50_event_ms={r['p50_event_ms']} "
             f"p99_event_ms={r['p99_event_ms']} rss_start_mb={r['rss_start_mb']} "
-            f"rss_warm_mb={r['rss_warm_mb']} rss_end_mb={r['rss_end_mb']} rss_growth={r['rss_growth']}"
+            f"rss_warm_mb={r['rss_warm_mb']} rss_end_mb={r['rss_end_mb']} rss_growth={r['rss_growth']} "
+            f"rss_idle_mb={r['rss_idle_mb']} rss_idle_growth={r['rss_idle_growth']}"
         )
     summary = {
         "errors": sum(r["errors"] for r in results.values()),

@@ -25,6 +25,7 @@ from devops_agent.agent.session import SessionService
 from devops_agent.api import alerts, approvals, catalog, ops, problems, runs, sessions, ws
 from devops_agent.api.alerts import AlertIndex
 from devops_agent.api.mcp import MCP_PATH, LateMount, mcp_endpoint
+from devops_agent.api.memory import release_periodically
 from devops_agent.api.metrics import Metrics
 from devops_agent.api.middleware import AccessLog, BodyLimit
 from devops_agent.api.state import ServiceState
@@ -73,6 +74,9 @@ def create_app(
             tracker=tracker,
             alerts=AlertIndex(settings.server.alert_dedupe_window_s),
         )
+        trimmer = None
+        if settings.server.memory_trim_s > 0:
+            trimmer = asyncio.create_task(release_periodically(settings.server.memory_trim_s))
         try:
             if settings.mcp.preload:
                 await preload_mcp(service)
@@ -89,6 +93,10 @@ def create_app(
                     await tracker.close()
                     await service.supervisor.shutdown()
         finally:
+            if trimmer is not None:
+                trimmer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await trimmer
             if service.toolbox.mcp is not None:  # the MCP servers' processes end with the service
                 await asyncio.to_thread(service.toolbox.mcp.close)
             if own_store:

@@ -432,6 +432,12 @@ class ServerSettings(Section):
         20.0, ge=0, description="on shutdown, how long a tool call in flight may finish before it is stopped"
     )
     access_log: bool = Field(True, description="one JSON line per request on stderr")
+    memory_trim_s: float = Field(
+        30.0,
+        ge=0,
+        description="every so many seconds, give freed heap memory back to the OS (glibc's malloc_trim; "
+        "without it RSS creeps up under load); 0: never",
+    )
     mcp: bool = Field(
         True, description="serve DevOps Agent's MCP server at /mcp/ to the service's users (same tokens)"
     )
