@@ -97,6 +97,12 @@ LAZY_COMMANDS = {
         "serve",
         "Serve the API: REST under /v1 (docs at /docs), the WebSocket /v1/ws, SSE, /metrics.",
     ),
+    "tui": LazyCommand(
+        "devops_agent.cli.tui_cmd",
+        "tui",
+        "Open the terminal UI: sessions, a streaming conversation with tool-call panels, approvals "
+        "(CONFIRM for destructive calls), plan and report views.",
+    ),
     "users": LazyCommand(
         "devops_agent.cli.users_cmd",
         "users_app",
