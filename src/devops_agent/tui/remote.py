@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import typing
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, cast
@@ -41,9 +42,11 @@ from devops_agent.tui.client import (
 log = structlog.get_logger(__name__)
 
 EVENT_TYPES = frozenset(
-    ("run_started", "token", "plan_proposed", "tool_call", "tool_result")
-    + ("approval_requested", "approval_resolved", "error", "run_finished")
+    typing.get_args(cls.model_fields["type"].annotation)[0]
+    for cls in typing.get_args(typing.get_args(RunEvent)[0])
 )
+"""Every ``type`` of the ``RunEvent`` union: a message of one of them is an event of a run (a
+hand list here once dropped the reasoning, worker and context events)."""
 REPLIES = frozenset(("accepted", "cancel_requested", "problem"))
 RECONNECT_TRIES = 5
 
