@@ -123,7 +123,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
             ],
         },
         "revision": 1,
-        "awaiting_decision": True,
+        # Not waiting: its decision buttons (tests/web/test_web_plans.py) would go with plan_resolved.
+        "awaiting_decision": False,
     },
     "plan_resolved": {"decision": "approved", "revision": 1, "approver": "alice"},
     "plan_step": {"index": 1, "title": "check the metrics", "status": "done", "note": "p99 doubled"},

@@ -117,6 +117,9 @@ class PlanState:
     notes: list[str]
     widget: Static
     awaiting: bool = False
+    tracked: bool = False
+    """Whether its steps report progress (a model's plan does, with ``plan_step``; a runbook's
+    list of steps does not, so it shows no status that would never change)."""
 
     def text(self) -> Text:
         """The plan as a numbered list, each step with its status."""
@@ -140,8 +143,11 @@ class PlanState:
                 extra.append("(changes things)")
             more = (" " + " ".join(extra)) if extra else ""
             note = f" — {self.notes[i]}" if self.notes[i] else ""
-            mark = STEP_MARK.get(status, "·")
-            out.append_text(literal(f"  {mark} {i + 1}. {title}{more} [{status}]{note}\n"))
+            if self.tracked:
+                mark = STEP_MARK.get(status, "·")
+                out.append_text(literal(f"  {mark} {i + 1}. {title}{more} [{status}]{note}\n"))
+            else:
+                out.append_text(literal(f"  {i + 1}. {title}{more}\n"))
         return out
 
     def refresh(self) -> None:
@@ -261,7 +267,13 @@ class ConversationView(VerticalScroll):
             titles = [str(s.get("title", "")) if isinstance(s, dict) else str(s) for s in structured]
         widget = Static(classes="plan")
         self.plan = PlanState(
-            event, titles, ["pending"] * len(titles), [""] * len(titles), widget, event.awaiting_decision
+            event,
+            titles,
+            ["pending"] * len(titles),
+            [""] * len(titles),
+            widget,
+            awaiting=event.awaiting_decision,
+            tracked=event.plan is not None,
         )
         self.plan.refresh()
         self._add(widget)
@@ -282,6 +294,7 @@ class ConversationView(VerticalScroll):
         if plan is not None and 0 <= event.index < len(plan.statuses):
             plan.statuses[event.index] = event.status
             plan.notes[event.index] = event.note
+            plan.tracked = True
             plan.refresh()
             if self.current is not None:  # the plan dialog's progress
                 self.current.plan = plan.titles

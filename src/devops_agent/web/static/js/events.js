@@ -249,12 +249,14 @@ export const EVENT_RENDERERS = {
 
   run_finished(view, run, ev) {
     view.closeText(run);
+    // Paused on its plan (the proposal is a call that waits too) rather than on a call's approval.
+    const planWaits = ev.status === "paused" && view.plan && view.plan.runId === run.id && view.plan.el.dataset.awaiting === "true";
     for (const card of run.cards.values()) {
       if (card.el.dataset.status !== "running") continue;
       // A paused run's call waits for a person; it runs (or not) in the run that continues it.
       const held = ev.status === "paused";
       card.el.dataset.status = held ? "held" : "unfinished";
-      card.status.textContent = held ? "held for approval" : "no result";
+      card.status.textContent = held ? (planWaits ? "waiting for a decision on the plan" : "held for approval") : "no result";
       card.status.className = held ? "badge warn" : "badge status-bad";
     }
     if (ev.report) {
@@ -264,7 +266,8 @@ export const EVENT_RENDERERS = {
     }
     const usage = ev.usage && ev.usage.total_tokens ? ` · ${ev.usage.total_tokens} tokens` : "";
     const took = run.started && Date.parse(ev.ts) ? ` · ${fmtDuration(Date.parse(ev.ts) - run.started)}` : "";
-    run.footer.textContent = visible((STATUS_WORDS[ev.status] || ev.status) + took + usage);
+    const words = planWaits ? "paused: the plan waits for your decision" : STATUS_WORDS[ev.status] || ev.status;
+    run.footer.textContent = visible(words + took + usage);
     if (ev.status === "interrupted") {
       // The service stopped at a step boundary; any instance on the same store can continue it.
       const button = h("button", { type: "button", class: "small resume" }, "Resume");
@@ -393,13 +396,14 @@ export class Conversation {
     const titles = structured ? structured.map((s) => s.title) : ev.steps;
     titles.forEach((title, i) => {
       const step = structured ? structured[i] : {};
-      const badge = h("span", { class: "badge step-status" }, "pending");
+      // Only a model's plan reports its steps' progress (plan_step); a runbook's is a list.
+      const badge = structured ? h("span", { class: "badge step-status" }, "pending") : null;
       const detail = [];
       if (step.specialist) detail.push(h("span", { class: "badge agent" }, step.specialist));
       if (step.tools && step.tools.length) detail.push(h("code", {}, step.tools.join(", ")));
       if (step.mutating) detail.push(h("span", { class: "badge warn" }, "changes things"));
       const note = h("span", { class: "muted step-note" });
-      const li = h("li", { dataset: { status: "pending" } }, badge, " ", title, detail.length ? " " : "", detail,
+      const li = h("li", { dataset: structured ? { status: "pending" } : {} }, badge, badge ? " " : "", title, detail.length ? " " : "", detail,
         step.intent ? h("div", { class: "muted" }, step.intent) : null, note);
       rows.push({ li, badge, note });
       list.append(li);
@@ -409,7 +413,7 @@ export class Conversation {
       h("h3", {}, head), ev.plan && ev.plan.goal ? h("p", {}, h("strong", {}, "Goal: "), ev.plan.goal) : null,
       ev.feedback ? h("p", { class: "muted" }, "Revised after: ", ev.feedback) : null, list);
     run.items.append(el);
-    this.plan = { el, rows, revision: ev.revision || 0, actions: null };
+    this.plan = { el, rows, revision: ev.revision || 0, actions: null, runId: run.id };
     if (ev.awaiting_decision && this.decidePlan) {
       this.plan.actions = this.decidePlan(el, ev);
     }
@@ -426,7 +430,7 @@ export class Conversation {
   /** A step's status on the plan it belongs to (the latest one drawn); false if none. */
   markStep(ev) {
     const row = this.plan && this.plan.rows[ev.index];
-    if (!row) return false;
+    if (!row || !row.badge) return false;
     row.li.dataset.status = ev.status;
     row.badge.textContent = ev.status;
     const cls = { done: "status-ok", failed: "status-bad", running: "status-running", skipped: "warn" }[ev.status] || "";
