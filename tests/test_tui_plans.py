@@ -20,6 +20,8 @@ from devops_agent.tui.dialogs import PlanDecisionDialog
 from devops_agent.tui.remote import EVENT_TYPES, RemoteClient
 from devops_agent.tui.screens import ChatScreen
 from test_tui import _text, event_types
+from test_tui_snapshots import _shown as svg_text
+from test_tui_snapshots import _target
 from tui_harness import SIZE, ask, chat, finished, local_client, scripted, tui, until
 
 STEPS = [
@@ -73,6 +75,10 @@ def test_approving_a_plan_in_the_dialog_runs_its_steps(tmp_path: Path) -> None:
             assert "why: is a fine?" in shown
             assert "should show: b's state" in shown
             assert _probes(app) == [], "nothing runs before the decision"
+            app.save_screenshot("tui-plan.svg", str(_target(tmp_path)))  # docs/tui.md's, when updating
+            snapshot = svg_text(_target(tmp_path) / "tui-plan.svg")
+            assert "Read probe a" in snapshot
+            assert "Ask for changes" in snapshot
             dialog.query_one("#plan-approve", Button).press()
             final = await finished(pilot, "completed")
             view = chat(app).view
