@@ -21,7 +21,13 @@ from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
 from devops_agent.telemetry import configure_logging
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 
-pytest_plugins = ["fixtures_db", "fixtures_prometheus", "fixtures_sandbox", "fixtures_mcp"]
+pytest_plugins = [
+    "fixtures_db",
+    "fixtures_prometheus",
+    "fixtures_sandbox",
+    "fixtures_mcp",
+    "fixtures_reasoning",
+]
 
 # Subprocesses (CLI tests) inherit this: resolve_model then blocks real model requests too.
 os.environ["DEVOPS_AGENT_ALLOW_MODEL_REQUESTS"] = "0"

@@ -36,9 +36,11 @@ from devops_agent.agent.broker import ApprovalBroker
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.messages import load_message
 from devops_agent.agent.models import resolve_model
+from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
 from devops_agent.agent.recorder import EventRecorder
 from devops_agent.agent.runners.base import Runner, RunScope
 from devops_agent.agent.runners.model import ModelRunner
+from devops_agent.agent.runners.planner import PlannerRunner
 from devops_agent.agent.runners.router import Router
 from devops_agent.agent.runners.triage import TriageCaches
 from devops_agent.agent.supervisor import Executor, InProcessExecutor, RunHandle, RunSupervisor
@@ -56,6 +58,7 @@ from devops_agent.privacy.vault import purge_expired
 from devops_agent.report import Gap, Report
 from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import SessionRecord, Store
+from devops_agent.store.run_usage import save_run_usage
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.mcp import pool_for
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
@@ -143,23 +146,35 @@ class SessionService:
         mode: Mode | None = None,
         inputs: dict[str, Any] | None = None,
         approvals: Mapping[str, ApprovalDecision] | None = None,
+        plan: PlanDecision | None = None,
         user_id: str | None = None,
         profiles: Sequence[str] = (),
     ) -> RunHandle:
         """Start a run and return its handle at once; follow it with :meth:`events`.
 
         With ``approvals`` (and no prompt) the run continues a paused session: every pending call
-        is answered, approved ones run, denied ones return the denial to the model. ``user_id``
+        is answered, approved ones run, denied ones return the denial to the model. With ``plan``
+        it continues a session whose plan waits for a decision (:meth:`answer_plan`). ``user_id``
         (a service user) is recorded on the run, and on the session when one is created.
         ``profiles`` (a specialist's) add the MCP servers of those profiles to the global ones.
         """
         self._housekeeping()
-        if approvals is not None:
+        if plan is not None:
+            if session_id is None:
+                raise UserError("deciding on a plan needs the session id")
+            session = self.store.get_session(session_id)
+            if not session.context_state.get(PENDING_PLAN_KEY):
+                raise UserError(
+                    f"session {session.id[:12]} has no plan waiting for a decision",
+                    hint="`devops-agent sessions show ID --events` shows what it did",
+                )
+        elif approvals is not None:
             if session_id is None:
                 raise UserError("answering approvals needs the session id")
             # Store calls go to a thread: a service runs many runs on one event loop, and a write
             # waiting for SQLite's lock must not hold every other client up.
             session = await asyncio.to_thread(self.store.get_session, session_id)
+            _no_plan_waiting(session)
             check_answers(session.context_state.get(PENDING_KEY, {}), approvals)
         elif prompt is None:
             raise UserError("a run needs a prompt")
@@ -169,6 +184,7 @@ class SessionService:
             session = await asyncio.to_thread(
                 self.open_session, session_id, title=prompt, mode=mode, user_id=user_id
             )
+            _no_plan_waiting(session)
             waiting = session.context_state.get(PENDING_KEY)
             if waiting:  # the paused run's calls are answered first; a new question would orphan them
                 short = session.id[:12]
@@ -176,11 +192,12 @@ class SessionService:
                     f"session {short} waits for approval of {len(waiting)} call(s)",
                     hint=f"answer them first: `devops-agent approve {short}` (or --deny)",
                 )
-        runner = self._router(session, approvals).choose(prompt, inputs or {}, approvals)
+        answering = approvals is not None or plan is not None
+        runner = self._router(session, answering).choose(prompt, inputs or {}, approvals, plan)
         run = RunIds(
             session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
         )
-        earlier = await asyncio.to_thread(self.store.list_runs, session.id) if approvals is not None else []
+        earlier = await asyncio.to_thread(self.store.list_runs, session.id) if answering else []
         asked = {"prompt": prompt, "mode": run.mode, "inputs": dict(inputs or {})}
         request = None if prompt is None else asked
         await asyncio.to_thread(
@@ -207,6 +224,7 @@ class SessionService:
             broker=ApprovalBroker(self.store, recorder.emit, self.toolbox.audit_writer(run)),
             emit=recorder.emit,
             privacy=self.privacy,
+            plan_decision=plan,
             profiles=tuple(profiles),
         )
         handle = RunHandle(session.id, run.run_id, recorder)
@@ -221,6 +239,12 @@ class SessionService:
     ) -> RunHandle:
         """Answer a paused session's pending calls; the run continues as a new run."""
         return await self.start(None, session_id=session_id, approvals=approvals, user_id=user_id)
+
+    async def answer_plan(self, session_id: str, decision: PlanDecision) -> RunHandle:
+        """Decide on the plan a paused session waits for (from any process): approve it, ask for
+        changes (the model proposes a revision, and the run pauses again), or reject it (nothing
+        runs). The run continues as a new run of the session; returns its handle."""
+        return await self.start(None, session_id=session_id, plan=decision)
 
     def cancel(self, run_id: str) -> bool:
         """Stop a run of any process sharing the store; ``False`` if it is not running."""
@@ -332,15 +356,16 @@ class SessionService:
 
     # -- the run itself -------------------------------------------------------------------
 
-    def _router(self, session: SessionRecord, approvals: Mapping[str, ApprovalDecision] | None) -> Router:
+    def _router(self, session: SessionRecord, answering: bool) -> Router:
         model, name = self.model, self.model_name
-        if model is None and approvals is not None and session.model:
+        if model is None and answering and session.model:
             # Answering a paused model run from a process with no model configured: the session
             # knows which model it paused in.
             model = resolve_model(self.settings.model.model_copy(update={"name": session.model}))
             name = session.model
         runner = ModelRunner(model, name) if model is not None else None
-        return Router(self.settings, self.catalog, runner, self.triage_caches)
+        planner = PlannerRunner(model, name) if model is not None else None
+        return Router(self.settings, self.catalog, runner, self.triage_caches, planner)
 
     def _housekeeping(self) -> None:
         """Once per service, before its first run: purge expired vault entries."""
@@ -404,6 +429,7 @@ class SessionService:
         # (the CLI does), and the event must be stored and the run's row final by then.
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
         _close(scope)
+        _save_usage(self.store, handle.run_id, scope)
         self.store.update_run(handle.run_id, status=status)
 
     def _finish(
@@ -424,6 +450,7 @@ class SessionService:
         self.store.update_session(scope.session.id, status=status)
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
         _close(scope)
+        _save_usage(self.store, handle.run_id, scope)
         self.store.update_run(handle.run_id, status=status)
 
 
@@ -449,6 +476,24 @@ def _close(scope: RunScope) -> None:
         scope.journal.close()
     except Exception as exc:
         log.error("run_not_saved", **scope.ids, error=repr(exc))
+
+
+def _save_usage(store: Store, run_id: str, scope: RunScope) -> None:
+    if scope.usage:
+        try:
+            save_run_usage(store, run_id, scope.usage)
+        except DevOpsAgentError as exc:  # the run's outcome stands; its usage is in its events
+            log.error("run_usage_not_saved", **scope.ids, error=exc.message)
+
+
+def _no_plan_waiting(session: SessionRecord) -> None:
+    """A session whose plan waits for a decision takes that decision first."""
+    if session.context_state.get(PENDING_PLAN_KEY):
+        short = session.id[:12]
+        raise UserError(
+            f"session {short} waits for a decision on its plan",
+            hint=f"`devops-agent plan {short}` shows it; --approve, --edit TEXT or --reject answers it",
+        )
 
 
 def with_gaps(

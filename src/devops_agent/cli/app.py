@@ -32,7 +32,7 @@ from typer import Abort
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from devops_agent import __version__
-from devops_agent.cli import approve, run
+from devops_agent.cli import approve, plan_cmd, run
 from devops_agent.cli.context import AppState, err, out, state
 from devops_agent.cli.signals import install_sigterm_handler, terminated
 from devops_agent.errors import ConfigError, DevOpsAgentError
@@ -96,6 +96,11 @@ LAZY_COMMANDS = {
         "devops_agent.cli.eval_cmd",
         "eval_app",
         "Evaluate the agent on recorded incident cases (HolmesGPT's format and ours).",
+    ),
+    "specialists": LazyCommand(
+        "devops_agent.cli.specialists_cmd",
+        "specialists",
+        "The specialist agents a model run can delegate to, with the tools each gets here.",
     ),
     "mcp": LazyCommand(
         "devops_agent.cli.mcp_cmd",
@@ -223,6 +228,9 @@ app.command(help="Ask one question; the answer streams when a model is configure
 app.command(help="Triage a Jira incident ticket and its Jenkins builds.")(run.triage)
 app.command(help="Interactive chat with /mode, /sessions, /new and /exit.")(run.chat)
 app.command(help="Answer the approvals a paused session waits for.")(approve.approve)
+app.command(help="Show or decide on the plan a paused session waits for (approve, edit, reject).")(
+    plan_cmd.plan
+)
 app.command(help="The audit log: what ran or was refused, in which mode, on whose decision.")(approve.audit)
 
 

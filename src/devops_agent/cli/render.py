@@ -31,8 +31,9 @@ def args_summary(args: Mapping[str, Any], limit: int = _ARGS_CHARS) -> str:
 
 
 def describe_usage(usage: Mapping[str, Any] | None) -> str:
-    """A run's model usage for people: ``2 model requests · 1,234 tokens in, 56 out · $0.0031``
-    (no cost when the price data does not know the model: a local server's is not guessed)."""
+    """A run's model usage for people: ``2 model requests · 1,234 tokens in, 56 out · 3 tool calls ·
+    $0.0031`` with the cost per model when several worked (no cost when the price data does not
+    know the model: a remote one's is not guessed), and how often the context was compacted."""
     if not usage or not usage.get("requests"):
         return ""
     n = usage["requests"]
@@ -40,8 +41,23 @@ def describe_usage(usage: Mapping[str, Any] | None) -> str:
         f"{n} model request{'s' if n != 1 else ''} · {usage.get('input_tokens', 0):,} tokens in, "
         f"{usage.get('output_tokens', 0):,} out"
     )
+    calls = usage.get("tool_calls")
+    if calls:
+        text += f" · {calls} tool call{'s' if calls != 1 else ''}"
     cost = usage.get("cost_usd")
-    return text + (f" · ${cost:.4f}" if cost is not None else "")
+    if cost is not None:
+        text += f" · ${cost:.4f}"
+        split = [
+            f"{printable(name)} ${sub['cost_usd']:.4f}"
+            for name, sub in (usage.get("by_model") or {}).items()
+            if sub and sub.get("cost_usd") is not None
+        ]
+        if len(split) > 1:
+            text += f" ({', '.join(split)})"
+    compacted = (usage.get("context") or {}).get("compacted_requests")
+    if compacted:
+        text += f" · context compacted for {compacted} request{'s' if compacted != 1 else ''}"
+    return text
 
 
 def _watched(stream: Any) -> bool:
@@ -91,7 +107,19 @@ class ProgressRenderer:
             err.print(text, highlight=False)
 
     def handle(self, event: RunEvent) -> None:
-        from devops_agent.events import ErrorEvent, PlanProposed, RunStarted, Token, ToolCall, ToolResultEvent
+        from devops_agent.events import (
+            ContextCompacted,
+            ErrorEvent,
+            LimitReached,
+            PlanProposed,
+            RunStarted,
+            Token,
+            ToolCall,
+            ToolResultEvent,
+        )
+
+        if self._reasoning(event):
+            return
 
         if isinstance(event, RunStarted):
             self.session_id = event.session_id
@@ -113,6 +141,8 @@ class ProgressRenderer:
             ms = f" {event.duration_ms:.0f} ms" if event.duration_ms is not None else ""
             note = f" — {event.error}" if event.error else (" (truncated)" if event.truncated else "")
             call = printable(event.tool)
+            if event.agent:  # a specialist's call
+                call = f"[{printable(event.agent)}] {call}"
             if event.tool_call_id in self._calls:
                 call += f"({self._calls.pop(event.tool_call_id)})"
             # tool names, arguments and errors come from outside: literal ("[/path]"), on one line
@@ -126,10 +156,70 @@ class ProgressRenderer:
                 out.print(event.text, end="", highlight=False, markup=False)
             elif self._status is not None:
                 self._status.update("writing the answer…")
+        elif isinstance(event, ContextCompacted):
+            folded = f", {len(event.folded)} older calls folded into a summary" if event.folded else ""
+            self._say(
+                f"[dim]  context: {len(event.replaced)} older results summarized{folded} "
+                f"({event.tokens_before:,} → {event.tokens_after:,} tokens of a {event.window:,} window)[/]"
+            )
+        elif isinstance(event, LimitReached):
+            self._say(f"[yellow]limit reached: the {event.scope} {event.limit.replace('_', ' ')} limit[/]")
         elif isinstance(event, ErrorEvent):
             self.errors.append(event)
             hint = f" ({event.hint})" if event.hint else ""
             err.print(f"[red]error:[/] {escape(printable(event.message + hint))}", highlight=False)
+
+    def _reasoning(self, event: RunEvent) -> bool:
+        """The planner's events (plans, steps, delegations, the critic), one line each; whether
+        ``event`` was one. Their text comes from a model: printed literally, on one line."""
+        from devops_agent.events import (
+            CouncilResult,
+            CriticReview,
+            Delegation,
+            PlanDeviation,
+            PlanProposed,
+            PlanResolved,
+            PlanStepEvent,
+            Replan,
+        )
+
+        line: str | None = None
+        if isinstance(event, PlanProposed) and event.plan is not None:
+            self.steps_total = len(event.steps)
+            state = "waiting for a decision" if event.awaiting_decision else "running it"
+            line = f"plan (revision {event.revision}, {state}): " + "; ".join(
+                f"{i}. {s}" for i, s in enumerate(event.steps, 1)
+            )
+        elif isinstance(event, PlanResolved):
+            why = f": {event.feedback}" if event.feedback else ""
+            line = f"plan {event.decision} by {event.approver}{why}"
+        elif isinstance(event, PlanStepEvent):
+            if event.status == "pending":
+                return True
+            line = f"step {event.index + 1} {event.status}: {event.title}" + (
+                f" ({event.note})" if event.note and event.status != "running" else ""
+            )
+        elif isinstance(event, PlanDeviation):
+            line = f"deviation from the plan: {event.detail}"
+        elif isinstance(event, Delegation):
+            took = f" in {event.duration_ms / 1000:.1f} s" if event.duration_ms is not None else ""
+            line = (
+                f"→ {event.specialist}: {event.task}"
+                if event.phase == "started"
+                else f"← {event.specialist} {event.status or 'done'}{took}"
+            )
+        elif isinstance(event, CriticReview):
+            found = f"{len(event.issues)} unsupported claim(s)" if event.issues else "no unsupported claim"
+            missing = f", {len(event.missing_evidence)} missing evidence" if event.missing_evidence else ""
+            line = f"critic ({event.stage}): {found}{missing} → {event.action}"
+        elif isinstance(event, Replan):
+            line = f"re-plan {event.number} of {event.budget}: {event.reason}"
+        elif isinstance(event, CouncilResult):
+            line = f"council of {', '.join(event.members)}: {len(event.disagreements)} disagreement(s)"
+        if line is None:
+            return False
+        self._say(f"[dim]{escape(printable(line))}[/]")
+        return True
 
 
 def print_final(final: RunFinished, renderer: ProgressRenderer) -> None:

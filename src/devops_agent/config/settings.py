@@ -39,6 +39,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from devops_agent.config.context import ContextSettings, LimitSettings, ProfileOverride
 from devops_agent.errors import ConfigError
 
 APP_NAME = "devops-agent"
@@ -398,6 +399,50 @@ class ModelSettings(Section):
         1, ge=0, le=5, description="retries of a failed model request (429, 5xx, dropped connection)"
     )
     max_tool_steps: int = Field(20, ge=1)
+    fast: str | None = Field(
+        None, description="provider:model for routing, argument extraction and summaries (optional)"
+    )
+    smart: str | None = Field(
+        None, description="provider:model that reasons and takes escalations; default: model.name"
+    )
+    structured_retries: int = Field(
+        2, ge=0, le=5, description="corrections a model gets for an invalid structured answer"
+    )
+    profiles: dict[str, ProfileOverride] = Field(
+        default_factory=dict,
+        description='per-model profile changes: [model.profiles."ollama:llama3.1"] context_window = 8192',
+    )
+
+    @model_validator(mode="after")
+    def _smart_drives_the_loop(self) -> ModelSettings:
+        # model.smart alone names the model that reasons, which is the one the loop runs.
+        if self.name is None and self.smart:
+            self.name = self.smart
+        return self
+
+
+class AgentSettings(Section):
+    """How a model run reasons: planning with the user, re-plans the critic may ask for, specialists."""
+
+    reasoning: bool = Field(
+        True,
+        description="plan, delegate to specialists and verify the answer (a structured report); "
+        "off: the plain tool loop with a free-text answer",
+    )
+    plan: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="propose a plan before acting: auto (when more than a lookup, or a step would "
+        "change something), always, never; --plan overrides",
+    )
+    max_replans: int = Field(
+        2, ge=0, le=10, description="times the critic may send the model back for missing evidence"
+    )
+    model_critic: bool = Field(
+        True, description="after the deterministic checks, a model reviews each finding against its evidence"
+    )
+    specialist_dirs: list[Path] = Field(
+        default_factory=list, description="more folders of specialist YAML (they override shipped ones)"
+    )
 
 
 class ServerSettings(Section):
@@ -466,6 +511,7 @@ class Settings(BaseSettings):
     )
 
     model: ModelSettings = Field(default_factory=ModelSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     mode: Literal["ask", "agent"] = "ask"
     project: str | None = Field(
         None, description="name the findings memory is kept under; default: the current directory's name"
@@ -487,6 +533,8 @@ class Settings(BaseSettings):
     github: GitHubSettings = Field(default_factory=GitHubSettings)
     docker: DockerSettings = Field(default_factory=DockerSettings)
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     evals: EvalSettings = Field(default_factory=EvalSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)

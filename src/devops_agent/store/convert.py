@@ -37,6 +37,7 @@ def run_record(row: RunRow) -> RunRecord:
         finished_at=row.finished_at,
         user_id=row.user_id,
         request=dict(row.request) if row.request is not None else None,
+        usage=row.usage,
     )
 
 

@@ -101,9 +101,10 @@ class RunRow(Base):
     parent_run_id: Mapped[str | None] = mapped_column(String(64))
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     owner: Mapped[str | None] = mapped_column(String(200))
-    created_at: Mapped[datetime]
+    created_at: Mapped[datetime] = mapped_column(index=True)
     updated_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    usage: Mapped[dict[str, Any] | None]
     user_id: Mapped[str | None] = mapped_column(String(64), index=True)
     # What was asked (prompt, mode, inputs): an interrupted run is resumed from it, by any process.
     request: Mapped[dict[str, Any] | None] = mapped_column(JSON)

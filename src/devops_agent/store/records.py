@@ -69,6 +69,8 @@ class RunRecord:
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
+    usage: dict[str, Any] | None = None
+    """The run's model usage (``run_finished.usage``): tokens, tool calls, cost; None without a model."""
     user_id: str | None = None
     request: dict[str, Any] | None = None
     """What was asked (``prompt``, ``mode``, ``inputs``): what resuming an interrupted run repeats."""

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 from devops_agent.agent.approvals import ApprovalDecision
 from devops_agent.agent.broker import ApprovalBroker
 from devops_agent.agent.journal import Journal
+from devops_agent.agent.reasoning.plan import PlanDecision
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
@@ -42,6 +43,8 @@ class RunScope:
     """The privacy guard is on for this service (what a model reads is masked)."""
     usage: dict[str, Any] | None = None
     """Token counts and cost of the run's model requests, set by a runner that makes them."""
+    plan_decision: PlanDecision | None = None
+    """A person's decision on the plan the session waits for (the planner continues with it)."""
     profiles: tuple[str, ...] = ()
     """The profiles the run names (a specialist's): which MCP servers it gets besides global ones."""
 

@@ -1,8 +1,8 @@
 """Users of the service (API tokens, stored hashed) and the user of each session, run, audit entry
 and finding; a run's request, so an interrupted run can be resumed by any process.
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-28
 
 ``devops-agent serve`` is shared by a team: every row a person's request produces names that
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0010"
-down_revision: str | None = "0009"
+revision: str = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
