@@ -76,6 +76,8 @@ class Stats:
         """Sessions that finished a run."""
         self.all_warm = asyncio.Event()
         self.sessions = 0
+        self.fresh = False
+        """Every question in a new session (--fresh-sessions): a history that never grows."""
 
     def error(self, kind: str) -> None:
         self.errors += 1
@@ -96,7 +98,7 @@ async def _session(url: str, token: str, deadline: float, stats: Stats, index: i
                     "type": "query",
                     "question": f"how is memory? (client {index})",
                 }
-                if session_id:
+                if session_id and not stats.fresh:
                     query["session_id"] = session_id
                 await ws.send(json.dumps(query))
                 while True:
@@ -176,10 +178,11 @@ def _rss(proc: subprocess.Popen[bytes]) -> int:
 
 
 async def _drive(
-    ws_url: str, token: str, sessions: int, seconds: float, proc: subprocess.Popen[bytes]
+    ws_url: str, token: str, sessions: int, seconds: float, proc: subprocess.Popen[bytes], fresh: bool
 ) -> dict[str, Any]:
     stats = Stats()
     stats.sessions = sessions
+    stats.fresh = fresh
     start = time.monotonic()
     deadline = start + seconds
     rss_start = _rss(proc)
@@ -227,14 +230,16 @@ async def _drive(
     }
 
 
-def run_backend(name: str, database_url: str | None, sessions: int, seconds: float) -> dict[str, Any]:
+def run_backend(
+    name: str, database_url: str | None, sessions: int, seconds: float, fresh: bool = False
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix=f"service-load-{name}-") as tmp:
         home = Path(tmp)
         url = database_url or f"sqlite:///{home / 'store.db'}"
         proc, base, token = _start_server(home, url, sessions)
         try:
             return asyncio.run(
-                _drive(base.replace("http://", "ws://") + "/v1/ws", token, sessions, seconds, proc)
+                _drive(base.replace("http://", "ws://") + "/v1/ws", token, sessions, seconds, proc, fresh)
             )
         finally:
             proc.terminate()
@@ -280,10 +285,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--data", type=Path, default=None, help="unused: this benchmark makes its own load")
+    parser.add_argument(
+        "--fresh-sessions",
+        action="store_true",
+        help="ask every question in a new session (default: each client continues its session)",
+    )
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     if args.backend in ("sqlite", "both"):
-        results["sqlite"] = run_backend("sqlite", None, args.sessions, args.seconds)
+        results["sqlite"] = run_backend("sqlite", None, args.sessions, args.seconds, args.fresh_sessions)
     if args.backend in ("postgres", "both"):
         if not args.postgres_url:
             print(
@@ -293,7 +303,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             url, drop = _fresh_postgres(args.postgres_url)
             try:
-                results["postgres"] = run_backend("postgres", url, args.sessions, args.seconds)
+                results["postgres"] = run_backend(
+                    "postgres", url, args.sessions, args.seconds, args.fresh_sessions
+                )
             finally:
                 drop()
     for name, r in results.items():

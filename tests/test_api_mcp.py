@@ -13,7 +13,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from api_harness import Service, running_service
+from api_harness import Service, running_service, scripted
+from devops_agent.config import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -89,3 +90,36 @@ def test_mcp_sessions_belong_to_their_user(store_url: str) -> None:
         carol_lists, carol_reads = mcp_call(svc, svc.tokens["carol"], look)
         assert uri in carol_lists, "an admin sees everyone's sessions"
         assert "probe" in carol_reads
+
+
+def test_an_mcp_investigation_is_a_run_of_its_user_under_their_limit(store_url: str) -> None:
+    """``investigate`` over /mcp starts one of the service's runs: the user's, counted in /metrics,
+    and refused over the user's limit of concurrent runs like any other."""
+    sleepy = scripted(turns=[{"tool_calls": [{"tool": "wait_sleep"}]}, {"text": "slept"}])
+    settings = Settings(database_url=store_url, server={"max_runs_per_user": 1})
+    with running_service(store_url, model=sleepy, settings=settings) as svc, svc.client("alice") as alice:
+        busy = alice.post("/v1/runs", json={"question": "wait"}).json()
+
+        async def investigate(client: Client) -> t.CallToolResult:
+            return await client.call_tool("investigate", {"question": "is the disk full?"})
+
+        refused = mcp_call(svc, svc.tokens["alice"], investigate)
+        assert refused.is_error
+        assert "already has 1 runs going (limit 1)" in text(refused)
+        assert alice.post(f"/v1/runs/{busy['run_id']}/cancel").json()["cancelled"] is True
+        svc.wait_run("alice", busy["run_id"])
+        tokens = svc.tokens
+    quick = scripted(turns=[{"text": "The disk has room."}])
+    with (
+        running_service(store_url, model=quick, users={}, tokens=tokens) as svc,
+        svc.client("alice") as alice,
+    ):
+        done = mcp_call(svc, svc.tokens["alice"], investigate)
+        assert not done.is_error, text(done)
+        assert "The disk has room." in text(done)
+        mine = {s["title"] for s in alice.get("/v1/sessions").json()["items"]}
+        assert mine == {"wait", "is the disk full?"}
+        with svc.client("bob") as bob:
+            assert bob.get("/v1/sessions").json()["total"] == 0
+        metrics = alice.get("/metrics").text
+        assert 'devops_agent_runs_started_total{path="model"} 1.0' in metrics

@@ -83,7 +83,7 @@ def create_app(
                 await preload_mcp(service)
             async with contextlib.AsyncExitStack() as stack:
                 if settings.server.mcp:
-                    endpoint = mcp_endpoint(settings, opened, service)
+                    endpoint = mcp_endpoint(settings, opened, service, tracker)
                     await stack.enter_async_context(endpoint.lifespan())
                     app.state.mcp = endpoint
                 try:

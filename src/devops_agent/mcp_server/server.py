@@ -37,6 +37,7 @@ from devops_agent.agent.plugins import available_runbooks
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
+from devops_agent.events import RunFinished
 from devops_agent.mcp_server.approval import ElicitingAsker, NeedsInput
 from devops_agent.mcp_server.http import Principal, principal_of
 from devops_agent.policies.modes import Mode
@@ -281,8 +282,14 @@ class AgentMcpServer:
         masked = guard.mask_value(text, "tool_out")
         return masked if isinstance(masked, str) else json.dumps(masked)
 
-    async def _run(self, prompt: str, inputs: dict[str, Any], who: Principal) -> t.CallToolResult:
+    async def investigation(self, prompt: str, inputs: dict[str, Any], who: Principal) -> RunFinished:
+        """Run one read-only investigation for ``who`` to its end. The service overrides it, so its
+        MCP clients' runs count against their user's limit of concurrent runs and in /metrics."""
         _events, final = await self.sessions.run(prompt, mode="ask", inputs=inputs, user_id=who.user_id)
+        return final
+
+    async def _run(self, prompt: str, inputs: dict[str, Any], who: Principal) -> t.CallToolResult:
+        final = await self.investigation(prompt, inputs, who)
         body = self._masked(final.session_id, final.output or "(no answer)")
         sid = final.session_id
         footer = f"\n\n---\nsession {sid} ({SCHEME}://reports/{sid}); status {final.status}"
