@@ -17,10 +17,21 @@ from devops_agent.errors import UserError
 from devops_agent.events import (
     ApprovalRequested,
     ApprovalResolved,
+    ContextCompacted,
+    CouncilResult,
+    CriticReview,
+    Delegation,
     ErrorEvent,
+    LimitReached,
+    NotificationSent,
+    PlanDeviation,
     PlanProposed,
+    PlanResolved,
+    PlanStepEvent,
+    Replan,
     RunEvent,
     RunFinished,
+    RunResumed,
     RunStarted,
     Token,
     ToolCall,
@@ -66,7 +77,47 @@ ONE_OF_EACH: list[RunEvent] = [
     ),
     ApprovalResolved(**IDS, seq=8, tool_call_id="c2", approved=False, reason="not now", approver="ann"),
     ErrorEvent(**IDS, seq=9, message="the probe broke", hint="look at it"),
-    RunFinished(**IDS, seq=10, status="completed", output="The disk is full."),
+    PlanResolved(**IDS, seq=10, decision="approved", revision=1, approver="ann"),
+    PlanStepEvent(**IDS, seq=11, index=1, title="look at memory", status="done", note="RSS at 98%"),
+    PlanDeviation(**IDS, seq=12, kind="unplanned_call", detail="called git_log, which no step names"),
+    Delegation(**IDS, seq=13, phase="started", specialist="metrics", task="check p99"),
+    Delegation(**IDS, seq=14, phase="finished", specialist="metrics", task="check p99", status="completed"),
+    CriticReview(
+        **IDS,
+        seq=15,
+        stage="deterministic",
+        round=1,
+        issues=[{"finding": 0, "title": "disk full", "check": "quote_not_found", "detail": "not in c1"}],
+        action="replan",
+    ),
+    Replan(**IDS, seq=16, number=1, budget=2, reason="a quotation is not in the cited output"),
+    CouncilResult(
+        **IDS,
+        seq=17,
+        members=["logs", "metrics"],
+        disagreements=[
+            {
+                "topic": "whether anything is wrong",
+                "positions": {"logs": "OOM", "metrics": "found no problem"},
+            }
+        ],
+    ),
+    ContextCompacted(
+        **IDS,
+        seq=18,
+        request=2,
+        tokens_before=90000,
+        tokens_after=30000,
+        limit=64000,
+        window=128000,
+        counter="t",
+    ),
+    LimitReached(**IDS, seq=19, scope="run", limit="tool_calls", used=20, ceiling=20),
+    RunResumed(**IDS, seq=20, worker="worker-7", after_seq=12, completed_steps=3),
+    NotificationSent(
+        **IDS, seq=21, sink="slack-oncall", kind="report", ok=False, attempts=3, error="HTTP 500"
+    ),
+    RunFinished(**IDS, seq=22, status="completed", output="The disk is full."),
 ]
 
 
@@ -98,6 +149,19 @@ def test_every_event_type_is_rendered_by_the_tui() -> None:
             assert "CONFIRM" in shown
             assert "denied by ann: not now" in shown
             assert "the probe broke (look at it)" in shown
+            assert "✓ 2. look at memory [done] — RSS at 98%" in shown
+            assert "· 1. look at the disk [pending]" in shown
+            assert "plan approved by ann" in shown
+            assert "deviation from the plan: a call no step names" in shown
+            assert "← [metrics] completed: check p99" in shown
+            assert "[quote_not_found] disk full: not in c1" in shown
+            assert "re-plan 1 of 2" in shown
+            assert "disagree on whether anything is wrong" in shown
+            assert "[metrics] found no problem" in shown
+            assert "90000 → 30000 tokens" in shown
+            assert "usage limit reached: tool_calls per run, 20 of 20" in shown
+            assert "resumed by worker worker-7" in shown
+            assert "could not send report to slack-oncall after 3 attempts: HTTP 500" in shown
             assert view.last_report is not None
             assert view.current is not None
             assert view.current.plan == ["look at the disk", "look at memory"]
