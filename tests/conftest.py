@@ -21,7 +21,18 @@ from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
 from devops_agent.telemetry import configure_logging
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 
-pytest_plugins = ["fixtures_db", "fixtures_prometheus", "fixtures_sandbox", "fixtures_mcp"]
+# Support modules: fixtures and the helpers test modules may import (``from fixtures_cli import
+# cli``). A test module never imports another test module (tests/test_suite_layout.py checks).
+pytest_plugins = [
+    "fixtures_bench",
+    "fixtures_cli",
+    "fixtures_db",
+    "fixtures_logs",
+    "fixtures_mcp",
+    "fixtures_openai",
+    "fixtures_prometheus",
+    "fixtures_sandbox",
+]
 
 # Subprocesses (CLI tests) inherit this: resolve_model then blocks real model requests too.
 os.environ["DEVOPS_AGENT_ALLOW_MODEL_REQUESTS"] = "0"

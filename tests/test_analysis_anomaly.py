@@ -9,11 +9,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from bench_scripts import load
 from devops_agent.analysis.anomaly import DetectorConfig, StreamingDetector, detect, score_series
 from devops_agent.analysis.baselines import ExcursionPeaks
 from devops_agent.analysis.context import ContextDetector, RollingRange
 from devops_agent.analysis.likelihood import AnomalyLikelihood, tail_log10
+from fixtures_bench import load
 
 T0 = datetime(2024, 1, 1)
 N = 2000  # ~7 days of 5-minute points

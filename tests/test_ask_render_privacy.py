@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import cli
+from fixtures_cli import cli
 
 pytestmark = pytest.mark.slow
 

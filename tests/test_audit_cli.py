@@ -9,7 +9,7 @@ import pytest
 
 from devops_agent.config import Settings
 from devops_agent.store import AuditRecord, Store
-from test_cli import assert_one_line_error, cli
+from fixtures_cli import assert_one_line_error, cli
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from bench_scripts import BENCHMARKS, load
+from fixtures_bench import BENCHMARKS, load
 
 
 def _script(name: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from test_cli import assert_one_line_error, cli
+from fixtures_cli import assert_one_line_error, cli
 from test_metric_alert import _git, _stamp
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,6 @@
-"""The console script, run as a user runs it: real subprocesses, real store, real host."""
+"""The command line, run as a user runs it: real store, real host. Most tests run a command in
+this process (``fixtures_cli.cli``); the ones marked ``slow`` are the subprocess smoke set that
+proves the console script itself starts, exits and prints as it should."""
 
 from __future__ import annotations
 
@@ -13,40 +15,13 @@ from pathlib import Path
 import pytest
 
 from devops_agent.store import BreakerRecord, Store
-from logdata import write_app_log
-
-pytestmark = pytest.mark.slow
-
-
-def cli(
-    *args: str,
-    env: dict[str, str] | None = None,
-    stdin: str | None = None,
-    cwd: Path | None = None,
-    timeout: float = 180,
-) -> subprocess.CompletedProcess[str]:
-    full_env = dict(os.environ, COLUMNS="200", **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "devops_agent", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        input=stdin,
-        cwd=cwd,
-        timeout=timeout,
-        check=False,
-    )
+from fixtures_cli import assert_one_line_error, cli, cli_process
+from fixtures_logs import write_app_log
 
 
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
-    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr + proc.stdout
-    for needle in needles:
-        assert needle in proc.stderr, proc.stderr
-
-
+@pytest.mark.slow
 def test_investigate_offline_prints_a_real_host_report(tmp_path: Path) -> None:
-    proc = cli("investigate", "Is this host healthy?", cwd=tmp_path)
+    proc = cli_process("investigate", "Is this host healthy?", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for section in ("## Summary", "## Findings", "## Next steps", "## What could not be gathered"):
         assert section in proc.stdout
@@ -203,13 +178,14 @@ def test_reflow_keeps_lists_and_indented_blocks() -> None:
     )
 
 
+@pytest.mark.slow
 def test_doctor_offline_is_healthy_and_unreachable_model_fails() -> None:
     ok = cli("doctor", "--json")
     assert ok.returncode == 0, ok.stderr
     checks = {c["name"]: c for c in json.loads(ok.stdout)}
     assert checks["store"]["level"] == "ok"
     assert checks["model"]["level"] == "ok"
-    bad = cli(
+    bad = cli_process(
         "--model",
         "openai-compatible:local",
         "doctor",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_scripts import load
+from fixtures_bench import load
 
 bench = load("code_retrieval")
 

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from bench_scripts import load
 from devops_agent.agent.scripted import ScriptedModel
 from devops_agent.cli.app import app
 from devops_agent.config import Settings
@@ -35,7 +34,8 @@ from devops_agent.evals.session import load as load_result
 from devops_agent.evals.session import run_evaluation, save
 from devops_agent.evals.tables import compare, render
 from devops_agent.store import Store
-from fake_openai import FakeOpenAI, text, tool_calls
+from fixtures_bench import load
+from fixtures_openai import FakeOpenAI, text, tool_calls
 
 agent_eval = load("agent_eval")
 eval_cases = load("eval_cases")

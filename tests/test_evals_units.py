@@ -17,7 +17,6 @@ import pytest
 import yaml
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-from bench_scripts import load
 from devops_agent.config import Settings
 from devops_agent.config.settings import ModelSettings
 from devops_agent.errors import ConfigError, NotFoundError
@@ -28,7 +27,8 @@ from devops_agent.evals.judge import question, resolve_judge
 from devops_agent.evals.mapping import ToolMapping
 from devops_agent.evals.recordings import Recording, read_recording, upstream_match
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
-from fake_openai import FakeOpenAI, text, tool_calls
+from fixtures_bench import load
+from fixtures_openai import FakeOpenAI, text, tool_calls
 
 DEV = load("bench_data").DEFAULT / "holmesgpt_evals"
 needs_dev = pytest.mark.skipif(

@@ -383,7 +383,7 @@ def test_memory_cli_add_search_list_delete(tmp_path: Path, monkeypatch: pytest.M
 
 @pytest.mark.slow
 def test_memory_add_cli_scrubs_secrets_and_checks_its_input(tmp_path: Path, isolated_home: Path) -> None:
-    from test_cli import assert_one_line_error, cli
+    from fixtures_cli import assert_one_line_error, cli
 
     added = cli(
         "memory",
@@ -420,7 +420,7 @@ def test_memory_add_cli_scrubs_secrets_and_checks_its_input(tmp_path: Path, isol
 @pytest.mark.slow
 def test_memory_delete_cli_stays_in_its_project_and_ids_are_not_reused(tmp_path: Path) -> None:
     """From the payments checkout, `memory delete ID` of the search team's finding removed it."""
-    from test_cli import assert_one_line_error, cli
+    from fixtures_cli import assert_one_line_error, cli
 
     work = tmp_path / "payments"
     work.mkdir()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_scripts import BENCHMARKS, load
+from fixtures_bench import BENCHMARKS, load
 
 bench = load("log_parsing")
 

@@ -19,7 +19,7 @@ import pytest
 from devops_agent.analysis import detect
 from devops_agent.analysis.context import ContextDetector
 from devops_agent.cli.metrics_cmd import _read_csv
-from test_cli import assert_one_line_error, cli
+from fixtures_cli import assert_one_line_error, cli
 
 pytestmark = pytest.mark.slow
 

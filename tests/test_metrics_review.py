@@ -17,7 +17,7 @@ from urllib.parse import quote
 import pytest
 
 from devops_agent.analysis import detect
-from test_cli import assert_one_line_error, cli
+from fixtures_cli import assert_one_line_error, cli
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from fixtures_cli import assert_one_line_error, cli
 from fixtures_prometheus import free_port
-from test_cli import assert_one_line_error, cli
 
 pytestmark = pytest.mark.slow
 

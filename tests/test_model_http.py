@@ -1,5 +1,5 @@
 """The model path over real HTTP: pydantic-ai's OpenAI provider talking to a fake OpenAI-compatible
-server on 127.0.0.1 (``fake_openai.py``) that answers, misbehaves, fails and hangs on cue.
+server on 127.0.0.1 (``fixtures_openai.py``) that answers, misbehaves, fails and hangs on cue.
 
 Each failure of the endpoint or of the model must end the run promptly, as one line of ours with a
 hint and a failed run stored with its question; nothing may print a traceback (whose local
@@ -30,7 +30,7 @@ from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
-from fake_openai import FakeOpenAI, Reply, hang, status, text, tool_calls
+from fixtures_openai import FakeOpenAI, Reply, hang, status, text, tool_calls
 
 pytestmark = pytest.mark.allow_model_requests
 

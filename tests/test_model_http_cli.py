@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI, text, tool_calls
-from test_cli import cli
+from fixtures_cli import cli
+from fixtures_openai import FakeOpenAI, text, tool_calls
 
-pytestmark = pytest.mark.slow
+# The fake server on 127.0.0.1 is the model; the commands run in this process.
+pytestmark = pytest.mark.allow_model_requests
 
 
 def model_env(srv: FakeOpenAI, **extra: str) -> dict[str, str]:

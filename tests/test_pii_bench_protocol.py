@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench_scripts import load
+from fixtures_bench import load
 
 bench = load("pii_bench")
 SKIP, _ = bench._skip_words()

@@ -28,7 +28,7 @@ from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolsetBuilder, ToolSpec
 from devops_agent.tools.registry import ToolRegistry
-from logdata import write_app_log
+from fixtures_logs import write_app_log
 
 KEY = "canary-hmac-key"
 DB_HOST = "billing-db-7.prod.canary-corp.example"

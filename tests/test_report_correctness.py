@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bench_scripts import load
+from fixtures_bench import load
 
 rs = load("report_scenarios")
 
@@ -59,7 +59,7 @@ def test_the_benchmark_prints_its_figures_last(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from bench_scripts import BENCHMARKS
+    from fixtures_bench import BENCHMARKS
 
     only = ["stale-log-after-oom", "healthy-json", "empty-file"]
     proc = subprocess.run(

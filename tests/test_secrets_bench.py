@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_scripts import load
+from fixtures_bench import load
 
 bench = load("secrets_bench")
 peers = load("secrets_peers")

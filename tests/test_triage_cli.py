@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from fixtures_cli import assert_one_line_error, cli
 from replay.triage import API, TOKEN, USER, SlowReplay, add_ticket
-from test_cli import assert_one_line_error, cli
 
 pytest.importorskip("jira")
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
-"""Log files for tests that run the log runbooks (``from logdata import write_app_log``; ``tests/``
-is on ``sys.path``, see bench_scripts.py)."""
+"""Log files for tests that run the log runbooks (``from fixtures_logs import write_app_log``; ``tests/``
+is on ``sys.path``, see fixtures_bench.py)."""
 
 from __future__ import annotations
 
