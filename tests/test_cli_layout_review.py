@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from devops_agent.store import AuditRecord, Store
+from fixtures_cli import cli as run_cli
 
 LONG_COMMAND = (
     "kubectl -n payments rollout restart deployment/api-gateway-canary && "
@@ -18,15 +19,7 @@ LONG_COMMAND = (
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devops_agent", *args],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, COLUMNS="80"),
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(*args, cwd=cwd, env={"COLUMNS": "80"})
 
 
 def test_audit_at_80_columns_prints_every_command_whole(isolated_home: Path) -> None:

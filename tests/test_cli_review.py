@@ -25,6 +25,7 @@ from devops_agent.config import load_settings
 from devops_agent.errors import ConfigError
 from devops_agent.events import ErrorEvent, RunEvent, RunStarted, ToolResultEvent
 from devops_agent.store import Store
+from fixtures_cli import cli as run_cli
 
 SECRET = "sk-review-0123456789abcdef"
 
@@ -37,15 +38,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def cli(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devops_agent", *args],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, COLUMNS="80", **(env or {})),
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return run_cli(*args, cwd=cwd, env={"COLUMNS": "80", **(env or {})})
 
 
 def data_store(home: Path) -> Store:

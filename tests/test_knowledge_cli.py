@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,18 +14,8 @@ from typer.testing import CliRunner
 from devops_agent.cli import knowledge_cmd
 from devops_agent.cli.context import AppState
 from devops_agent.knowledge.index import IndexStats, KnowledgeIndex
+from fixtures_cli import cli
 from test_knowledge_search import UNITS_QUERY, formatting_tree
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devops_agent", *args],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=120,
-        check=False,
-    )
 
 
 def test_index_is_incremental_and_search_cites_lines(tmp_path: Path) -> None:

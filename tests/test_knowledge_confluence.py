@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from devops_agent.knowledge.confluence import ConfluenceSource, confluence_conf,
 from devops_agent.knowledge.index import KnowledgeIndex
 from devops_agent.knowledge.storage_format import storage_to_markdown
 from devops_agent.tools import knowledge
+from fixtures_cli import cli as run_cli
 from replay.server import FIXTURES, ReplayServer, Reply
 
 USER, TOKEN = "sre@acme.example", "api-token-123"
@@ -336,14 +336,7 @@ def test_index_written_before_documents_upgrades_and_rechunks_once(tmp_path: Pat
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devops_agent", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=120,
-        check=False,
-    )
+    return run_cli(*args, env=env)
 
 
 @pytest.mark.slow

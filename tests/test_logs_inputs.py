@@ -25,6 +25,7 @@ from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers.base import ANALYZERS
 from devops_agent.tools import logfiles, logs
 from devops_agent.tools.base import ToolEntry, ToolResult
+from fixtures_cli import cli, cli_process
 from test_knowledge_ingest_fixes import _unprivileged
 
 ERRORS = b"".join(
@@ -41,18 +42,6 @@ def call(root: Path, name: str, **args: Any) -> ToolResult:
     result = entry.function(**entry.bind_args(args).arguments)
     assert isinstance(result, ToolResult)
     return result
-
-
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "devops_agent", *args],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, COLUMNS="200"),
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
 
 
 # --- padding, permissions, links, corrupt gzip ------------------------------------------------
@@ -157,7 +146,7 @@ def test_patterns_reads_process_substitution_and_named_pipes(tmp_path: Path) -> 
     os.mkfifo(fifo)
     writer = subprocess.Popen(["bash", "-c", f"cat app.log > {fifo}"], cwd=tmp_path)
     try:
-        proc = cli("logs", "patterns", "--json", str(fifo))
+        proc = cli_process("logs", "patterns", "--json", str(fifo))  # a pipe: a process of its own
     finally:
         writer.wait(timeout=60)
     assert proc.returncode == 0, proc.stderr
