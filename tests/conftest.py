@@ -27,6 +27,7 @@ pytest_plugins = [
     "fixtures_bench",
     "fixtures_cli",
     "fixtures_db",
+    "fixtures_kubernetes",
     "fixtures_logs",
     "fixtures_mcp",
     "fixtures_openai",

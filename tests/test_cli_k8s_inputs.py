@@ -1,7 +1,7 @@
 """The pod-crashloop runbook gets its inputs from ``investigate``: options (--pod, --namespace/-n,
 --selector/-l, --deployment) or, conservatively, a pod or deployment named in the question, which
 the report then says it took from there. Run through the CLI over the real ``kubernetes`` client
-against the replay server of ``test_tools_kubernetes``."""
+against the replay server of ``fixtures_kubernetes``."""
 
 from __future__ import annotations
 
@@ -17,10 +17,8 @@ from devops_agent.runbooks.question_inputs import inputs_from_question
 
 pytest.importorskip("kubernetes")
 
+from fixtures_kubernetes import kubeconfig  # noqa: E402
 from replay.server import ReplayServer  # noqa: E402
-from test_tools_kubernetes import cluster as cluster  # noqa: E402,F401  (fixture)
-from test_tools_kubernetes import kubeconfig  # noqa: E402
-from test_tools_kubernetes import server as server  # noqa: E402,F401  (fixture)
 
 POD = "api-7d9f8c6b5-x2kqp"  # OOMKilled in the payments namespace of the recorded cluster
 

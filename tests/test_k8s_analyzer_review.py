@@ -1,6 +1,6 @@
 """Review of the ``pod_crashloop`` analyzer and the ``pod-crashloop`` runbook for pods that fail in an
 init container or never start: the runbook run over the real ``kubernetes`` client against the
-replay server (the fixtures and helpers of ``test_tools_kubernetes`` and ``test_k8s_docker_review``),
+replay server (``fixtures_kubernetes``),
 each case a defect that was fixed."""
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
+from fixtures_kubernetes import PAYMENTS, init_crashloop_pod, item, run_runbook, status, tools  # noqa: E402
 from replay.server import ReplayServer  # noqa: E402
-from test_k8s_docker_review import PAYMENTS, init_crashloop_pod, status  # noqa: E402
-from test_tools_kubernetes import cluster as cluster  # noqa: E402,F401  (fixture)
-from test_tools_kubernetes import item, run_runbook, tools  # noqa: E402
-from test_tools_kubernetes import server as server  # noqa: E402,F401  (fixture)
 
 MIGRATE_LOG = 'applying migration 0042_add_ledger_index\nERROR: relation "ledger" does not exist\n'
 

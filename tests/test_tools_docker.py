@@ -16,6 +16,8 @@ import pytest
 
 pytest.importorskip("docker")
 
+import copy
+
 from devops_agent.analysis.logsummary import SUMMARY_MIN_LINES, SUMMARY_TAIL_LINES  # noqa: E402
 from devops_agent.config import Settings  # noqa: E402
 from devops_agent.config.settings import DockerSettings  # noqa: E402
@@ -548,3 +550,71 @@ def test_docker_tools_imported_by_name_run_through_the_pipeline(
     assert refused.status == "error"
     assert "timeout_s: Input should be less than or equal to 600" in (refused.error or "")
     assert len(daemon.requests) == sent
+
+
+def test_container_that_failed_to_start_is_a_problem(daemon: ReplayServer) -> None:
+    # `docker run -p 8080:8000` while the port is taken: the container stays "created", and only
+    # its inspect says why (State.Error, exit code 128).
+    api = load("inspect_shop-api-1.json")
+    created = copy.deepcopy(api)
+    created.update(Id="c0ffee" + api["Id"][6:], Name="/shop-api-2", RestartCount=0)
+    created["State"] = {
+        "Status": "created",
+        "Running": False,
+        "ExitCode": 128,
+        "OOMKilled": False,
+        "Error": "driver failed programming external connectivity on endpoint shop-api-2: Bind for "
+        "0.0.0.0:8080 failed: port is already allocated",
+        "StartedAt": "0001-01-01T00:00:00Z",
+        "FinishedAt": "0001-01-01T00:00:00Z",
+    }
+    row = next(c for c in load("containers_all.json") if c["Names"] == ["/shop-api-1"])
+    listed = copy.deepcopy(row)
+    listed.update(Id=created["Id"], Names=["/shop-api-2"], State="created", Status="Created")
+    every = [*load("containers_all.json"), listed]
+    daemon.add("GET", f"{V}/containers/json", body=every, query={"all": "1"}, times=1)
+    daemon.add("GET", f"{V}/containers/{created['Id'][:12]}/json", body=created)
+    data = tools(daemon.url)["docker_containers"](all=True).data
+    by_name = {c["name"]: c for c in data["containers"]}
+    failed = by_name["shop-api-2"]
+    assert failed["problem"] == f"failed to start: {created['State']['Error']}"
+    assert failed["exit_code"] == 128
+    assert data["summary"]["failed_to_start"] == ["shop-api-2"]
+    names = [c["name"] for c in data["containers"]]
+    assert names.index("shop-api-2") < names.index("shop-cron-1")  # before ordinary failed exits
+
+
+def test_logs_the_logging_driver_cannot_read_are_not_transient(daemon: ReplayServer) -> None:
+    refused = {"message": "configured logging driver does not support reading"}
+    daemon.add("GET", f"{V}/containers/shop-api-1/logs", body=refused, status=501, times=1)
+    result = tools(daemon.url)["docker_logs"]("shop-api-1")
+    assert result.status == "error"
+    assert "configured logging driver does not support reading" in (result.error or "")
+    assert "transient" not in result.metadata  # retrying cannot help; the triage would retry it
+    assert "log_driver" in (result.hint or "")
+
+
+def test_inspect_hides_secrets_on_the_command_line(daemon: ReplayServer) -> None:
+    # `command: redis-server --requirepass ...` in a Compose file, a DSN in an `sh -c` entrypoint,
+    # a health check that authenticates: values as secret as the environment's.
+    obj = copy.deepcopy(load("inspect_shop-worker-1.json"))
+    secrets = ("s3cr3t-redis-pass", "hunter22-db", "tok-9f8e7d6c5b")
+    obj["Config"]["Cmd"] = ["redis-server", "--requirepass", secrets[0], "--appendonly", "yes"]
+    obj["Config"]["Entrypoint"] = [
+        "sh",
+        "-c",
+        f"exec worker --db-url=postgres://shop:{secrets[1]}@db:5432/shop --api-token={secrets[2]} --port 80",
+    ]
+    obj["Config"]["Healthcheck"] = {"Test": ["CMD", "worker", "check", "--password", secrets[0]]}
+    daemon.add("GET", f"{V}/containers/cache-1/json", body=obj)
+    result = tools(daemon.url)["docker_inspect"]("cache-1")
+    assert result.status == "success", result
+    dumped = json.dumps(result.model_dump())
+    for secret in secrets:
+        assert secret not in dumped, secret
+    data = result.data
+    assert data["command"][:2] == ["redis-server", "--requirepass"]  # what ran stays readable
+    assert data["command"][3:] == ["--appendonly", "yes"]
+    assert "postgres://shop:" in data["entrypoint"][2]
+    assert "--port 80" in data["entrypoint"][2]
+    assert data["healthcheck"]["test"][:4] == ["CMD", "worker", "check", "--password"]

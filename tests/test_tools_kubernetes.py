@@ -3,12 +3,10 @@ a kubeconfig, over HTTP against a replay server of responses in the API referenc
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import threading
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,119 +14,28 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
+import socket
+import time
+
 import devops_agent.runbooks.analyzers.kubernetes  # noqa: E402,F401  (registers pod_crashloop)
 from devops_agent.config import Settings  # noqa: E402
 from devops_agent.config.settings import KubernetesSettings  # noqa: E402
-from devops_agent.runbooks import load_runbook_file, run_runbooks  # noqa: E402
-from devops_agent.tools.base import ToolResult, call_directly, spec_of  # noqa: E402
+from devops_agent.tools.base import spec_of  # noqa: E402
 from devops_agent.tools.kubernetes import build, check, k8s_pods, k8s_scale, register  # noqa: E402
 from devops_agent.tools.registry import ToolRegistry  # noqa: E402
-from replay.server import FIXTURES, ReplayServer, _Handler  # noqa: E402
-
-TOKEN = "eyJhbGciOiJSUzI1NiJ9.devops-agent-test-token"
-RUNBOOK = Path(devops_agent.runbooks.analyzers.kubernetes.__file__).parents[1] / "data" / "pod-crashloop.yaml"
-K8S = FIXTURES / "kubernetes"
-
-
-def kubeconfig(tmp_path: Path, url: str, token: str = TOKEN) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "replay", "cluster": {"server": url}}],
-                "users": [{"name": "agent", "user": {"token": token}}],
-                "contexts": [
-                    {"name": "other", "context": {"cluster": "replay", "user": "nobody"}},
-                    {"name": "replay", "context": {"cluster": "replay", "user": "agent", "namespace": "x"}},
-                ],
-                "current-context": "other",
-            }
-        )
-    )
-    return path
-
-
-def item(fixture: str, name: str) -> dict[str, Any]:
-    items = json.loads((K8S / fixture).read_text())["items"]
-    found: dict[str, Any] = next(i for i in items if i["metadata"]["name"] == name)
-    return found
-
-
-class _PatchHandler(_Handler):
-    do_PATCH = _Handler._serve  # kubectl-style changes are PATCH requests
-
-
-class K8sReplay(ReplayServer):
-    """The replay server answering PATCH too (until server.py routes it itself)."""
-
-    def start(self) -> ReplayServer:
-        import http.server
-
-        handler = type("Handler", (_PatchHandler,), {"replay": self})
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = False
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="replay-server", daemon=True)
-        self._thread.start()
-        return self
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ReplayServer]:
-    with K8sReplay() as srv:
-        yield srv
-
-
-@pytest.fixture
-def cluster(server: ReplayServer) -> ReplayServer:
-    server.reset()
-    server.add("GET", "/api/v1/namespaces", fixture="kubernetes/namespaces.json")
-    server.add("GET", "/api/v1/nodes/worker-2", fixture="kubernetes/node_worker-2.json")
-    server.add("GET", "/api/v1/namespaces/default/events", body={"kind": "EventList", "items": []})
-    for ns, dep in (("payments", "api"), ("checkout", "checkout-worker"), ("shop", "web")):
-        server.add("GET", f"/api/v1/namespaces/{ns}/pods", fixture=f"kubernetes/pods_{ns}.json")
-        server.add("GET", f"/api/v1/namespaces/{ns}/events", fixture=f"kubernetes/events_{ns}.json")
-        server.add(
-            "GET", f"/apis/apps/v1/namespaces/{ns}/replicasets", fixture=f"kubernetes/replicasets_{ns}.json"
-        )
-        server.add(
-            "GET",
-            f"/apis/apps/v1/namespaces/{ns}/deployments/{dep}",
-            fixture=f"kubernetes/deployment_{ns}_{dep.replace('checkout-', '')}.json",
-        )
-        for pod in json.loads((K8S / f"pods_{ns}.json").read_text())["items"]:
-            name = pod["metadata"]["name"]
-            server.add("GET", f"/api/v1/namespaces/{ns}/pods/{name}", body=pod)
-        for rs in json.loads((K8S / f"replicasets_{ns}.json").read_text())["items"]:
-            server.add("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets/{rs['metadata']['name']}", body=rs)
-    server.add(
-        "GET",
-        "/api/v1/namespaces/payments/pods/api-7d9f8c6b5-x2kqp/log",
-        fixture="kubernetes/logs_payments_api_previous.txt",
-        query={"previous": "true"},
-    )
-    server.add(
-        "GET",
-        "/api/v1/namespaces/checkout/pods/checkout-worker-6f5d4c3b2-h8k2p/log",
-        fixture="kubernetes/logs_checkout_previous.txt",
-        query={"previous": "true"},
-    )
-    return server
-
-
-def settings(tmp_path: Path, url: str, **conf: Any) -> Settings:
-    conf.setdefault("context", "replay")
-    return Settings(kubernetes=KubernetesSettings(kubeconfig=kubeconfig(tmp_path, url), **conf))
-
-
-def toolset(settings: Settings) -> dict[str, Any]:
-    """The toolset's tools by name, each called as a CLI command would call it (``call_directly``)."""
-    return {name: partial(call_directly, e.function, settings) for name, e in build(settings).entries.items()}
-
-
-def tools(tmp_path: Path, url: str, **conf: Any) -> dict[str, Any]:
-    return toolset(settings(tmp_path, url, **conf))
+from fixtures_kubernetes import (  # noqa: E402
+    K8S,
+    PAYMENTS,
+    TOKEN,
+    init_crashloop_pod,
+    item,
+    run_runbook,
+    settings,
+    status,
+    tools,
+    toolset,
+)
+from replay.server import ReplayServer  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -398,17 +305,6 @@ def test_check(cluster: ReplayServer, tmp_path: Path) -> None:
 # --- the pod-crashloop runbook over the real tools ------------------------------------------------
 
 
-def run_runbook(tmp_path: Path, url: str, inputs: dict[str, Any]) -> Any:
-    called = toolset(settings(tmp_path, url))
-
-    async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
-        out: ToolResult = await asyncio.to_thread(called[name], **args)
-        return out
-
-    book = load_runbook_file(RUNBOOK)
-    return asyncio.run(run_runbooks([book], inputs, call_tool, lambda e: None, max_parallel=2))
-
-
 def test_runbook_finds_oom_kill(cluster: ReplayServer, tmp_path: Path) -> None:
     report = run_runbook(tmp_path, cluster.url, {"pod": "api-7d9f8c6b5-x2kqp", "namespace": "payments"})
     assert [g.reason for g in report.gaps if not g.reason.startswith("skipped")] == []
@@ -470,3 +366,260 @@ def test_k8s_tools_imported_by_name_run_through_the_pipeline(
         assert refused.status == "error"
         assert f"{field}: Input should be greater than or equal to" in (refused.error or "")
     assert len(cluster.requests) == sent
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def test_refused_connection_is_not_reported_as_a_timeout(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    result = tools(tmp_path, url)["k8s_namespaces"]()
+    assert result.status == "error"
+    assert "did not answer in time" not in (result.error or "")
+    assert result.error == f"cannot connect to the Kubernetes API server at {url}: Connection refused"
+    assert "timeout_s" not in (result.hint or "")
+    assert "kubernetes.context" in (result.hint or "")
+    assert result.metadata.get("transient") is True
+
+
+def test_silent_api_server_is_asked_once_per_call(tmp_path: Path) -> None:
+    accepted: list[socket.socket] = []
+    with socket.socket() as listener:  # accepts connections but never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listener.settimeout(0.1)
+        stop = threading.Event()
+
+        def accept() -> None:
+            while not stop.is_set():
+                try:
+                    accepted.append(listener.accept()[0])
+                except TimeoutError:
+                    continue
+
+        thread = threading.Thread(target=accept)
+        thread.start()
+        try:
+            url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+            started = time.monotonic()
+            result = tools(tmp_path, url, timeout_s=0.3)["k8s_namespaces"]()
+            elapsed = time.monotonic() - started
+        finally:
+            stop.set()
+            thread.join()
+            for conn in accepted:
+                conn.close()
+    assert len(accepted) == 1  # urllib3's own three retries would make timeout_s four times as long
+    assert result.error == f"the Kubernetes API server at {url} did not answer in time"
+    assert result.metadata.get("transient") is True
+    assert elapsed < 4 * 0.3
+
+
+def test_unknown_context_lists_the_kubeconfig_contexts(cluster: ReplayServer, tmp_path: Path) -> None:
+    result = tools(tmp_path, cluster.url, context="prod-eu")["k8s_pods"](namespace="payments")
+    assert result.status == "error"
+    assert "'prod-eu'" in (result.error or "")
+    assert "other, replay" in (result.error or "")  # the contexts the kubeconfig does have
+    assert cluster.requests == []
+
+
+def test_forbidden_hint_names_what_the_api_server_denied(cluster: ReplayServer, tmp_path: Path) -> None:
+    run = tools(tmp_path, cluster.url)
+    denied_log = status(
+        403,
+        'pods "api-7d9f8c6b5-x2kqp" is forbidden: User "system:serviceaccount:ops:devops-agent" cannot '
+        'get resource "pods/log" in API group "" in the namespace "payments"',
+        "Forbidden",
+    )
+    cluster.add("GET", f"{PAYMENTS}/pods/api-7d9f8c6b5-x2kqp/log", body=denied_log, status=403, times=1)
+    logs = run["k8s_logs"]("api-7d9f8c6b5-x2kqp", namespace="payments", previous=True)
+    assert logs.status == "error"
+    assert "kubectl auth can-i get pods/log -n payments" in (logs.hint or "")
+    # A describe reads the deployment, then lists its events: the hint names the call that failed.
+    denied_events = status(
+        403,
+        'events is forbidden: User "system:serviceaccount:ops:devops-agent" cannot list resource '
+        '"events" in API group "" in the namespace "payments"',
+        "Forbidden",
+    )
+    cluster.add("GET", f"{PAYMENTS}/events", body=denied_events, status=403, times=1)
+    described = run["k8s_describe"]("deployment", "api", namespace="payments")
+    assert "`list` verb on events" in (described.hint or "")
+    assert "get deployment" not in (described.hint or "")
+
+
+def test_failing_init_container_is_named_and_its_log_read(cluster: ReplayServer, tmp_path: Path) -> None:
+    pod = init_crashloop_pod()
+    name = pod["metadata"]["name"]
+    cluster.add("GET", f"{PAYMENTS}/pods", body={"kind": "PodList", "items": [pod]}, times=5)
+    cluster.add("GET", f"{PAYMENTS}/pods/{name}", body=pod, times=5)
+    cluster.add(
+        "GET",
+        f"{PAYMENTS}/pods/{name}/log",
+        body='applying migration 0042_add_ledger_index\nERROR: relation "ledger" does not exist\n',
+        query={"container": "migrate", "previous": "true"},
+        times=5,
+    )
+    run = tools(tmp_path, cluster.url)
+    (summary,) = run["k8s_pods"](namespace="payments").data["pods"]
+    assert summary["reason"] == "Init:CrashLoopBackOff"  # as `kubectl get pods` shows it
+    assert summary["ready"] == "0/1"  # app containers only
+    assert summary["restarts"] == 4
+    assert summary["lastTermination"]["container"] == "migrate"
+    init = next(c for c in summary["containers"] if c["name"] == "migrate")
+    assert init["init"] is True
+    assert init["state"]["reason"] == "CrashLoopBackOff"
+    logs = run["k8s_logs"](name, namespace="payments", previous=True)
+    assert logs.status == "success", logs
+    assert logs.data["container"] == "migrate"
+    assert 'relation "ledger" does not exist' in logs.data["text"]
+    report = run_runbook(tmp_path, cluster.url, {"pod": name, "namespace": "payments"})
+    (finding,) = report.findings
+    assert "Init:CrashLoopBackOff" in finding.title
+    assert any("container migrate" in line for line in finding.evidence)
+    assert any('relation "ledger" does not exist' in line for line in finding.evidence)
+
+
+def test_log_of_a_pod_still_initializing_is_the_running_init_container_s(
+    cluster: ReplayServer, tmp_path: Path
+) -> None:
+    # Init:0/1 with nothing failing: the app container has not started, the init container is at work
+    pod = init_crashloop_pod()
+    name = pod["metadata"]["name"]
+    migrate = pod["status"]["initContainerStatuses"][0]
+    migrate.update(restartCount=0, lastState={}, state={"running": {"startedAt": "2026-03-14T09:40:00Z"}})
+    cluster.add("GET", f"{PAYMENTS}/pods/{name}", body=pod, times=5)
+    cluster.add(
+        "GET",
+        f"{PAYMENTS}/pods/{name}/log",
+        body="applying migration 0042_add_ledger_index (table 3 of 40)\n",
+        query={"container": "migrate"},
+        times=5,
+    )
+    logs = tools(tmp_path, cluster.url)["k8s_logs"](name, namespace="payments")
+    assert logs.status == "success", logs
+    assert logs.data["container"] == "migrate"
+    assert "applying migration" in logs.data["text"]
+
+
+def test_init_container_states_read_as_kubectl_shows_them() -> None:
+    from devops_agent.tools.kubernetes import pod_reason
+
+    pod = init_crashloop_pod()
+    migrate = pod["status"]["initContainerStatuses"][0]
+    migrate["state"] = {"terminated": {"exitCode": 2, "startedAt": "2026-03-14T09:40:00Z"}}
+    assert pod_reason(pod) == "Init:ExitCode:2"
+    migrate["state"] = {"running": {"startedAt": "2026-03-14T09:40:00Z"}}
+    assert pod_reason(pod) == "Init:0/1"
+    # A native sidecar (an init container with restartPolicy Always) that has started counts as
+    # done: a running pod with an Istio/Linkerd sidecar is healthy.
+    pod["spec"]["initContainers"][0]["restartPolicy"] = "Always"
+    migrate["started"] = True
+    pod["status"]["phase"] = "Running"
+    pod["status"]["containerStatuses"][0].update(
+        ready=True, started=True, state={"running": {"startedAt": "2026-03-14T09:41:00Z"}}
+    )
+    assert pod_reason(pod) is None
+
+
+def test_previous_log_of_a_container_that_never_ran_is_no_data(cluster: ReplayServer, tmp_path: Path) -> None:
+    pod = item("pods_shop.json", "web-59c8d7b6a4-r2d9x")  # ImagePullBackOff: it never started
+    path = f"/api/v1/namespaces/shop/pods/{pod['metadata']['name']}/log"
+    container = pod["spec"]["containers"][0]["name"]
+    previous = status(
+        400, f'previous terminated container "{container}" in pod "{pod["metadata"]["name"]}" not found'
+    )
+    waiting = status(
+        400,
+        f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to start: trying and '
+        "failing to pull image",
+    )
+    cluster.add("GET", path, body=previous, status=400, query={"previous": "true"})
+    cluster.add("GET", path, body=waiting, status=400)
+    result = tools(tmp_path, cluster.url)["k8s_logs"](
+        pod["metadata"]["name"], namespace="shop", previous=True
+    )
+    assert result.status == "no_data", result
+    assert "waiting to start: trying and failing to pull image" in (result.hint or "")
+    assert "k8s_describe" in (result.hint or "")
+
+
+def test_previous_log_falls_back_to_the_current_one(cluster: ReplayServer, tmp_path: Path) -> None:
+    name = "api-7d9f8c6b5-m4wzr"  # running, never restarted
+    path = f"{PAYMENTS}/pods/{name}/log"
+    previous = status(400, f'previous terminated container "api" in pod "{name}" not found')
+    cluster.add("GET", path, body=previous, status=400, query={"previous": "true"})
+    cluster.add("GET", path, body="listening on :8080\n", query={"previous": "false"})
+    result = tools(tmp_path, cluster.url)["k8s_logs"](name, namespace="payments", previous=True)
+    assert result.status == "success", result
+    assert result.data["previous"] is False  # says which instance it is
+    assert "no previous instance" in result.data["note"]
+    assert result.data["text"] == "listening on :8080\n"
+
+
+def test_events_with_a_series_count_and_sort_by_their_last_occurrence(
+    cluster: ReplayServer, tmp_path: Path
+) -> None:
+    # The scheduler records through events.k8s.io: no count/firstTimestamp/lastTimestamp, the
+    # first occurrence in eventTime and the repeats in series.
+    scheduling = {
+        "metadata": {"name": "ledger-5b6c7d8e9f-q7t2n.17c9a1b2c3d4e5f6", "namespace": "payments"},
+        "involvedObject": {"kind": "Pod", "namespace": "payments", "name": "ledger-5b6c7d8e9f-q7t2n"},
+        "reason": "FailedScheduling",
+        "message": "0/3 nodes are available: 3 Insufficient memory.",
+        "source": {},
+        "firstTimestamp": None,
+        "lastTimestamp": None,
+        "count": None,
+        "eventTime": "2026-03-14T08:00:00.000000Z",
+        "series": {"count": 37, "lastObservedTime": "2026-03-14T09:59:30.123456Z"},
+        "type": "Warning",
+        "reportingComponent": "default-scheduler",
+    }
+    events = json.loads(
+        (Path(__file__).parent / "replay/fixtures/kubernetes/events_payments.json").read_text()
+    )
+    events["items"].append(scheduling)
+    cluster.add("GET", f"{PAYMENTS}/events", body=events, times=1)
+    data = tools(tmp_path, cluster.url)["k8s_events"](namespace="payments").data
+    warnings = [e for e in data["events"] if e["type"] == "Warning"]
+    newest = max(e["lastSeen"] for e in warnings if e["reason"] != "FailedScheduling")
+    assert newest < scheduling["series"]["lastObservedTime"]
+    first = data["events"][0]
+    assert (first["reason"], first["count"]) == ("FailedScheduling", 37)
+    assert first["lastSeen"] == scheduling["series"]["lastObservedTime"]
+    assert first["firstSeen"] == scheduling["eventTime"]
+    assert first["source"] == "default-scheduler"
+
+
+def test_events_take_kubectl_kind_names(cluster: ReplayServer, tmp_path: Path) -> None:
+    run = tools(tmp_path, cluster.url)["k8s_events"]
+    for written in ("deployment.apps/api", "deploy/api", "deployment/api"):
+        result = run(namespace="payments", involved_object=written)
+        assert [e["object"] for e in result.data["events"]] == ["Deployment/api"], written
+        sent = cluster.requests[-1].query["fieldSelector"]
+        assert sent == ["involvedObject.kind=Deployment,involvedObject.name=api"], written
+    run(involved_object="node/worker-2")  # node events live in the default namespace
+    assert cluster.requests[-1].path == "/api/v1/namespaces/default/events"
+    assert cluster.requests[-1].query["fieldSelector"] == [
+        "involvedObject.kind=Node,involvedObject.name=worker-2"
+    ]
+
+
+def test_events_read_every_page(cluster: ReplayServer, tmp_path: Path) -> None:
+    events = json.loads(
+        (Path(__file__).parent / "replay/fixtures/kubernetes/events_payments.json").read_text()
+    )
+    first, rest = events["items"][:2], events["items"][2:]
+    path = "/api/v1/namespaces/busy/events"
+    page1 = {"kind": "EventList", "metadata": {"continue": "page-2"}, "items": first}
+    page2 = {"kind": "EventList", "metadata": {}, "items": rest}
+    cluster.add("GET", path, body=page2, query={"continue": "page-2"})
+    cluster.add("GET", path, body=page1)
+    data = tools(tmp_path, cluster.url)["k8s_events"](namespace="busy").data
+    assert data["total"] == len(events["items"])
+    assert [r.query.get("continue") for r in cluster.requests_to(path)] == [None, ["page-2"]]
