@@ -25,6 +25,7 @@ from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 # cli``). A test module never imports another test module (tests/test_suite_layout.py checks).
 pytest_plugins = [
     "fixtures_bench",
+    "fixtures_canary",
     "fixtures_cli",
     "fixtures_db",
     "fixtures_kubernetes",

@@ -16,8 +16,8 @@ from devops_agent.agent.session import SessionService
 from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
 from devops_agent.tools.mcp import pool_for
+from fixtures_canary import DB_HOST, EMAIL, KEY, TOOL_PASSWORD, RecordingModel, canary_registry
 from fixtures_mcp import mcp_settings, ops
-from test_privacy_canary import DB_HOST, EMAIL, KEY, TOOL_PASSWORD, RecordingModel, canary_registry
 
 pytestmark = pytest.mark.slow
 

@@ -15,12 +15,9 @@ from typing import Any
 
 import pytest
 from fastmcp.client.transports.stdio import StdioTransport
-from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.mcp import MCPToolset
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models.function import AgentInfo
 
-from devops_agent.agent.scripted import Script, ScriptedModel
+from devops_agent.agent.scripted import Script
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.errors import StoreError
@@ -28,72 +25,22 @@ from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolsetBuilder, ToolSpec
 from devops_agent.tools.registry import ToolRegistry
-from fixtures_logs import write_app_log
-
-KEY = "canary-hmac-key"
-DB_HOST = "billing-db-7.prod.canary-corp.example"
-JENKINS = "jenkins.canary-corp.example"
-EMAIL = "ops.lead@canary-corp.example"
-USER_TOKEN = "ghp_R8kq2LmZ7vT1xW9pN4sB6yH3cJ5dF0gA2eUo"
-TOOL_PASSWORD = "Hunter2-canary-Secret"
-AWS_KEY = "AKIAQ4BXR7TZLM2KWN5P"
-ERROR_TOKEN = "glpat-Xk29Qm7vLp3Rt8Wz1Ns4"
-MCP_VALUES = (
-    "mcp.owner@canary-corp.example",
-    "billing-db-7.canary-corp.example",
-    "ghp_Mc7Tq9Lx2Vb8Nw4Zr6Kp1Hs3Jd5Gf0Ya2eQi",
+from fixtures_canary import (
+    AWS_KEY,
+    DB_HOST,
+    EMAIL,
+    IDENTIFIERS,
+    JENKINS,
+    KEY,
+    MCP_SERVER,
+    RECEIVED,
+    SECRETS,
+    TOOL_PASSWORD,
+    USER_TOKEN,
+    RecordingModel,
+    canary_registry,
 )
-MCP_ERROR_KEY = "sk_live_51Hc9QmZ2vT8xW4pN6sB3yL7k"  # in an MCP tool's error (a retry prompt)
-SECRETS = (USER_TOKEN, TOOL_PASSWORD, AWS_KEY, ERROR_TOKEN, MCP_VALUES[2], MCP_ERROR_KEY)
-IDENTIFIERS = (DB_HOST, JENKINS, EMAIL, MCP_VALUES[0], MCP_VALUES[1])
-MCP_SERVER = Path(__file__).parent / "mcp_servers" / "canary_server.py"
-
-RECEIVED: list[dict[str, Any]] = []
-
-
-def canary_registry() -> ToolRegistry:
-    def build(settings: Settings) -> ToolsetBuilder:
-        ts = ToolsetBuilder("canary")
-
-        @ts.tool(read_only=True)
-        def deploy_status(host: str, owner_email: str) -> ToolResult:
-            """Deployment status of a host."""
-            RECEIVED.append({"host": host, "owner_email": owner_email})
-            return ToolResult.ok(
-                f"{host} degraded since 14:05; db password={TOOL_PASSWORD}; "
-                f"aws_access_key_id={AWS_KEY}; paged {owner_email} and oncall@canary-corp.example"
-            )
-
-        @ts.tool(read_only=True)
-        def fetch_build(url: str) -> str:
-            """Fetch a CI build."""
-            RECEIVED.append({"url": url})
-            raise RuntimeError(f"cannot reach {url} with private_token={ERROR_TOKEN}")
-
-        return ts
-
-    registry = ToolRegistry()
-    registry.add_toolset("canary", build)
-    return registry
-
-
-class RecordingModel(ScriptedModel):
-    """The scripted model, keeping a copy of every request it receives."""
-
-    def __init__(self, script: Script) -> None:
-        self.requests: list[str] = []
-        super().__init__(script)
-
-    def _record(self, messages: list[ModelMessage], info: AgentInfo) -> None:
-        self.requests.append(ModelMessagesTypeAdapter.dump_json(messages).decode() + repr(info))
-
-    def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> Any:
-        self._record(messages, info)
-        return super()._respond(messages, info)
-
-    def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> Any:
-        self._record(messages, info)
-        return super()._stream(messages, info)
+from fixtures_logs import write_app_log
 
 
 def mcp_toolset() -> MCPToolset[Any]:

@@ -26,7 +26,7 @@ from devops_agent.privacy.guard import PrivacyGuard, anonymizer_for
 from devops_agent.privacy.vault import Vault
 from devops_agent.secrets.scrubber import is_secret_file
 from devops_agent.store import Store
-from test_privacy_canary import RecordingModel  # tests/ is on sys.path (see fixtures_bench.py)
+from fixtures_canary import RecordingModel
 
 MASTER_KEY = "3ebf21f8e5d1ab86b27a720842c3bb56"
 # A base64 line of a key body, without its armour. It holds "+" and "/", as most such lines do:

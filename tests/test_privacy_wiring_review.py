@@ -24,7 +24,7 @@ from devops_agent.privacy import Anonymizer
 from devops_agent.store import Store
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolsetBuilder, ToolSpec
 from devops_agent.tools.registry import ToolRegistry
-from test_privacy_canary import DB_HOST, EMAIL, KEY, TOOL_PASSWORD, RecordingModel
+from fixtures_canary import DB_HOST, EMAIL, KEY, TOOL_PASSWORD, RecordingModel
 
 MCP_HOST = "billing-db-7.canary-corp.example"
 MCP_OWNER = "mcp.owner@canary-corp.example"

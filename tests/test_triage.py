@@ -354,7 +354,7 @@ def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: SlowRepl
     from devops_agent.privacy import Anonymizer
     from devops_agent.privacy.ner import installed_model
     from devops_agent.store import Store
-    from test_privacy_canary import RecordingModel
+    from fixtures_canary import RecordingModel
 
     text = big_console()
     srv.add(
