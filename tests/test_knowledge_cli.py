@@ -15,7 +15,7 @@ from devops_agent.cli import knowledge_cmd
 from devops_agent.cli.context import AppState
 from devops_agent.knowledge.index import IndexStats, KnowledgeIndex
 from fixtures_cli import cli
-from test_knowledge_search import UNITS_QUERY, formatting_tree
+from fixtures_knowledge import UNITS_QUERY, formatting_tree
 
 
 def test_index_is_incremental_and_search_cites_lines(tmp_path: Path) -> None:

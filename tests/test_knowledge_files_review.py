@@ -8,7 +8,7 @@ from pathlib import Path
 from devops_agent.knowledge import search
 from devops_agent.knowledge.index import KnowledgeIndex
 from devops_agent.knowledge.search import module_map, search_files
-from test_knowledge_search import one_and_two_copies
+from fixtures_knowledge import one_and_two_copies
 
 
 def _subject(test: str, *paths: str) -> str | None:

@@ -6,11 +6,7 @@ the capabilities that let root ignore file modes (``setpriv``), so the modes are
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -23,22 +19,7 @@ from devops_agent.knowledge.chunking import chunk_text
 from devops_agent.knowledge.index import KnowledgeIndex
 from devops_agent.knowledge.tokenize import tokenize
 from devops_agent.knowledge.walker import Skipped, decode_text, walk
-from test_knowledge_tokenize_walker import _write
-
-_DROP = ["--bounding-set", "-dac_override,-dac_read_search", "--inh-caps", "-dac_override,-dac_read_search"]
-
-
-def _unprivileged(code: str) -> dict[str, object]:
-    """Run ``code`` (which prints one JSON line) in a child that obeys file modes, even as root."""
-    cmd = [sys.executable, "-c", code]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root without setpriv: file modes would not be enforced")
-        cmd = ["setpriv", *_DROP, *cmd]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
+from fixtures_knowledge import unprivileged, write_file
 
 _WALK = """
 import json, sys
@@ -59,7 +40,7 @@ with KnowledgeIndex(Path(sys.argv[2])) as idx:
 
 
 def _walk_unprivileged(root: Path) -> dict[str, object]:
-    return _unprivileged(_WALK.replace("sys.argv[1]", repr(str(root))))
+    return unprivileged(_WALK.replace("sys.argv[1]", repr(str(root))))
 
 
 # -- #1 and #14: unreadable directories and files -------------------------------------------------
@@ -67,8 +48,8 @@ def _walk_unprivileged(root: Path) -> dict[str, object]:
 
 def test_walk_skips_and_reports_a_directory_that_can_be_listed_but_not_entered(tmp_path: Path) -> None:
     root = tmp_path / "t1"
-    _write(root, "a.py", "x = 1\n")
-    _write(root, "sub/b.py", "y = 2\n")
+    write_file(root, "a.py", "x = 1\n")
+    write_file(root, "sub/b.py", "y = 2\n")
     os.chmod(root / "sub", 0o644)  # what `chmod -R 644` leaves: readable, no execute bit
     try:
         got = _walk_unprivileged(root)
@@ -80,7 +61,7 @@ def test_walk_skips_and_reports_a_directory_that_can_be_listed_but_not_entered(t
 def test_walk_of_an_unusable_root_reports_it_and_raises_nothing(tmp_path: Path) -> None:
     for mode in (0o444, 0o000):
         root = tmp_path / f"root{mode:o}"
-        _write(root, "a.py", "x = 1\n")
+        write_file(root, "a.py", "x = 1\n")
         os.chmod(root, mode)
         try:
             got = _walk_unprivileged(root)
@@ -91,9 +72,9 @@ def test_walk_of_an_unusable_root_reports_it_and_raises_nothing(tmp_path: Path) 
 
 def test_unreadable_files_and_directories_are_reported_and_keep_their_chunks(tmp_path: Path) -> None:
     root = tmp_path / "t12"
-    _write(root, "ok.py", "def ok(): pass\n")
-    _write(root, "hidden.py", "def secret_func(): pass\n")
-    _write(root, "locked/x.py", "def in_locked(): pass\n")
+    write_file(root, "ok.py", "def ok(): pass\n")
+    write_file(root, "hidden.py", "def secret_func(): pass\n")
+    write_file(root, "locked/x.py", "def in_locked(): pass\n")
     db = tmp_path / "code.sqlite"
     with KnowledgeIndex(db) as idx:
         assert idx.update(root).files_indexed == 3
@@ -101,7 +82,7 @@ def test_unreadable_files_and_directories_are_reported_and_keep_their_chunks(tmp
     os.chmod(root / "locked", 0o000)
     (root / "ok.py").touch()
     try:
-        stats = _unprivileged(
+        stats = unprivileged(
             _UPDATE.replace("sys.argv[1]", repr(str(root))).replace("sys.argv[2]", repr(str(db)))
         )
     finally:
@@ -120,10 +101,10 @@ def test_unreadable_files_and_directories_are_reported_and_keep_their_chunks(tmp
 
 def test_a_file_whose_read_fails_is_reported_and_keeps_its_chunks(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    _write(root, "a.py", "def alpha(): pass\n")
+    write_file(root, "a.py", "def alpha(): pass\n")
     with KnowledgeIndex(tmp_path / "code.sqlite") as idx:
         idx.update(root)
-        _write(root, "a.py", "def alpha_changed(): pass\n")
+        write_file(root, "a.py", "def alpha_changed(): pass\n")
         source = index_module.DirectorySource(root)
         docs = list(source.documents())
 
@@ -147,7 +128,7 @@ def test_a_file_whose_read_fails_is_reported_and_keeps_its_chunks(tmp_path: Path
 
 def test_a_writer_blocked_past_the_busy_timeout_gets_a_store_error_with_a_hint(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    _write(root, "a.py", "def a(): pass\n")
+    write_file(root, "a.py", "def a(): pass\n")
     db = tmp_path / "code.sqlite"
     with KnowledgeIndex(db) as first, KnowledgeIndex(db, busy_timeout_s=0.2) as second:
         first._db.execute("BEGIN IMMEDIATE")  # an update in progress holds the write lock
@@ -161,7 +142,7 @@ def test_a_writer_blocked_past_the_busy_timeout_gets_a_store_error_with_a_hint(t
 def test_a_second_update_of_the_same_root_waits_and_then_sees_the_first_ones_work(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     for i in range(5):
-        _write(root, f"m{i}.py", f"def f{i}(): pass\n")
+        write_file(root, f"m{i}.py", f"def f{i}(): pass\n")
     db = tmp_path / "code.sqlite"
     errors: list[BaseException] = []
     started = threading.Event()
@@ -271,8 +252,8 @@ def test_unicode_words_are_whole_tokens_and_cjk_runs_give_pairs() -> None:
 
 def test_a_unicode_query_finds_its_word_and_not_an_ascii_tail_of_it(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    _write(root, "dc.md", "# Failover\n\nThe Zürich datacenter uses 東京 as its standby.\n")
-    _write(root, "enrich.py", "def enrich_record(r):\n    return r  # adds rich metadata\n")
+    write_file(root, "dc.md", "# Failover\n\nThe Zürich datacenter uses 東京 as its standby.\n")
+    write_file(root, "enrich.py", "def enrich_record(r):\n    return r  # adds rich metadata\n")
     with KnowledgeIndex(tmp_path / "code.sqlite") as idx:
         idx.update(root)
         assert {h.chunk.path for h in idx.lexical("Zürich", 5)} == {"dc.md"}
@@ -285,16 +266,16 @@ def test_a_unicode_query_finds_its_word_and_not_an_ascii_tail_of_it(tmp_path: Pa
 def _repo(tmp_path: Path) -> Path:
     top = tmp_path / "repo"
     (top / ".git" / "info").mkdir(parents=True)  # what `git init` leaves; the walk runs no git
-    _write(top, ".gitignore", "*.env\n*.log\nsvc/\n/svc/keep/\nbuild\n")
-    _write(top, ".git/info/exclude", "secret.txt\n")
-    _write(top, "svc/.gitignore", "!debug.log\n")
-    _write(top, "svc/config/prod.env", "DB_PASSWORD=prod-s3cret\n")
-    _write(top, "svc/debug.log", "kept: the nearer .gitignore re-includes it\n")
-    _write(top, "svc/trace.log", "ERROR token=tok_live_123\n")
-    _write(top, "svc/secret.txt", "s\n")
-    _write(top, "svc/app.py", "def handler(): pass\n")
-    _write(top, "svc/keep/k.py", "k = 1\n")
-    _write(top, "svc/build/b.py", "b = 1\n")
+    write_file(top, ".gitignore", "*.env\n*.log\nsvc/\n/svc/keep/\nbuild\n")
+    write_file(top, ".git/info/exclude", "secret.txt\n")
+    write_file(top, "svc/.gitignore", "!debug.log\n")
+    write_file(top, "svc/config/prod.env", "DB_PASSWORD=prod-s3cret\n")
+    write_file(top, "svc/debug.log", "kept: the nearer .gitignore re-includes it\n")
+    write_file(top, "svc/trace.log", "ERROR token=tok_live_123\n")
+    write_file(top, "svc/secret.txt", "s\n")
+    write_file(top, "svc/app.py", "def handler(): pass\n")
+    write_file(top, "svc/keep/k.py", "k = 1\n")
+    write_file(top, "svc/build/b.py", "b = 1\n")
     return top
 
 
@@ -308,19 +289,19 @@ def test_a_subdirectory_of_a_git_work_tree_honours_the_ignore_files_above_it(tmp
 
 def test_the_work_tree_top_honours_info_exclude(tmp_path: Path) -> None:
     top = _repo(tmp_path)
-    _write(top, "secret.txt", "s\n")
-    _write(top, "README.md", "# hi\n")
+    write_file(top, "secret.txt", "s\n")
+    write_file(top, "README.md", "# hi\n")
     assert sorted(p.as_posix() for p in walk(top)) == ["README.md"]
 
 
 def test_a_worktree_git_file_points_to_the_shared_info_exclude(tmp_path: Path) -> None:
     main = tmp_path / "main"
-    _write(main, ".git/info/exclude", "*.secret\n")
-    _write(main, ".git/worktrees/wt/commondir", "../..\n")
+    write_file(main, ".git/info/exclude", "*.secret\n")
+    write_file(main, ".git/worktrees/wt/commondir", "../..\n")
     wt = tmp_path / "wt"
-    _write(wt, ".git", f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
-    _write(wt, "a.py", "a = 1\n")
-    _write(wt, "b.secret", "b\n")
+    write_file(wt, ".git", f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+    write_file(wt, "a.py", "a = 1\n")
+    write_file(wt, "b.secret", "b\n")
     assert [p.as_posix() for p in walk(wt)] == ["a.py"]
 
 
@@ -331,9 +312,9 @@ def test_a_root_named_like_a_skipped_directory_is_indexed_and_skips_below_are_re
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "coverage"
-    _write(root, "__init__.py", "class CoverageData: pass\n")
-    _write(root, "build/out.py", "x = 1\n")
-    _write(root, "__pycache__/m.pyc", "x\n")
+    write_file(root, "__init__.py", "class CoverageData: pass\n")
+    write_file(root, "build/out.py", "x = 1\n")
+    write_file(root, "__pycache__/m.pyc", "x\n")
     skipped: list[Skipped] = []
     assert [p.as_posix() for p in walk(root, skipped=skipped)] == ["__init__.py"]
     assert [str(s) for s in skipped] == ["build/ (default skip list)"]  # caches are not worth a line
@@ -345,8 +326,8 @@ def test_a_root_named_like_a_skipped_directory_is_indexed_and_skips_below_are_re
 def test_the_skipped_list_is_capped_and_counted(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     for i in range(index_module.MAX_SKIPPED_LISTED + 5):
-        _write(root, f"p{i:02}/dist/x.py", "x = 1\n")
-    _write(root, "big.txt", "x" * 2_000_000)
+        write_file(root, f"p{i:02}/dist/x.py", "x = 1\n")
+    write_file(root, "big.txt", "x" * 2_000_000)
     with KnowledgeIndex(tmp_path / "code.sqlite") as idx:
         stats = idx.update(root)
     assert stats.skipped_count == index_module.MAX_SKIPPED_LISTED + 6
@@ -361,11 +342,11 @@ def test_search_structures_load_from_disk_until_the_content_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "repo"
-    _write(
+    write_file(
         root, "net/retry.py", "class RetryPolicy:\n    def backoff_delay(self, attempt):\n        return 2\n"
     )
-    _write(root, "db/pool.py", "def acquire_connection(pool):\n    return pool.get()\n")
-    _write(root, "docs/run.md", "# Failover\nPromote the replica.\n")
+    write_file(root, "db/pool.py", "def acquire_connection(pool):\n    return pool.get()\n")
+    write_file(root, "docs/run.md", "# Failover\nPromote the replica.\n")
     db = tmp_path / "code.sqlite"
     with KnowledgeIndex(db) as idx:
         idx.update(root)
@@ -383,7 +364,7 @@ def test_search_structures_load_from_disk_until_the_content_changes(
             assert (idx.lexical("retry backoff", 5), idx.file_lexical("acquire pool", 5)) == built
             assert idx.symbols().files_defining("backoff_delay") == symbols == ["net/retry.py"]
 
-    _write(root, "net/jitter.py", "def retry_jitter():\n    return 1\n")
+    write_file(root, "net/jitter.py", "def retry_jitter():\n    return 1\n")
     with KnowledgeIndex(db) as idx:
         idx.update(root)
         assert idx.lexical("retry_jitter", 1)[0].chunk.path == "net/jitter.py"  # stale cache not used
@@ -399,10 +380,10 @@ def test_search_structures_load_from_disk_until_the_content_changes(
 
 def test_bom_markdown_keeps_its_first_heading_and_latin1_files_are_text(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    _write(root, "bom.md", "\ufeff# Rollback guide\n\nUndo the deploy.\n".encode())
-    _write(root, "short.txt", "Zurich caf\xe9\n".encode("latin-1"))
-    _write(root, "long.txt", ("filler line\n" * 800 + "Zurich caf\xe9\n").encode("latin-1"))
-    _write(root, "blob.bin", b"abc\x00def")
+    write_file(root, "bom.md", "\ufeff# Rollback guide\n\nUndo the deploy.\n".encode())
+    write_file(root, "short.txt", "Zurich caf\xe9\n".encode("latin-1"))
+    write_file(root, "long.txt", ("filler line\n" * 800 + "Zurich caf\xe9\n").encode("latin-1"))
+    write_file(root, "blob.bin", b"abc\x00def")
     assert sorted(p.as_posix() for p in walk(root)) == ["bom.md", "long.txt", "short.txt"]
     with KnowledgeIndex(tmp_path / "code.sqlite") as idx:
         idx.update(root)

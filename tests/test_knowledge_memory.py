@@ -26,7 +26,7 @@ from devops_agent.privacy import REDACTED
 from devops_agent.store import Store
 from devops_agent.store.engine import create_store_engine, normalize_url
 from devops_agent.store.records import FindingRecord
-from test_store import raw_engine
+from fixtures_db import raw_engine
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "hunter2hunter2"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from devops_agent.knowledge.search import (
     rrf,
     rrf_scores,
 )
+from fixtures_knowledge import UNITS_QUERY, formatting_tree, one_and_two_copies
 
 
 def test_rrf_scores_exact() -> None:
@@ -559,33 +559,6 @@ def test_tested_module_follows_naming_conventions() -> None:
     assert tested_files(ranking, modules) == ["src/_pytest/nodes.py", "pkg/retry/retry.go"]
 
 
-# A repr feature request whose words its test repeats, not the code that makes the repr.
-UNITS_QUERY = (
-    "Feature request: show units in the dataset repr\nThe repr should show the units of each coordinate."
-)
-
-
-def formatting_tree(src: Path) -> None:
-    """core/formatting.py makes the repr but says little in UNITS_QUERY's words; its test
-    tests/test_formatting.py spells the behaviour out; core/convert.py shares the words too."""
-    (src / "core").mkdir(parents=True)
-    (src / "tests").mkdir()
-    (src / "core" / "formatting.py").write_text(
-        "def dataset_repr(obj):\n    lines = [type(obj).__name__]\n    return '\\n'.join(lines)\n"
-    )
-    (src / "tests" / "test_formatting.py").write_text(
-        "def test_repr_shows_units_of_coordinates():\n"
-        "    # the repr shows the units of each coordinate and data variable\n"
-        "    assert 'units' in dataset_repr(dataset_with_units())  # coordinate units in the repr\n"
-    )
-    (src / "core" / "convert.py").write_text(
-        "def convert(value, units):\n    # show the units of a coordinate in the units of the dataset\n"
-        "    return value * FACTORS[units]  # each coordinate shows its units\n"
-    )
-    for n in range(6):
-        (src / "core" / f"misc{n}.py").write_text(f"def helper{n}():\n    return {n}\n")
-
-
 def test_search_files_lifts_the_module_whose_test_matches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -600,22 +573,6 @@ def test_search_files_lifts_the_module_whose_test_matches(
             m.setattr(search, "TESTED_WEIGHT", 0.0)
             assert search_files(idx, UNITS_QUERY)[0] != "core/formatting.py"
         assert search_files(idx, UNITS_QUERY)[0] == "core/formatting.py"
-
-
-def one_and_two_copies(
-    tmp_path: Path, build: Callable[[Path], None], query: str
-) -> tuple[list[str], list[str]]:
-    """``search_files`` for ``query`` over a tree made by ``build``, indexed once, and over two
-    copies of it indexed as two roots of one collection."""
-    from devops_agent.knowledge.search import search_files
-
-    build(tmp_path / "a")
-    build(tmp_path / "b")
-    with KnowledgeIndex(tmp_path / "one.sqlite") as one, KnowledgeIndex(tmp_path / "two.sqlite") as two:
-        one.update(tmp_path / "a")
-        two.update(tmp_path / "a")
-        two.update(tmp_path / "b")
-        return search_files(one, query), search_files(two, query)
 
 
 def test_a_path_under_two_roots_votes_once_per_channel(tmp_path: Path) -> None:

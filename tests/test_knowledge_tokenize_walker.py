@@ -6,6 +6,7 @@ from pathlib import Path
 
 from devops_agent.knowledge.tokenize import split_identifier, tokenize
 from devops_agent.knowledge.walker import parse_gitignore, walk
+from fixtures_knowledge import write_file
 
 
 def test_split_identifier_camel_snake_and_acronyms() -> None:
@@ -26,32 +27,21 @@ def test_tokenize_keeps_whole_identifier_and_parts() -> None:
     assert "for" not in toks
 
 
-def _write(root: Path, rel: str, data: bytes | str) -> Path:
-    """Write ``data`` to ``root/rel``, parent directories created; the file's path."""
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, bytes):
-        p.write_bytes(data)
-    else:
-        p.write_text(data)
-    return p
-
-
 def test_walk_honours_gitignore_and_skips_binary_vendor_generated(tmp_path: Path) -> None:
-    _write(tmp_path, ".gitignore", "*.log\n/build_out/\nsecret*\n!secret_ok.txt\n")
-    _write(tmp_path, "app/main.py", "print(1)\n")
-    _write(tmp_path, "app/.gitignore", "local.cfg\n")
-    _write(tmp_path, "app/local.cfg", "x=1\n")
-    _write(tmp_path, "other/local.cfg", "x=1\n")
-    _write(tmp_path, "run.log", "log\n")
-    _write(tmp_path, "build_out/x.py", "x\n")
-    _write(tmp_path, "secret.txt", "s\n")
-    _write(tmp_path, "secret_ok.txt", "ok\n")
-    _write(tmp_path, "logo.png", b"\x89PNG\r\n\x1a\n\x00\x00binary")
-    _write(tmp_path, "node_modules/lib/index.js", "x\n")
-    _write(tmp_path, "vendor/github.com/x/y.go", "package y\n")
-    _write(tmp_path, "web/app.min.js", "x\n")
-    _write(tmp_path, "api/service_pb2.py", "x\n")
+    write_file(tmp_path, ".gitignore", "*.log\n/build_out/\nsecret*\n!secret_ok.txt\n")
+    write_file(tmp_path, "app/main.py", "print(1)\n")
+    write_file(tmp_path, "app/.gitignore", "local.cfg\n")
+    write_file(tmp_path, "app/local.cfg", "x=1\n")
+    write_file(tmp_path, "other/local.cfg", "x=1\n")
+    write_file(tmp_path, "run.log", "log\n")
+    write_file(tmp_path, "build_out/x.py", "x\n")
+    write_file(tmp_path, "secret.txt", "s\n")
+    write_file(tmp_path, "secret_ok.txt", "ok\n")
+    write_file(tmp_path, "logo.png", b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    write_file(tmp_path, "node_modules/lib/index.js", "x\n")
+    write_file(tmp_path, "vendor/github.com/x/y.go", "package y\n")
+    write_file(tmp_path, "web/app.min.js", "x\n")
+    write_file(tmp_path, "api/service_pb2.py", "x\n")
     got = sorted(p.as_posix() for p in walk(tmp_path))
     assert got == ["app/main.py", "other/local.cfg", "secret_ok.txt"]
 

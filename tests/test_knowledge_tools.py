@@ -9,7 +9,7 @@ from devops_agent.config import Settings
 from devops_agent.policies.limits import cap_result
 from devops_agent.tools import knowledge
 from devops_agent.tools.registry import ToolRegistry
-from test_knowledge_search import UNITS_QUERY, formatting_tree
+from fixtures_knowledge import UNITS_QUERY, formatting_tree
 
 
 def _settings(tmp_path: Path) -> Settings:

@@ -26,7 +26,7 @@ from devops_agent.runbooks.analyzers.base import ANALYZERS
 from devops_agent.tools import logfiles, logs
 from devops_agent.tools.base import ToolEntry, ToolResult
 from fixtures_cli import cli, cli_process
-from test_knowledge_ingest_fixes import _unprivileged
+from fixtures_knowledge import unprivileged
 
 ERRORS = b"".join(
     b"2026-11-25 10:00:%02d ERROR payment gateway timeout order=%d\n" % (i, i) for i in range(50)
@@ -431,7 +431,7 @@ def test_a_subdirectory_that_can_be_listed_but_not_entered_is_named_not_a_traceb
     (root / "sub" / "old.log").write_bytes(ERRORS)
     os.chmod(root / "sub", 0o644)  # what `chmod -R 644` leaves: readable, no execute bit
     try:
-        got = _unprivileged(_ERRORS_TOOL.replace("sys.argv[1]", repr(str(root))))
+        got = unprivileged(_ERRORS_TOOL.replace("sys.argv[1]", repr(str(root))))
     finally:
         os.chmod(root / "sub", 0o755)
     assert got["status"] == "success"
@@ -459,7 +459,7 @@ def test_files_grep_counts_a_directory_it_cannot_enter_instead_of_failing(tmp_pa
     (root / "sub" / "old.log").write_bytes(ERRORS)
     os.chmod(root / "sub", 0o644)
     try:
-        got = _unprivileged(_SEARCH_TOOL.replace("sys.argv[1]", repr(str(root))))
+        got = unprivileged(_SEARCH_TOOL.replace("sys.argv[1]", repr(str(root))))
     finally:
         os.chmod(root / "sub", 0o755)
     assert got["status"] == "success"

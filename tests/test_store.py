@@ -7,7 +7,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -16,13 +15,14 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
-from sqlalchemy.engine import URL, Engine
+from sqlalchemy.engine import URL
 
 from devops_agent.config.settings import Settings
 from devops_agent.errors import ConfigError, NotFoundError, StoreError, UserError
 from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
-from devops_agent.store.engine import create_store_engine, normalize_url
+from devops_agent.store.engine import normalize_url
 from devops_agent.store.models import Base
+from fixtures_db import raw_engine
 
 TABLES = {
     "sessions",
@@ -36,16 +36,6 @@ TABLES = {
     "runs",
     "alembic_version",
 }
-
-
-@contextlib.contextmanager
-def raw_engine(url: str) -> Iterator[Engine]:
-    """An engine configured like the store's, for checking what is really in the database."""
-    engine = create_store_engine(normalize_url(url))
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 def head_revision() -> str:
