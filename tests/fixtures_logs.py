@@ -1,10 +1,19 @@
-"""Log files for tests that run the log runbooks (``from fixtures_logs import write_app_log``; ``tests/``
-is on ``sys.path``, see fixtures_bench.py)."""
+"""Log files and the log toolset for tests (a plugin module: ``from fixtures_logs import ...``).
+
+* :func:`write_app_log` writes an application log the log runbooks find errors in;
+* :func:`log_tools` builds the real log toolset over a root, with an output cap and read limit;
+* :func:`call_entry` calls one of its tools with arguments bound and checked as the model's are.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from devops_agent.config import Settings
+from devops_agent.tools import logs
+from devops_agent.tools.base import ToolEntry, ToolResult
 
 
 def write_app_log(root: Path, error: Callable[[int], str]) -> Path:
@@ -16,3 +25,17 @@ def write_app_log(root: Path, error: Callable[[int], str]) -> Path:
     lines += [f"2026-11-22T10:41:{s:02d}Z ERROR {error(s)}" for s in range(30)]
     (logs / "app.log").write_text("\n".join(lines) + "\n")
     return logs
+
+
+def log_tools(root: Path, cap: int = 16_000, max_read: int = 2_000_000) -> dict[str, ToolEntry]:
+    settings = Settings(
+        files={"roots": [root], "max_read_bytes": max_read},  # type: ignore[arg-type]
+        tools={"output_cap_chars": cap},  # type: ignore[arg-type]
+    )
+    return logs.build(settings).entries
+
+
+def call_entry(tools: dict[str, ToolEntry], name: str, **args: Any) -> ToolResult:
+    result = tools[name].function(**tools[name].bind_args(args).arguments)
+    assert isinstance(result, ToolResult)
+    return result

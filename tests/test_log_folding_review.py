@@ -12,7 +12,7 @@ from devops_agent.config import Settings
 from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers import ANALYZERS
 from devops_agent.tools.base import ToolResult
-from test_log_tools_review import _call, _tools
+from fixtures_logs import call_entry, log_tools
 
 PY_TRACEBACK = [
     "Traceback (most recent call last):",
@@ -38,7 +38,7 @@ def _stamp(ms: int) -> str:
 def _errors(tmp_path: Path, lines: list[str]) -> dict[str, Any]:
     log = tmp_path / "app.log"
     log.write_text("\n".join(lines) + "\n")
-    result = _call(_tools(tmp_path), "logs_errors", paths=[str(log)])
+    result = call_entry(log_tools(tmp_path), "logs_errors", paths=[str(log)])
     assert result.status == "success", result.hint
     assert isinstance(result.data, dict)
     return result.data
@@ -177,7 +177,7 @@ def test_logs_patterns_counts_timestamped_traceback_lines_as_continuations(tmp_p
     lines.append(f"{_stamp(3000)} INFO stopping")
     log = tmp_path / "app.log"
     log.write_text("\n".join(lines) + "\n")
-    data = _call(_tools(tmp_path), "logs_patterns", paths=[str(log)]).data
+    data = call_entry(log_tools(tmp_path), "logs_patterns", paths=[str(log)]).data
     assert data["lines"] == 3
     assert data["continuation_lines"] == len(JAVA_TRACE) - 1
 
@@ -206,8 +206,8 @@ def test_records_in_hidden_groups_counts_the_groups_the_output_cap_drops(
     tmp_path: Path, through_pipeline: Any
 ) -> None:
     _ranked_errors_log(tmp_path / "app.log")
-    tools = _tools(tmp_path)
-    full = _call(tools, "logs_errors", paths=[str(tmp_path)], max_groups=10).data
+    tools = log_tools(tmp_path)
+    full = call_entry(tools, "logs_errors", paths=[str(tmp_path)], max_groups=10).data
     counts = {g["shape"]: g["count"] for g in full["groups"]}
     assert len(counts) == 10
     assert full["groups_total"] == 12
@@ -243,8 +243,8 @@ def test_records_in_hidden_groups_counts_the_groups_the_output_cap_drops(
 
 def test_without_a_cut_the_counts_are_unchanged(tmp_path: Path, through_pipeline: Any) -> None:
     _ranked_errors_log(tmp_path / "app.log")
-    tools = _tools(tmp_path)
-    direct = _call(tools, "logs_errors", paths=[str(tmp_path)], max_groups=5).data
+    tools = log_tools(tmp_path)
+    direct = call_entry(tools, "logs_errors", paths=[str(tmp_path)], max_groups=5).data
     settings = Settings(tools={"output_cap_chars": 2_000_000})  # type: ignore[arg-type]
     args = {"paths": [str(tmp_path)], "max_groups": 5}
     res = through_pipeline("logs_errors", tools["logs_errors"].function, args, settings=settings)

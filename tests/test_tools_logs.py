@@ -3,6 +3,10 @@
 Every fixture is a real file written into ``tmp_path`` in the format the daemon writes. The only
 stand-in is a ``journalctl`` script for the success path of ``logs_journal``: this machine has no
 journal to read, so the script prints entries in journald's own JSON export format.
+
+And the tools as a model calls them: ranked results through the real output cap, a regular
+expression that would hang the process, big .gz files, unreadable inputs, directories with more
+logs than a call reads.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from devops_agent.analysis import TemplateMiner, logsummary
 from devops_agent.config import Settings
 from devops_agent.config.settings import FileSettings
 from devops_agent.tools import logs
-from devops_agent.tools.base import ToolEntry, ToolResult
+from devops_agent.tools.base import ToolEntry
 from devops_agent.tools.registry import ToolRegistry
+from fixtures_logs import call_entry, log_tools
 
 MAX_READ = 64 * 1024
 
@@ -140,12 +145,6 @@ def tools(root: Path) -> dict[str, ToolEntry]:
     return logs.build(settings).entries
 
 
-def call(tools: dict[str, ToolEntry], name: str, **args: Any) -> ToolResult:
-    result = tools[name].function(**tools[name].bind_args(args).arguments)
-    assert isinstance(result, ToolResult)
-    return result
-
-
 # --- toolset shape ----------------------------------------------------------------------------
 
 
@@ -169,7 +168,7 @@ def test_toolset_specs_and_registration(root: Path) -> None:
 
 
 def test_tail_a_file(tools: dict[str, ToolEntry], root: Path) -> None:
-    result = call(tools, "logs_tail", path=str(root / "worker.log"), lines=3)
+    result = call_entry(tools, "logs_tail", path=str(root / "worker.log"), lines=3)
     assert result.status == "success"
     (only,) = result.data["files"]
     assert only["lines"] == PY_LOG.splitlines()[-3:]
@@ -177,7 +176,7 @@ def test_tail_a_file(tools: dict[str, ToolEntry], root: Path) -> None:
 
 
 def test_tail_a_gzip_file(tools: dict[str, ToolEntry], root: Path) -> None:
-    result = call(tools, "logs_tail", path=str(root / "app.log.1.gz"), lines=2)
+    result = call_entry(tools, "logs_tail", path=str(root / "app.log.1.gz"), lines=2)
     assert result.data["files"][0]["lines"] == ROTATED.splitlines()[-2:]
 
 
@@ -189,21 +188,23 @@ def test_tail_a_directory_takes_the_newest_log_files(tools: dict[str, ToolEntry]
         f.write_text(f"2026-11-20T10:00:0{i}Z INFO svc {i} up\n")
         os.utime(f, (1_700_000_000 + i, 1_700_000_000 + i))
     (many / "notes.txt").write_text("not a log\n")
-    result = call(tools, "logs_tail", path=str(many), lines=10)
+    result = call_entry(tools, "logs_tail", path=str(many), lines=10)
     names = [Path(f["path"]).name for f in result.data["files"]]
     assert names == ["svc6.log", "svc5.log", "svc4.log", "svc3.log", "svc2.log"]
 
 
 def test_tail_since_until_with_inherited_timestamps(tools: dict[str, ToolEntry], root: Path) -> None:
     since = local(datetime(2026, 11, 20, 10, 5)).isoformat()
-    result = call(tools, "logs_tail", path=str(root / "worker.log"), since=since)
+    result = call_entry(tools, "logs_tail", path=str(root / "worker.log"), since=since)
     lines = result.data["files"][0]["lines"]
     assert lines[0] == "2026-11-20 10:05:01,004 ERROR [worker] job 42 crashed"
     # The traceback lines have no timestamp: they inherit 10:05:01 and stay with their record.
     assert "ValueError: invalid literal for int() with base 10: 'xyz'" in lines
     assert len(lines) == 6
     until = local(datetime(2026, 11, 20, 10, 1)).isoformat()
-    early = call(tools, "logs_tail", path=str(root / "worker.log"), until=until).data["files"][0]["lines"]
+    early = call_entry(tools, "logs_tail", path=str(root / "worker.log"), until=until).data["files"][0][
+        "lines"
+    ]
     assert early == PY_LOG.splitlines()[:6]
 
 
@@ -214,12 +215,12 @@ def test_tail_reads_a_bounded_window_of_a_big_file(tools: dict[str, ToolEntry], 
         for i in range(40_000):
             fh.write(f"{t0 + timedelta(seconds=i):%Y-%m-%dT%H:%M:%SZ} INFO line {i} of the big file\n")
     assert big.stat().st_size > 10 * MAX_READ
-    tail = call(tools, "logs_tail", path=str(big), lines=5).data["files"][0]
+    tail = call_entry(tools, "logs_tail", path=str(big), lines=5).data["files"][0]
     assert tail["truncated"] is True
     assert tail["lines"][-1].endswith("INFO line 39999 of the big file")
     # until reaches back into the file by bisection, far beyond the last MAX_READ bytes.
     until = (t0 + timedelta(seconds=1000)).isoformat()
-    old = call(tools, "logs_tail", path=str(big), lines=3, until=until).data["files"][0]["lines"]
+    old = call_entry(tools, "logs_tail", path=str(big), lines=3, until=until).data["files"][0]["lines"]
     assert [line.split()[3] for line in old] == ["998", "999", "1000"]
 
 
@@ -227,31 +228,31 @@ def test_tail_reads_a_bounded_window_of_a_big_file(tools: dict[str, ToolEntry], 
 
 
 def test_search_regex_literal_and_case(tools: dict[str, ToolEntry], root: Path) -> None:
-    hits = call(tools, "logs_search", path=str(root / "app.jsonl"), pattern=r"payment 10\d3 declined")
+    hits = call_entry(tools, "logs_search", path=str(root / "app.jsonl"), pattern=r"payment 10\d3 declined")
     assert hits.status == "success"
     assert hits.data["total_matches"] == 3
     assert all("declined" in m["line"] for m in hits.data["matches"])
-    literal = call(tools, "logs_search", path=str(root / "worker.log"), pattern="int(raw)", regex=False)
+    literal = call_entry(tools, "logs_search", path=str(root / "worker.log"), pattern="int(raw)", regex=False)
     assert literal.data["total_matches"] == 2
-    strict = call(
+    strict = call_entry(
         tools, "logs_search", path=str(root / "worker.log"), pattern="VALUEERROR", ignore_case=False
     )
     assert strict.status == "no_data"
-    loose = call(tools, "logs_search", path=str(root / "worker.log"), pattern="VALUEERROR")
+    loose = call_entry(tools, "logs_search", path=str(root / "worker.log"), pattern="VALUEERROR")
     assert loose.data["total_matches"] == 2
 
 
 def test_search_a_directory_with_a_limit(tools: dict[str, ToolEntry], root: Path) -> None:
-    result = call(tools, "logs_search", path=str(root), pattern=r'" 502 ', limit=2)
+    result = call_entry(tools, "logs_search", path=str(root), pattern=r'" 502 ', limit=2)
     assert result.data["total_matches"] == 5
     assert result.data["shown"] == 2
     assert {Path(m["file"]).name for m in result.data["matches"]} == {"access.log"}
-    gz = call(tools, "logs_search", path=str(root), pattern="is 9[79]% full")
+    gz = call_entry(tools, "logs_search", path=str(root), pattern="is 9[79]% full")
     assert gz.data["total_matches"] == 2
 
 
 def test_search_bad_regex_is_an_error_with_a_hint(tools: dict[str, ToolEntry], root: Path) -> None:
-    result = call(tools, "logs_search", path=str(root / "syslog"), pattern="(unclosed")
+    result = call_entry(tools, "logs_search", path=str(root / "syslog"), pattern="(unclosed")
     assert result.status == "error"
     assert result.hint is not None
     assert "regex=false" in result.hint
@@ -264,10 +265,10 @@ def test_search_since_reaches_the_start_of_a_big_file(tools: dict[str, ToolEntry
         for i in range(40_000):
             level = "ERROR" if i == 50 else "INFO"
             fh.write(f"{t0 + timedelta(seconds=i):%Y-%m-%dT%H:%M:%SZ} {level} event {i}\n")
-    recent_only = call(tools, "logs_search", path=str(big), pattern="ERROR")
+    recent_only = call_entry(tools, "logs_search", path=str(big), pattern="ERROR")
     assert recent_only.status == "no_data"
     assert recent_only.metadata["truncated_files"] == [str(big.resolve())]
-    found = call(tools, "logs_search", path=str(big), pattern="ERROR", since=t0.isoformat())
+    found = call_entry(tools, "logs_search", path=str(big), pattern="ERROR", since=t0.isoformat())
     assert found.data["matches"][0]["line"].endswith("ERROR event 50")
 
 
@@ -275,7 +276,7 @@ def test_search_since_reaches_the_start_of_a_big_file(tools: dict[str, ToolEntry
 
 
 def test_errors_over_a_directory(tools: dict[str, ToolEntry], root: Path) -> None:
-    result = call(tools, "logs_errors", paths=[str(root)])
+    result = call_entry(tools, "logs_errors", paths=[str(root)])
     assert result.status == "success"
     data = result.data
     groups = {g["shape"]: g for g in data["groups"]}
@@ -314,7 +315,7 @@ def test_errors_over_a_directory(tools: dict[str, ToolEntry], root: Path) -> Non
 def test_errors_since_until(tools: dict[str, ToolEntry], root: Path) -> None:
     since = local(BURST).isoformat()
     until = local(BURST + timedelta(minutes=4, seconds=59)).isoformat()
-    result = call(
+    result = call_entry(
         tools, "logs_errors", paths=[str(root / "syslog"), str(root / "worker.log")], since=since, until=until
     )
     (only,) = result.data["groups"]
@@ -323,13 +324,13 @@ def test_errors_since_until(tools: dict[str, ToolEntry], root: Path) -> None:
 
 
 def test_errors_max_groups_and_no_errors(tools: dict[str, ToolEntry], root: Path) -> None:
-    result = call(tools, "logs_errors", paths=[str(root)], max_groups=2)
+    result = call_entry(tools, "logs_errors", paths=[str(root)], max_groups=2)
     assert result.data["groups_shown"] >= 2
     assert result.data["groups_total"] == 6
     assert result.data["records_in_hidden_groups"] > 0
     quiet = root / "quiet.log"
     quiet.write_text("2026-11-20T10:00:00Z INFO all good, 0 errors\n2026-11-20T10:01:00Z INFO still good\n")
-    empty = call(tools, "logs_errors", paths=[str(quiet)])
+    empty = call_entry(tools, "logs_errors", paths=[str(quiet)])
     assert empty.status == "no_data"
     assert empty.metadata["total_lines"] == 2
     assert "no errors in 2 lines" in (empty.hint or "")
@@ -343,10 +344,12 @@ def test_errors_read_whole_files_beyond_the_read_limit(tools: dict[str, ToolEntr
             level = "ERROR" if i % 1000 == 0 else "INFO"
             fh.write(f"{t0 + timedelta(seconds=i):%Y-%m-%dT%H:%M:%SZ} {level} batch {i} processed\n")
     assert big.stat().st_size > 30 * MAX_READ
-    result = call(tools, "logs_errors", paths=[str(big)])
+    result = call_entry(tools, "logs_errors", paths=[str(big)])
     assert result.data["total_lines"] == 60_000
     assert result.data["groups"][0]["count"] == 60
-    since = call(tools, "logs_errors", paths=[str(big)], since=(t0 + timedelta(seconds=30_500)).isoformat())
+    since = call_entry(
+        tools, "logs_errors", paths=[str(big)], since=(t0 + timedelta(seconds=30_500)).isoformat()
+    )
     assert since.data["groups"][0]["count"] == 29
     assert since.data["total_lines"] < 40_000  # bisection skipped the start of the file
 
@@ -363,7 +366,7 @@ def test_paths_outside_the_roots_are_refused(tools: dict[str, ToolEntry], tmp_pa
         ("logs_errors", {"paths": [str(outside)]}),
         ("logs_tail", {"path": str(tmp_path / "logs" / ".." / "elsewhere.log")}),
     ]:
-        result = call(tools, name, **args)
+        result = call_entry(tools, name, **args)
         assert result.status == "error", name
         assert "outside the allowed roots" in (result.error or "")
         assert result.hint is not None
@@ -376,22 +379,22 @@ def test_symlinks_inside_a_root_do_not_lead_out(
     outside = tmp_path / "secret.log"
     outside.write_text("2026-11-20T10:00:00Z ERROR leaked secret 1\n")
     (root / "link.log").symlink_to(outside)
-    result = call(tools, "logs_errors", paths=[str(root)])
+    result = call_entry(tools, "logs_errors", paths=[str(root)])
     assert all("leaked" not in g["shape"] for g in result.data["groups"])
-    direct = call(tools, "logs_tail", path=str(root / "link.log"))
+    direct = call_entry(tools, "logs_tail", path=str(root / "link.log"))
     assert direct.status == "error"
 
 
 def test_missing_paths_and_bad_times(tools: dict[str, ToolEntry], root: Path) -> None:
-    missing = call(tools, "logs_tail", path=str(root / "nope.log"))
+    missing = call_entry(tools, "logs_tail", path=str(root / "nope.log"))
     assert missing.status == "error"
     assert "does not exist" in (missing.error or "")
-    bad_time = call(tools, "logs_errors", paths=[str(root)], since="last tuesday-ish")
+    bad_time = call_entry(tools, "logs_errors", paths=[str(root)], since="last tuesday-ish")
     assert bad_time.status == "error"
     assert "15m" in (bad_time.hint or "")
-    swapped = call(tools, "logs_tail", path=str(root / "syslog"), since="1h", until="2h")
+    swapped = call_entry(tools, "logs_tail", path=str(root / "syslog"), since="1h", until="2h")
     assert swapped.status == "error"
-    assert call(tools, "logs_errors", paths=[]).status == "error"
+    assert call_entry(tools, "logs_errors", paths=[]).status == "error"
 
 
 # --- logs_journal -----------------------------------------------------------------------------
@@ -404,7 +407,7 @@ def _has_journal() -> bool:
 
 
 def test_journal_on_this_host(tools: dict[str, ToolEntry]) -> None:
-    result = call(tools, "logs_journal", since="1h")
+    result = call_entry(tools, "logs_journal", since="1h")
     if shutil.which("journalctl") and _has_journal():
         assert result.status in ("success", "no_data")
         if result.status == "success":
@@ -420,7 +423,7 @@ def test_journal_without_journalctl(
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    result = call(tools, "logs_journal")
+    result = call_entry(tools, "logs_journal")
     assert result.status == "no_data"
     assert "journald is not available on this host (journalctl not found)" in (result.hint or "")
 
@@ -444,7 +447,7 @@ def test_journal_parses_journalctl_json(
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", str(bin_dir))
-    result = call(tools, "logs_journal", unit="nginx.service", since="2h", priority="err", lines=50)
+    result = call_entry(tools, "logs_journal", unit="nginx.service", since="2h", priority="err", lines=50)
     assert result.status == "success"
     entries = result.data["entries"]
     assert [e["priority"] for e in entries] == ["ERR", "ERR", "CRIT"]
@@ -467,9 +470,9 @@ def test_journal_parses_journalctl_json(
 
 
 def test_journal_rejects_bad_arguments(tools: dict[str, ToolEntry]) -> None:
-    assert call(tools, "logs_journal", priority="loud").status == "error"
-    assert call(tools, "logs_journal", unit="--root=/").status == "error"
-    assert call(tools, "logs_journal", since="whenever").status == "error"
+    assert call_entry(tools, "logs_journal", priority="loud").status == "error"
+    assert call_entry(tools, "logs_journal", unit="--root=/").status == "error"
+    assert call_entry(tools, "logs_journal", since="whenever").status == "error"
 
 
 def test_summarize_log_condenses_only_long_logs() -> None:
@@ -531,6 +534,213 @@ def test_patterns_tool_names_the_skipped_files_when_nothing_was_read(
     root: Path, tools: dict[str, ToolEntry]
 ) -> None:
     (root / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
-    result = call(tools, "logs_patterns", paths=[str(root / "blob.bin")])
+    result = call_entry(tools, "logs_patterns", paths=[str(root / "blob.bin")])
     assert result.status == "error"  # nothing read is a failure, not "no lines"
     assert result.metadata["skipped"] == [f"{root / 'blob.bin'} (binary)"]
+
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "gamma", "harbor", "indigo", "jasper"]
+
+
+def _stamp(t: datetime) -> str:
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def _ranked_errors_log(path: Path) -> None:
+    """Ten error kinds, the first most frequent, each with a long message, among info lines."""
+    lines = []
+    for k, word in enumerate(WORDS):
+        for j in range(20 - k):
+            t = T0 + timedelta(seconds=60 * k + j)
+            detail = f"{word} worker lost its lease on the {word} queue while draining the {word} backlog"
+            lines.append(f"{_stamp(t)} ERROR {detail}; giving up and restarting the {word} consumer")
+            lines.append(f"{_stamp(t)} INFO {word} heartbeat ok")
+    lines.sort()
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_error_groups_over_the_output_cap_lose_their_smallest_groups(
+    tmp_path: Path, through_pipeline: Any
+) -> None:
+    _ranked_errors_log(tmp_path / "app.log")
+    tools = log_tools(tmp_path)
+    full = call_entry(tools, "logs_errors", paths=[str(tmp_path)]).data
+    assert [g["count"] for g in full["groups"]] == list(range(20, 10, -1))
+
+    settings = Settings(tools={"output_cap_chars": 6_000})  # type: ignore[arg-type]
+    res = through_pipeline(
+        "logs_errors", tools["logs_errors"].function, {"paths": [str(tmp_path)]}, settings=settings
+    )
+    assert res.status == "success"
+    assert isinstance(res.data, dict)  # still data, not JSON text cut in its middle
+    shown = res.data["groups"]
+    assert 1 <= len(shown) < len(full["groups"])
+    assert [g["shape"] for g in shown] == [g["shape"] for g in full["groups"][: len(shown)]]
+    assert res.metadata["omitted"] == {"groups": len(full["groups"]) - len(shown)}
+    assert "lower-ranked groups left out" in (res.hint or "")
+    assert res.data["error_lines"] == full["error_lines"]  # the counts survive the cut
+
+
+def test_templates_and_error_signatures_over_the_cap_lose_their_lowest_ranks(
+    tmp_path: Path, through_pipeline: Any
+) -> None:
+    _ranked_errors_log(tmp_path / "app.log")
+    tools = log_tools(tmp_path)
+    full = call_entry(tools, "logs_patterns", paths=[str(tmp_path)]).data
+
+    settings = Settings(tools={"output_cap_chars": 8_000})  # type: ignore[arg-type]
+    res = through_pipeline(
+        "logs_patterns", tools["logs_patterns"].function, {"paths": [str(tmp_path)]}, settings=settings
+    )
+    assert res.status == "success"
+    assert isinstance(res.data, dict)
+    for key in ("templates", "error_signatures"):
+        shown = [t["template"] for t in res.data[key]]
+        assert shown
+        assert shown == [t["template"] for t in full[key][: len(shown)]]
+    assert sum(res.metadata["omitted"].values()) > 0
+    assert res.data["templates_total"] == full["templates_total"]
+
+
+def test_a_nested_repeat_is_refused_before_it_can_hang_the_process(tmp_path: Path) -> None:
+    # (a+)+$ backtracks exponentially on a line of a's that does not end the way it wants, and
+    # Python's re holds the GIL meanwhile, so no timeout stops it. This line is short enough to
+    # fail fast without the check; a long one would hang the process.
+    (tmp_path / "app.log").write_text(f"{_stamp(T0)} ERROR token {'a' * 18}b rejected from 10.1.2.3\n")
+    tools = log_tools(tmp_path)
+    for pattern in ("(a+)+$", r"(\w+\s?)*=", r"(?:x|a*)+!"):
+        res = call_entry(tools, "logs_search", path=str(tmp_path / "app.log"), pattern=pattern)
+        assert res.status == "error", pattern
+        assert "repeats a group that itself repeats" in (res.error or "")
+        assert "regex=false" in (res.hint or "")
+    for pattern in (r"(\d{1,3}\.){3}\d{1,3}", r"(?>a+)+b", "a++b"):  # bounded, atomic, possessive
+        assert (
+            call_entry(tools, "logs_search", path=str(tmp_path / "app.log"), pattern=pattern).status
+            == "success"
+        )
+    assert (
+        call_entry(tools, "logs_search", path=str(tmp_path), pattern="(a+)+$", regex=False).status
+        == "no_data"
+    )
+
+
+def _big_gzip(path: Path, minutes: int) -> list[str]:
+    """A .gz of one line a second for ``minutes`` minutes, an error every 10 s; its lines."""
+    lines = []
+    for s in range(minutes * 60):
+        t = _stamp(T0 + timedelta(seconds=s))
+        if s % 10 == 0:
+            lines.append(f"{t} ERROR checkout call {s} failed: connection reset by peer")
+        else:
+            lines.append(f"{t} INFO checkout call {s} served in {s % 90} ms")
+    with gzip.open(path, "wt") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return lines
+
+
+def test_tail_of_a_big_gzip_gives_its_last_lines(tmp_path: Path) -> None:
+    lines = _big_gzip(tmp_path / "app.log.1.gz", 60)  # ~220 KB of text, the budget is 20 KB
+    tools = log_tools(tmp_path, max_read=1024)
+    res = call_entry(tools, "logs_tail", path=str(tmp_path / "app.log.1.gz"), lines=3)
+    assert res.status == "success"
+    assert res.data["files"][0]["lines"] == lines[-3:]
+    assert res.data["files"][0]["truncated"] is True
+
+
+def test_a_window_late_in_a_big_gzip_is_found(tmp_path: Path) -> None:
+    lines = _big_gzip(tmp_path / "app.log.1.gz", 60)
+    tools = log_tools(tmp_path, max_read=1024)
+    since = _stamp(T0 + timedelta(minutes=55))
+    tail = call_entry(tools, "logs_tail", path=str(tmp_path), since=since, lines=2)
+    assert tail.status == "success", tail.hint
+    assert tail.data["files"][0]["lines"] == lines[-2:]
+    found = call_entry(tools, "logs_search", path=str(tmp_path), pattern="connection reset", since=since)
+    assert found.status == "success", found.hint
+    assert found.data["total_matches"] == 30  # 5 minutes, one error every 10 s
+    assert found.data["matches"][0]["line"].startswith(since)
+
+
+def test_search_without_since_shows_the_latest_matches(tmp_path: Path) -> None:
+    lines = _big_gzip(tmp_path / "app.log.1.gz", 2)
+    (tmp_path / "app.log").write_text("\n".join(lines) + "\n")
+    tools = log_tools(tmp_path)
+    for name in ("app.log", "app.log.1.gz"):
+        res = call_entry(tools, "logs_search", path=str(tmp_path / name), pattern="ERROR", limit=2)
+        assert res.status == "success"
+        assert [m["line"] for m in res.data["matches"]] == [x for x in lines if "ERROR" in x][-2:]
+        assert res.data["total_matches"] == 12
+
+
+def test_search_and_tail_of_unreadable_files_fail_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "wtmp.log").write_bytes(bytes(range(256)) * 64)
+    (tmp_path / "old.log.gz").write_bytes(b"this was never gzip data\n")
+    tools = log_tools(tmp_path)
+    for path, reason in ((tmp_path / "wtmp.log", "binary"), (tmp_path / "old.log.gz", "Not a gzipped file")):
+        for res in (
+            call_entry(tools, "logs_search", path=str(path), pattern="x"),
+            call_entry(tools, "logs_tail", path=str(path)),
+        ):
+            assert res.status == "error"  # reading nothing is not "no match"
+            assert reason in (res.error or "")
+    res = call_entry(tools, "logs_search", path=str(tmp_path), pattern="x")
+    assert res.status == "error"
+    assert len(res.metadata["skipped"]) == 2
+
+
+def test_tail_of_a_directory_skips_binaries_for_the_newest_readable_logs(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_text(f"{_stamp(T0)} INFO started\n{_stamp(T0)} ERROR crashed\n")
+    os.utime(tmp_path / "app.log", (1_000_000, 1_000_000))
+    for i in range(6):  # newer than the text log
+        (tmp_path / f"core{i}.log").write_bytes(b"\x7fELF" + bytes(range(256)) * 8)
+    res = call_entry(log_tools(tmp_path), "logs_tail", path=str(tmp_path), lines=5)
+    assert res.status == "success"
+    assert [f["path"] for f in res.data["files"]] == [str(tmp_path / "app.log")]
+    assert res.data["files"][0]["lines"][-1].endswith("ERROR crashed")
+    assert len(res.metadata["skipped"]) == 6
+
+
+def test_search_of_a_directory_with_more_logs_than_it_searches_says_so(tmp_path: Path) -> None:
+    for i in range(60):
+        path = tmp_path / f"svc{i:02d}.log"
+        path.write_text(f"{_stamp(T0)} ERROR svc{i:02d} crashed\n")
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    res = call_entry(log_tools(tmp_path), "logs_search", path=str(tmp_path), pattern="crashed")
+    assert res.status == "success"
+    assert res.data["total_matches"] == 50
+    assert res.metadata["files_searched"] == 50
+    assert "50 most recently modified of 60" in res.metadata["note"]
+    assert {m["file"] for m in res.data["matches"]} == {
+        str(tmp_path / f"svc{i:02d}.log") for i in range(10, 60)
+    }
+
+
+def test_whole_file_tools_return_what_they_read_when_their_time_is_spent(tmp_path: Path) -> None:
+    """logs_errors / logs_patterns on an input too big for the tool's time budget return what they
+    read by then, marked partial, instead of timing out while the worker thread reads on."""
+    lines = [
+        f"{_stamp(T0 + timedelta(seconds=s))} {'ERROR' if s % 7 == 0 else 'INFO'} job {s} "
+        f"{WORDS[s % len(WORDS)]} finished"
+        for s in range(60_000)
+    ]
+    (tmp_path / "big.log").write_text("\n".join(lines) + "\n")
+
+    def tools(timeout_s: float) -> dict[str, ToolEntry]:
+        settings = Settings(
+            files={"roots": [tmp_path]},  # type: ignore[arg-type]
+            tools={"timeout_s": timeout_s},  # type: ignore[arg-type]
+        )
+        return logs.build(settings).entries
+
+    for name in ("logs_errors", "logs_patterns"):
+        short = call_entry(tools(0.001), name, paths=[str(tmp_path)])
+        assert short.status == "success", short
+        assert short.data["partial"] is True
+        assert "partial: stopped reading after" in short.data["note"]
+        full = call_entry(tools(60.0), name, paths=[str(tmp_path)])
+        assert "partial" not in full.data
+    errors_short = call_entry(tools(0.001), "logs_errors", paths=[str(tmp_path)]).data["error_lines"]
+    errors_full = call_entry(tools(60.0), "logs_errors", paths=[str(tmp_path)]).data["error_lines"]
+    assert 0 < errors_short < errors_full == len(range(0, 60_000, 7))
