@@ -128,3 +128,23 @@ def test_find_build_links_on_one_server() -> None:
 
 def test_find_build_links_none() -> None:
     assert find_build_links("no links here, see https://example.com/docs") == []
+
+
+@pytest.mark.parametrize(
+    ("url", "job", "build"),
+    [
+        ("https://ci.acme.internal/job/deploy/job/blue/412/", "deploy/blue", 412),
+        ("https://ci.acme.internal/job/blue/7/console", "blue", 7),
+        (
+            "https://ci.acme.internal/jenkins/job/green/job/blue/lastFailedBuild/",
+            "green/blue",
+            "lastFailedBuild",
+        ),
+        ("https://ci.acme.internal/blue/organizations/jenkins/blue/detail/blue/3/pipeline", "blue", 3),
+    ],
+)
+def test_job_or_folder_named_blue_is_not_taken_for_blue_ocean(url: str, job: str, build: int | str) -> None:
+    ref = parse_build_url(url)
+    assert ref is not None
+    assert (ref.job, ref.build) == (job, build)
+    assert [r.job for r in find_build_links(f"deploy failed: {url}")] == [job]

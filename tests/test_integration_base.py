@@ -8,11 +8,15 @@ import sys
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 from pydantic_ai import Tool
 
 from devops_agent.config import Settings
-from devops_agent.config.settings import JiraSettings
+from devops_agent.config.settings import GitHubSettings, JenkinsSettings, JiraSettings
 from devops_agent.tools import docker, github, jenkins, jira, kubernetes
+from devops_agent.tools import github as github_tools
+from devops_agent.tools import jenkins as jenkins_tools
+from devops_agent.tools import jira as jira_tools
 from devops_agent.tools.base import ToolResult, call_directly
 from devops_agent.tools.http_status import ErrorTable, Rule
 from devops_agent.tools.integration import Integration, ToolFailure
@@ -165,3 +169,39 @@ def test_call_directly_validates_like_the_pipeline_and_passes_the_settings() -> 
     # The settings reach the tool: not configured in these, so it says what to set.
     result = call_directly(jira.jira_issue, Settings(), "OPS-1")
     assert "DEVOPS_AGENT_JIRA__URL" in (result.hint or "")
+
+
+SCHEMELESS: list[tuple[Any, Settings, str, dict[str, Any]]] = [
+    (
+        jira_tools,
+        Settings(jira=JiraSettings(url="jira.acme.internal", user="sre@acme.com", token=SecretStr("t0k"))),
+        "jira_issue",
+        {"key_or_url": "OPS-1"},
+    ),
+    (
+        jenkins_tools,
+        Settings(jenkins=JenkinsSettings(url="ci.acme.internal", user="sre", token=SecretStr("t0k"))),
+        "jenkins_build",
+        {"url_or_job": "payments/deploy"},
+    ),
+    (
+        github_tools,
+        Settings(github=GitHubSettings(api_url="ghe.acme.internal/api/v3", token=SecretStr("ghp_t0k"))),
+        "github_commits",
+        {"repo": "acme/payments"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("module", "conf", "tool", "args"), SCHEMELESS, ids=["jira", "jenkins", "github"])
+def test_server_url_without_scheme_names_the_setting_instead_of_crashing(
+    module: Any, conf: Settings, tool: str, args: dict[str, Any]
+) -> None:
+    result = call_directly(module.build(conf).entries[tool].function, conf, **args)
+    assert result.status == "error"
+    assert "is not an http(s) URL" in (result.error or "")
+    assert "https://" in (result.hint or "")
+    ok, message = module.check(conf)  # `devops-agent doctor` must not get a traceback
+    assert not ok
+    assert "is not an http(s) URL" in message
+    assert "t0k" not in message + (result.error or "") + (result.hint or "")

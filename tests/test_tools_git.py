@@ -293,3 +293,38 @@ def test_empty_repository_log_is_no_data(tmp_path: Path, settings: Settings) -> 
     empty.mkdir()
     git(empty, "init", "-q", "-b", "main")
     assert call(settings, "git_log", repo=str(empty)).status == "no_data"
+
+
+def test_shallow_clone_boundary_is_not_reported_as_a_first_commit(
+    repo: Path, settings: Settings, tmp_path: Path
+) -> None:
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", "shallow")
+    shallow = tmp_path / "shallow"
+    diff = call(settings, "git_diff", repo=str(shallow))  # HEAD~1..HEAD: the parent was not fetched
+    assert diff.status == "error"
+    assert "shallow" in (diff.error or "")
+    assert "--deepen" in (diff.hint or "")
+    log = call(settings, "git_log", repo=str(shallow))
+    (head,) = log.data["commits"]
+    assert head["shallow_boundary"] is True
+    assert head["files_changed"] is None  # not "added every file in the tree"
+    assert "shallow" in log.data["note"]
+    # A full clone's real first commit is still compared with the empty tree.
+    full = call(settings, "git_diff", repo=str(repo), rev_range="HEAD~2^!")
+    assert full.status == "success"
+    assert "shallow_boundary" not in call(settings, "git_log", repo=str(repo)).data["commits"][-1]
+
+
+def test_blame_in_a_sha256_repository(tmp_path: Path, settings: Settings) -> None:
+    r = tmp_path / "s256"
+    r.mkdir()
+    try:
+        git(r, "init", "-q", "-b", "main", "--object-format=sha256")
+    except subprocess.CalledProcessError:
+        pytest.skip("this git cannot create sha256 repositories")
+    (r / "app.py").write_text("TIMEOUT = 5\n")
+    sha = commit(r, "lower timeout", DATES[1], "Bob", "bob@example.com")
+    result = call(settings, "git_blame", repo=str(r), path="app.py", start_line=1, end_line=1)
+    assert result.status == "success", result
+    (line,) = result.data["lines"]
+    assert (line["line_no"], line["sha"], line["author"]) == (1, sha, "Bob")

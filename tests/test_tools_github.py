@@ -579,3 +579,26 @@ def test_github_tools_imported_by_name_run_through_the_pipeline(gh: GitHub, thro
     assert refused.status == "error"
     assert "limit: Input should be less than or equal to 200" in (refused.error or "")
     assert len(gh.requests()) == sent
+
+
+def test_repo_given_as_a_browser_url_or_ssh_remote(gh: GitHub) -> None:
+    commits = gh.tools()["github_commits"]
+    host = gh.web.split("://", 1)[1].split(":")[0]
+    for repo_ref in (
+        f"{gh.web}/acme/payments/tree/main",  # copied from the browser, below the repository
+        f"{gh.web}/acme/payments/pull/482",
+        f"git@{host}:acme/payments.git",  # `git remote get-url origin`
+    ):
+        gh.srv.requests.clear()
+        result = commits(repo=repo_ref, limit=2)
+        assert result.status == "success", (repo_ref, result)
+        assert result.data["repo"] == "acme/payments"
+        assert [r.path for r in gh.requests()] == ["/repos/acme/payments/commits"]
+
+
+def test_repo_url_on_another_server_is_refused(ghe: GitHub) -> None:
+    for repo_ref in ("https://github.com/acme/payments", "git@github.com:acme/payments.git"):
+        result = ghe.tools()["github_commits"](repo=repo_ref)
+        assert result.status == "error"
+        assert "not on the configured GitHub" in (result.error or "")
+    assert ghe.srv.requests == []

@@ -347,3 +347,65 @@ def test_jenkins_console_imported_by_name_runs_through_the_pipeline(
     assert none.status == "error"
     assert "tail_lines: Input should be greater than or equal to 1" in (none.error or "")
     assert len(ci.requests) == 1
+
+
+# Jenkins leaves its console notes (Pipeline step markers, hyperlinks: hundreds of bytes each in
+# the log file) out of progressiveText; X-Text-Size is the *file* offset the text ends at.
+PIPELINE_TEXT = "[Pipeline] Start of Pipeline\n[Pipeline] node\nRunning on agent-7\n"
+
+
+PIPELINE_FILE_SIZE = 1900
+
+
+def test_console_next_start_is_the_file_offset_jenkins_reports(ci: ReplayServer) -> None:
+    path = f"{DEPLOY}/415/logText/progressiveText"
+    ci.add(
+        "GET",
+        path,
+        body=PIPELINE_TEXT,
+        headers={"X-Text-Size": str(PIPELINE_FILE_SIZE), "X-More-Data": "true"},
+    )
+    console = tools(ci.url)["jenkins_console"]
+    full = console("payments/deploy", number=415, full=True, summarize=False)
+    assert full.status == "success", full
+    assert full.data["text"] == PIPELINE_TEXT
+    assert full.data["next_start"] == PIPELINE_FILE_SIZE  # not len(text): that re-reads old lines
+    tail = console("payments/deploy", number=415, summarize=False)
+    assert tail.data["next_start"] == PIPELINE_FILE_SIZE
+    # Cut short by the cap, the cut's file offset is unknown: continue where no text is skipped.
+    long_text = PIPELINE_TEXT * 40  # over the smallest cap the settings allow (1024 bytes)
+    ci.add(
+        "GET",
+        f"{DEPLOY}/417/logText/progressiveText",
+        body=long_text,
+        headers={"X-Text-Size": str(len(long_text) + 900), "X-More-Data": "true"},
+    )
+    cut = tools(ci.url, console_max_bytes=1024)["jenkins_console"](
+        "payments/deploy", number=417, full=True, summarize=False
+    )
+    assert cut.data["truncated"] is True
+    assert cut.data["next_start"] == 1024
+
+
+def test_console_tail_of_a_single_line_longer_than_the_window_is_not_empty(ci: ReplayServer) -> None:
+    window = 4096
+    line = b"x" * (3 * window)  # e.g. a minified bundle or JSON dump printed without a newline
+    path = f"{DEPLOY}/416/logText/progressiveText"
+    ci.add("GET", path, body=line, headers={"X-Text-Size": str(len(line))}, query={"start": "0"})
+    offset = len(line) - window
+    ci.add("GET", path, body=line[offset:], query={"start": str(offset)})
+    ci.routes[("GET", path)].reverse()
+    result = tools(ci.url, console_max_bytes=window)["jenkins_console"](
+        "payments/deploy", number=416, summarize=False
+    )
+    assert result.status == "success", result
+    assert result.data["text"].encode() == line[offset:]
+    assert result.data["truncated"] is True
+
+
+def test_build_of_a_job_named_blue_is_read(ci: ReplayServer) -> None:
+    ci.add("GET", "/job/deploy/job/blue/412/api/json", fixture="jenkins/build_deploy_412.json")
+    result = tools(ci.url)["jenkins_build"](f"{ci.url}/job/deploy/job/blue/412/")
+    assert result.status == "success", result
+    assert result.data["number"] == 412
+    assert [r.path for r in ci.requests] == ["/job/deploy/job/blue/412/api/json"]

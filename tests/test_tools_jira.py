@@ -14,6 +14,7 @@ from pydantic_ai import Tool
 
 from devops_agent.config import Settings
 from devops_agent.config.settings import JiraSettings
+from devops_agent.tools import jira as jira_tools
 from devops_agent.tools.base import ToolResult, call_directly, spec_of
 from devops_agent.tools.jira import build, check, is_cloud, jira_search, parse_issue_key, register
 from devops_agent.tools.registry import ToolRegistry
@@ -323,3 +324,29 @@ def test_jira_search_imported_by_name_runs_through_the_pipeline(
     assert len(jira_srv.requests_to(f"{API}/search")) == 1
     limit = Tool(jira_search).function_schema.json_schema["properties"]["limit"]
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 200, 20)
+
+
+def test_jira_issue_url_on_another_site_is_refused(jira_srv: ReplayServer) -> None:
+    other = "https://other-company.atlassian.net/browse/OPS-123"
+    issue = tools(jira_srv.url)["jira_issue"](other)
+    comment = tools(jira_srv.url)["jira_add_comment"](other, "rolled back")
+    for result in (issue, comment):
+        assert result.status == "error"
+        assert "not on the configured Jira" in (result.error or "")
+        assert "OPS-123" in (result.hint or "")
+    assert jira_srv.requests == []  # not read, and above all not commented on, in the wrong Jira
+    # The same URL on the configured site (and the bare key) still work.
+    assert tools(jira_srv.url)["jira_issue"](f"{jira_srv.url}/browse/OPS-123").status == "success"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://acme.atlassian.net/projects/OPS/issues/OPS-123",
+        "https://acme.atlassian.net/projects/OPS/issues/OPS-123?filter=allopenissues",
+        "https://acme.atlassian.net/servicedesk/customer/portal/2/OPS-123",
+        "https://acme.atlassian.net/jira/servicedesk/projects/OPS/queues/custom/1/OPS-123",
+    ],
+)
+def test_issue_key_from_issue_navigator_and_service_desk_urls(url: str) -> None:
+    assert jira_tools.parse_issue_key(url) == "OPS-123"
