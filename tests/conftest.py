@@ -28,6 +28,7 @@ pytest_plugins = [
     "fixtures_canary",
     "fixtures_cli",
     "fixtures_db",
+    "fixtures_git",
     "fixtures_knowledge",
     "fixtures_kubernetes",
     "fixtures_logs",

@@ -2,12 +2,14 @@
 
 * :func:`write_app_log` writes an application log the log runbooks find errors in;
 * :func:`log_tools` builds the real log toolset over a root, with an output cap and read limit;
+* :func:`zulu` writes a time as log lines and Alertmanager carry it (``2026-11-22T10:41:00Z``);
 * :func:`call_entry` calls one of its tools with arguments bound and checked as the model's are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +41,8 @@ def call_entry(tools: dict[str, ToolEntry], name: str, **args: Any) -> ToolResul
     result = tools[name].function(**tools[name].bind_args(args).arguments)
     assert isinstance(result, ToolResult)
     return result
+
+
+def zulu(t: datetime) -> str:
+    """``t`` (UTC) as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")

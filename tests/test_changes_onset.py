@@ -12,34 +12,35 @@ from typing import Any
 import pytest
 
 from fixtures_cli import assert_one_line_error, cli
-from test_metric_alert import _git, _stamp
+from fixtures_git import git_at
+from fixtures_logs import zulu
 
 pytestmark = pytest.mark.slow
 
 
 def _commit(repo: Path, name: str, subject: str, authored: datetime, committed: datetime) -> None:
     (repo / name).write_text(subject + "\n")
-    _git(repo, "add", name)
-    _git(repo, "commit", "-qm", subject, when=committed)
+    git_at(repo, "add", name)
+    git_at(repo, "commit", "-qm", subject, when=committed)
     # the author time of a change written earlier and rebased onto the branch later
-    _git(repo, "commit", "-q", "--amend", "--no-edit", f"--date={authored.isoformat()}", when=committed)
+    git_at(repo, "commit", "-q", "--amend", "--no-edit", f"--date={authored.isoformat()}", when=committed)
 
 
 def _incident(tmp_path: Path, onset: datetime) -> tuple[Path, Path]:
     logs = tmp_path / "logs"
     logs.mkdir()
     lines = [
-        f"{_stamp(onset - timedelta(hours=2) + timedelta(minutes=2 * i))} INFO request ok id={i}"
+        f"{zulu(onset - timedelta(hours=2) + timedelta(minutes=2 * i))} INFO request ok id={i}"
         for i in range(70)
     ]
     lines += [
-        f"{_stamp(onset + timedelta(seconds=5 * i))} ERROR connection pool exhausted (size={20 + i}) for db billing"
+        f"{zulu(onset + timedelta(seconds=5 * i))} ERROR connection pool exhausted (size={20 + i}) for db billing"
         for i in range(25)
     ]
     (logs / "app.log").write_text("\n".join(sorted(lines)) + "\n")
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q")
+    git_at(repo, "init", "-q")
     _commit(repo, "README", "initial", onset - timedelta(days=3), onset - timedelta(days=3))
     _commit(
         repo,
@@ -101,7 +102,7 @@ def test_commits_are_lined_up_with_the_alerts_start(tmp_path: Path) -> None:
     alert = {
         "status": "firing",
         "labels": {"alertname": "BillingErrors", "severity": "critical", "job": "billing"},
-        "startsAt": _stamp(onset),
+        "startsAt": zulu(onset),
         "endsAt": "0001-01-01T00:00:00Z",
     }
     payload = tmp_path / "alert.json"
