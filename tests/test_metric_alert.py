@@ -381,7 +381,9 @@ def test_a_query_matching_no_series_is_a_gap_not_an_all_clear(prometheus_url: st
     assert "the selector may not match" in gap["reason"]
 
 
-def _webhook_alert(name: str, starts: datetime | str, expr: str | None = None, **extra: Any) -> dict[str, Any]:
+def _webhook_alert(
+    name: str, starts: datetime | str, expr: str | None = None, **extra: Any
+) -> dict[str, Any]:
     alert: dict[str, Any] = {
         "status": "firing",
         "labels": {"alertname": name, "severity": "critical", "job": "billing", "instance": "db-1:9100"},
@@ -437,7 +439,9 @@ def test_a_start_time_in_the_future_is_flagged_and_investigated_from_now(
     alert fires, so it is investigated from now, and the report and stderr say why; a few minutes
     of clock skew are taken as they are."""
     now = datetime(2026, 11, 25, 19, 0, tzinfo=UTC)
-    (skewed,) = parse_webhook(_payload(_webhook_alert("HighLatency", now + timedelta(minutes=3), "y > 2")), now=now)
+    (skewed,) = parse_webhook(
+        _payload(_webhook_alert("HighLatency", now + timedelta(minutes=3), "y > 2")), now=now
+    )
     assert skewed.onset == skewed.starts_at == now + timedelta(minutes=3)
     assert skewed.future_start is None
     payload = _payload(_webhook_alert("DiskFull", "2030-01-01T00:00:00Z", "x < 1"))
@@ -467,11 +471,14 @@ def test_a_start_time_in_the_future_is_flagged_and_investigated_from_now(
 def test_alerts_left_out_of_a_truncated_payload_are_mentioned() -> None:
     now = datetime(2026, 11, 25, 19, 0, tzinfo=UTC)
     (alert,) = parse_webhook(
-        _payload(_webhook_alert("HighLatency", now - timedelta(minutes=5), "y > 2"), truncatedAlerts=7), now=now
+        _payload(_webhook_alert("HighLatency", now - timedelta(minutes=5), "y > 2"), truncatedAlerts=7),
+        now=now,
     )
     question = to_question(alert, now=now)
     assert "left 7 more alert(s) of this group out of the payload" in question
-    (whole,) = parse_webhook(_payload(_webhook_alert("HighLatency", now - timedelta(minutes=5), "y > 2")), now=now)
+    (whole,) = parse_webhook(
+        _payload(_webhook_alert("HighLatency", now - timedelta(minutes=5), "y > 2")), now=now
+    )
     assert "left" not in to_question(whole, now=now)
 
 
@@ -585,7 +592,9 @@ def test_a_git_log_cut_at_its_limit_by_commits_after_the_onset_is_not_an_all_cle
     for i in range(55):
         _commit(repo, f"doc{i}.md", f"docs tweak {i}", onset + timedelta(minutes=6, seconds=30 * i))
 
-    _proc, report = _investigate(tmp_path, _payload(_webhook_alert("BillingLatency", onset)), "--repo", str(repo))
+    _proc, report = _investigate(
+        tmp_path, _payload(_webhook_alert("BillingLatency", onset)), "--repo", str(repo)
+    )
     missing = next(f for f in report["findings"] if "could not be analysed" in f["title"])
     assert "git_log stopped at its commit limit, reaching back only to" in missing["detail"]
     assert "older commits in that window were not seen" in missing["detail"]

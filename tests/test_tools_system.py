@@ -11,12 +11,14 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
 from devops_agent.config import Settings
+from devops_agent.tools import system as system_mod
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.registry import default_registry
 from devops_agent.tools.system import build, human_bytes
@@ -233,3 +235,66 @@ def test_human_bytes() -> None:
     assert human_bytes(1536) == "1.5 KiB"
     assert human_bytes(5 * 1024**4) == "5.0 TiB"
     assert human_bytes(None) is None
+
+
+@pytest.fixture
+def cgroup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cgroup filesystem; /proc/self/cgroup says the process sits at its top (v2)."""
+    cg = tmp_path / "cgroup"
+    cg.mkdir()
+    proc = tmp_path / "proc-self-cgroup"
+    proc.write_text("0::/\n")
+    monkeypatch.setattr(system_mod, "CGROUP_ROOT", cg)
+    monkeypatch.setattr(system_mod, "PROC_SELF_CGROUP", proc)
+    return cg
+
+
+def system_call(tool: str) -> ToolResult:
+    result = system_mod.build(Settings()).entries[tool].function()
+    assert isinstance(result, ToolResult)
+    return result
+
+
+def test_memory_reports_the_cgroup_v2_limit_of_a_container(cgroup: Path) -> None:
+    (cgroup / "memory.max").write_text(f"{512 * MiB}\n")
+    (cgroup / "memory.current").write_text(f"{500 * MiB}\n")
+    (cgroup / "memory.stat").write_text(f"anon {300 * MiB}\ninactive_file {100 * MiB}\n")
+    result = system_call("system_memory")
+    limit = result.data["cgroup"]
+    assert limit["limit_bytes"] == 512 * MiB
+    assert limit["working_set_bytes"] == 400 * MiB
+    assert limit["percent"] == 78.1
+    assert limit["limit"] == "512.0 MiB"
+    assert "cgroup memory limit of 512.0 MiB" in result.data["note"]
+
+
+def test_memory_reports_the_cgroup_v1_limit(cgroup: Path, tmp_path: Path) -> None:
+    (tmp_path / "proc-self-cgroup").write_text("4:memory:/docker/abc\n1:cpu,cpuacct:/docker/abc\n")
+    mem = cgroup / "memory"
+    mem.mkdir()
+    (mem / "memory.limit_in_bytes").write_text(f"{256 * MiB}\n")
+    (mem / "memory.usage_in_bytes").write_text(f"{200 * MiB}\n")
+    (mem / "memory.stat").write_text(f"total_inactive_file {72 * MiB}\n")
+    limit = system_call("system_memory").data["cgroup"]
+    assert (limit["cgroup_version"], limit["limit_bytes"], limit["percent"]) == (1, 256 * MiB, 50.0)
+
+
+def test_memory_without_a_cgroup_limit_reports_host_figures_only(cgroup: Path) -> None:
+    (cgroup / "memory.max").write_text("max\n")
+    (cgroup / "memory.current").write_text(f"{500 * MiB}\n")
+    result = system_call("system_memory")
+    assert "cgroup" not in result.data
+    assert "note" not in result.data
+    assert result.data["virtual"]["total_bytes"] > 0
+
+
+def test_overview_reports_the_cgroup_cpu_quota(cgroup: Path) -> None:
+    (cgroup / "cpu.max").write_text("150000 100000\n")
+    data = system_call("system_overview").data
+    assert data["cpu_limit"] == 1.5
+    assert 1 <= data["cpu_count_usable"] <= data["cpu_count"]
+    (cgroup / "cpu.max").write_text("max 100000\n")
+    assert system_call("system_overview").data["cpu_limit"] is None
+
+
+MiB = 1024 * 1024
