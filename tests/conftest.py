@@ -24,6 +24,9 @@ from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 # Support modules: fixtures and the helpers test modules may import (``from fixtures_cli import
 # cli``). A test module never imports another test module (tests/test_suite_layout.py checks).
 pytest_plugins = [
+    # First what the others import, so pytest rewrites their asserts too.
+    "replay.server",
+    "replay.triage",
     "fixtures_bench",
     "fixtures_canary",
     "fixtures_cli",

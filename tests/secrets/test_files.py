@@ -31,7 +31,7 @@ from fixtures_canary import RecordingModel
 MASTER_KEY = "3ebf21f8e5d1ab86b27a720842c3bb56"
 # A base64 line of a key body, without its armour. It holds "+" and "/", as most such lines do:
 # a blob of base64, which the token-shape rules leave alone (a bare random run without them is
-# masked as a token wherever it is: see test_privacy_secret_shapes.py).
+# masked as a token wherever it is: see tests/secrets/test_shapes.py).
 SSH_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW/+Qx"
 
 

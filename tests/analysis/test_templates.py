@@ -20,7 +20,7 @@ from devops_agent.analysis.evaluation import grouping_accuracy, normalize_templa
 from devops_agent.analysis.masking import Masker, mask, shape
 from devops_agent.analysis.templates import MinerConfig, TemplateMiner
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 11, 22, 15, 0, 5, tzinfo=UTC)
 
 SSHD = [

@@ -532,7 +532,7 @@ def test_tested_module_follows_naming_conventions() -> None:
         "app/src/test/java/com/acme/RetryClientTest.java",
         "lib/a/config.py",
         "lib/b/config.py",
-        "tests/test_config.py",
+        "tests/config/test_settings.py",
         "tests/test_missing.py",
     ]
     modules = module_map(paths)
@@ -550,12 +550,12 @@ def test_tested_module_follows_naming_conventions() -> None:
         "app/src/main/java/com/acme/RetryClient.java"
     )
     # Two config.py files and nothing in the test's path to choose between them: no guess.
-    assert tested_module("tests/test_config.py", modules) is None
+    assert tested_module("tests/config/test_settings.py", modules) is None
     assert tested_module("tests/test_missing.py", modules) is None
     assert tested_module("src/_pytest/nodes.py", modules) is None  # not a test name
     ranking = [
         "src/_pytest/_code/source.py",
-        "tests/test_config.py",
+        "tests/config/test_settings.py",
         "testing/test_nodes.py",
         "pkg/retry/retry_test.go",
     ]

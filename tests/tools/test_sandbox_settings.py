@@ -1,6 +1,6 @@
 """The sandbox's settings, hidden-path list, environment and outcome reading (no bwrap needed).
 
-What bwrap itself does with these is in ``test_sandbox.py`` (real processes).
+What bwrap itself does with these is in ``tests/tools/test_sandbox.py`` (real processes).
 """
 
 from __future__ import annotations

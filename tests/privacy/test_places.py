@@ -11,7 +11,7 @@ from devops_agent.privacy import Anonymizer, places
 from devops_agent.privacy.names import cue_names
 from devops_agent.secrets.scrubber import LineIndex
 
-LOGHUB = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "loghub2k"
+LOGHUB = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "loghub2k"
 
 
 def _masked(text: str, kind: str) -> list[str]:

@@ -110,7 +110,7 @@ def test_token_rules_name_formats_not_providers() -> None:
         "PERPLEXITY_API_KEY=pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "oc login --token=sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX",
         # lookalikes (a random body one character short of a format, or a Stripe publishable
-        # key, is masked by its shape now: see test_privacy_secret_shapes.py)
+        # key, is masked by its shape now: see tests/secrets/test_shapes.py)
         "rnd_initializationVectorForTheCipher = None",  # an identifier, no digit
     ],
 )

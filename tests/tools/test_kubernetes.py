@@ -581,7 +581,7 @@ def test_events_with_a_series_count_and_sort_by_their_last_occurrence(
         "reportingComponent": "default-scheduler",
     }
     events = json.loads(
-        (Path(__file__).parent / "replay/fixtures/kubernetes/events_payments.json").read_text()
+        (Path(__file__).parents[1] / "replay/fixtures/kubernetes/events_payments.json").read_text()
     )
     events["items"].append(scheduling)
     cluster.add("GET", f"{PAYMENTS}/events", body=events, times=1)
@@ -612,7 +612,7 @@ def test_events_take_kubectl_kind_names(cluster: ReplayServer, tmp_path: Path) -
 
 def test_events_read_every_page(cluster: ReplayServer, tmp_path: Path) -> None:
     events = json.loads(
-        (Path(__file__).parent / "replay/fixtures/kubernetes/events_payments.json").read_text()
+        (Path(__file__).parents[1] / "replay/fixtures/kubernetes/events_payments.json").read_text()
     )
     first, rest = events["items"][:2], events["items"][2:]
     path = "/api/v1/namespaces/busy/events"

@@ -20,7 +20,7 @@ import pytest
 from devops_agent.privacy import find_secrets
 from devops_agent.secrets.gitleaks_rules import generated_rules, known_public_value, source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data" / "gitleaks"
 
 
@@ -84,7 +84,7 @@ def test_shipped_data_records_its_source_and_counts() -> None:
     assert info["license"] == "MIT"
     assert info["kept"] + info["skipped"] == info["upstream_rules"]
     assert info["kept"] == len(generated_rules()) > 150
-    notice = Path(__file__).resolve().parents[1] / "src/devops_agent/secrets/data/gitleaks_LICENSE.txt"
+    notice = Path(__file__).resolve().parents[2] / "src/devops_agent/secrets/data/gitleaks_LICENSE.txt"
     assert info["commit"] in notice.read_text()
     assert "MIT License" in notice.read_text()
 

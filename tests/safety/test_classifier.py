@@ -12,7 +12,7 @@ import pytest
 
 from devops_agent.safety import classify
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def level(cmd: str) -> str:
