@@ -1,7 +1,7 @@
 """Import a script of ``benchmarks/`` as a module, so tests can check its scoring helpers.
 
-``tests/`` is on ``sys.path`` (pytest puts it there for ``conftest.py``), so ``from fixtures_bench
-import load`` works from any test module; the scripts are not a package.
+A plugin module (``tests/conftest.py``, ``pytest_plugins``): ``from fixtures_bench import load``
+works from any test module; the scripts are not a package.
 """
 
 from __future__ import annotations

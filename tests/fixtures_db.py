@@ -1,7 +1,7 @@
 """Database fixtures for the whole suite: one test body runs on SQLite and on PostgreSQL.
 
-Load with ``pytest_plugins = ["fixtures_db"]`` in ``tests/conftest.py`` (pytest puts ``tests/``
-on ``sys.path`` when it imports that conftest).
+Loaded by ``pytest_plugins`` in ``tests/conftest.py`` (``tests/`` is on ``sys.path`` through
+``pythonpath`` in pyproject's pytest settings).
 
 * ``store_url``: a URL to an empty database, parametrized ``sqlite`` (a file under ``tmp_path``)
   and ``postgres`` (marked ``postgres``).
