@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures_cli import cli as run_cli
 from fixtures_mcp import OPS_SERVER
 
 pytestmark = pytest.mark.slow
@@ -27,17 +28,12 @@ def cli(tmp_path: Path) -> object:
         "[mcp.servers.stuck]\n"
         f'command = {json.dumps(sys.executable)}\nargs = ["-c", "import time; time.sleep(60)"]\ntimeout_s = 1.5\n'
     )
-    env = {k: v for k, v in os.environ.items() if k != "DEVOPS_AGENT_DATABASE_URL"}
-    env["DEVOPS_AGENT_CONFIG"] = str(config)
+    env: dict[str, str | None] = {"DEVOPS_AGENT_DATABASE_URL": None, "DEVOPS_AGENT_CONFIG": str(config)}
 
     def run(
         *args: str, extra_env: dict[str, str] | None = None, stdin: str | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "devops_agent", *args],
-            capture_output=True, text=True, env={**env, **(extra_env or {})}, cwd=tmp_path, timeout=120,
-            check=False, input=stdin,
-        )  # fmt: skip
+        return run_cli(*args, env={**env, **(extra_env or {})}, stdin=stdin, cwd=tmp_path)
 
     return run
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from devops_agent.privacy.anonymizer import Anonymizer
 from devops_agent.privacy.guard import PrivacyGuard
 from devops_agent.privacy.vault import Vault, hmac_key
 from devops_agent.store import Store
+from fixtures_cli import cli
 
 EMAIL = "ops.lead@acme-corp.com"
 HOST = "db01.prod.acme.internal"
@@ -32,13 +31,8 @@ HOST = "db01.prod.acme.internal"
 def mask_cli(
     *args: str, data_dir: Path, stdin: bytes = b"", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    full_env = dict(
-        os.environ, DEVOPS_AGENT_DATA_DIR=str(data_dir), DEVOPS_AGENT_PRIVACY__NER="off", COLUMNS="200"
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "devops_agent", *args],
-        input=stdin, capture_output=True, env={**full_env, **(env or {})}, timeout=120, check=False,
-    )  # fmt: skip
+    full_env = {"DEVOPS_AGENT_DATA_DIR": str(data_dir), "DEVOPS_AGENT_PRIVACY__NER": "off", **(env or {})}
+    return cli(*args, stdin=stdin, env=full_env, text=False)
 
 
 # -- the placeholder key ------------------------------------------------------------------------
