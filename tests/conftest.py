@@ -36,6 +36,7 @@ pytest_plugins = [
     "fixtures_kubernetes",
     "fixtures_logs",
     "fixtures_mcp",
+    "fixtures_models",
     "fixtures_openai",
     "fixtures_prometheus",
     "fixtures_sandbox",

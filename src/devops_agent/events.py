@@ -107,6 +107,37 @@ class ErrorEvent(_EventBase):
     error_type: str | None = None
 
 
+class ContextCompacted(_EventBase):
+    """A model request was fitted into the model's window: what was replaced, tokens before/after.
+
+    ``replaced``: tool calls whose results were sent as one-line summaries; ``folded``: calls of
+    older turns folded into one summary of them; ``cut``: the latest results cut to fit. Each full
+    result stays in the session (``devops-agent sessions output``)."""
+
+    type: Literal["context_compacted"] = "context_compacted"
+    request: int
+    tokens_before: int
+    tokens_after: int
+    limit: int
+    window: int
+    counter: str
+    replaced: list[str] = Field(default_factory=list)
+    folded: list[str] = Field(default_factory=list)
+    cut: list[str] = Field(default_factory=list)
+    summarizer: str | None = None
+    duration_ms: float = 0.0
+
+
+class LimitReached(_EventBase):
+    """A usage limit (``limits.run|session|day``) was reached; the run ends with a partial report."""
+
+    type: Literal["limit_reached"] = "limit_reached"
+    scope: Literal["run", "session", "day"]
+    limit: Literal["requests", "tool_calls", "tokens", "cost_usd"]
+    used: float
+    ceiling: float
+
+
 RunStatus = Literal["completed", "failed", "cancelled", "paused"]
 
 
@@ -116,7 +147,9 @@ class RunFinished(_EventBase):
     output: str | None = None
     report: dict[str, Any] | None = None
     usage: dict[str, Any] | None = None
-    """Model runs: ``requests``, ``input_tokens``, ``output_tokens``, ``total_tokens``, ``cost_usd``."""
+    """Model runs: ``requests``, ``input_tokens``, ``output_tokens``, ``total_tokens``, ``cost_usd``,
+    ``tool_calls``, ``cache_read_tokens``, ``cache_write_tokens``, ``price_source`` and, when more
+    than one model worked, ``by_model`` (the same keys per model name)."""
 
 
 RunEvent = Annotated[
@@ -128,6 +161,8 @@ RunEvent = Annotated[
     | ApprovalRequested
     | ApprovalResolved
     | ErrorEvent
+    | ContextCompacted
+    | LimitReached
     | RunFinished,
     Field(discriminator="type"),
 ]

@@ -37,6 +37,7 @@ PIPELINE = [
     "TelemetryToolset",
     "CapToolset",
     "PrivacyToolset",
+    "DigestToolset",
     "GateToolset",
     "BreakerToolset",
     "NormalizeToolset",

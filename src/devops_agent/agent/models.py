@@ -9,6 +9,8 @@ speaks Chat Completions (``openai-chat:``), which every OpenAI-compatible server
 Responses API stays available as ``openai-responses:``. pydantic-ai errors met while resolving
 become :class:`ConfigError` here; errors of a run are mapped in :mod:`.model_errors`.
 
+:func:`model_profile` says what a model reads, writes, supports and costs
+(:mod:`devops_agent.policies.context.profiles`), asking a local server about its window.
 :func:`request_settings` turns ``model.request_timeout_s``, ``connect_timeout_s`` and
 ``max_retries`` into the per-request settings every run passes to pydantic-ai, so an endpoint
 that never answers costs ``request_timeout_s``, not the SDK's 10 minutes per attempt.
@@ -32,6 +34,8 @@ from pydantic_ai.settings import ModelSettings as RequestSettings
 from devops_agent.agent.scripted import ScriptedModel, load_script
 from devops_agent.config.settings import ModelSettings
 from devops_agent.errors import ConfigError
+from devops_agent.policies.context.discovery import discover
+from devops_agent.policies.context.profiles import ModelProfile, profile_for, shipped_profile
 
 DEFAULT_BASE_URLS = {
     "ollama": "http://127.0.0.1:11434/v1",
@@ -155,3 +159,28 @@ def resolve_model(settings: ModelSettings) -> Model | None:
         ) from exc
     except ImportError as exc:
         raise ConfigError(f"model provider {provider!r} is not installed: {exc}", hint=_KEYLESS_HINT) from exc
+
+
+_DISCOVERED: dict[tuple[str, str, str], dict[str, Any]] = {}
+# OpenAI-compatible endpoints whose own description of the model is read, by provider or profile.
+_ENDPOINT_KINDS = {"ollama": "ollama", "vllm": "vllm", "llamacpp": "llamacpp"}
+
+
+def model_profile(settings: ModelSettings, name: str | None = None) -> ModelProfile:
+    """The profile of ``name`` (default ``model.name``): shipped, then what a local endpoint says
+    about itself (Ollama, vLLM, llama.cpp; asked once per process), then ``model.profiles``."""
+    name = name or settings.name or "scripted"
+    provider = provider_of(name)
+    kind = _ENDPOINT_KINDS.get(provider) or (
+        _ENDPOINT_KINDS.get(settings.profile) if provider == "openai-compatible" else None
+    )
+    discovered: dict[str, Any] = {}
+    same_endpoint = provider == provider_of(settings.name or "")
+    base_url = (settings.base_url if same_endpoint else None) or DEFAULT_BASE_URLS.get(provider)
+    if kind is not None and base_url:
+        key = (kind, base_url, name)
+        if key not in _DISCOVERED:
+            fallback = shipped_profile(name).context_window
+            _DISCOVERED[key] = discover(kind, base_url, name.split(":", 1)[1], fallback_window=fallback)
+        discovered = _DISCOVERED[key]
+    return profile_for(name, settings.profiles, discovered)

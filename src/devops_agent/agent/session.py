@@ -56,6 +56,7 @@ from devops_agent.privacy.vault import purge_expired
 from devops_agent.report import Gap, Report
 from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import SessionRecord, Store
+from devops_agent.store.run_usage import save_run_usage
 from devops_agent.tools.base import ToolResult
 from devops_agent.tools.mcp import pool_for
 from devops_agent.tools.registry import ToolCatalog, ToolRegistry, build_catalog
@@ -391,6 +392,11 @@ class SessionService:
             scope.journal.close()
         except Exception as exc:
             log.error("run_not_saved", **scope.ids, error=repr(exc))
+        if scope.usage:
+            try:
+                save_run_usage(self.store, handle.run_id, scope.usage)
+            except DevOpsAgentError as exc:  # the run's outcome stands; its usage is in its events
+                log.error("run_usage_not_saved", **scope.ids, error=exc.message)
         self.store.update_run(handle.run_id, status=status)
 
 

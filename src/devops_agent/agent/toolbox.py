@@ -33,6 +33,7 @@ from devops_agent.policies.toolsets.record import ToolCallInfo
 from devops_agent.privacy.guard import PrivacyGuard
 from devops_agent.secrets.scrubber import scrub
 from devops_agent.store import AuditRecord, BreakerRecord, Store, ToolCallRecord
+from devops_agent.tools.kept import KEPT
 from devops_agent.tools.registry import ToolCatalog
 
 if TYPE_CHECKING:  # the MCP client (about 2 s to import) loads only where servers are configured
@@ -148,12 +149,14 @@ class Toolbox:
         cap_chars: int | None = None,
         audit_reads: bool = True,
         mcp: bool | Sequence[str] = True,
+        digest: bool = False,
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
         run); the policy's own decisions in the name ``policy``. ``mcp``: offer the MCP servers in
         the run's scope, or only those named (runbooks, which call our tools by name, pass
-        ``False`` and start none)."""
+        ``False`` and start none). ``digest``: a model reads the results, so large ones are summarized
+        by type (``context.payloads``)."""
         keep = self.settings.tools.keep_full_output_chars
         write = self.audit_writer(run)
 
@@ -165,6 +168,9 @@ class Toolbox:
 
         def record(info: ToolCallInfo) -> None:
             r = info.result
+            kept = kept_output(info.raw, keep)
+            if kept is not None and info.tool_call_id:
+                KEPT.remember(run.session_id, info.tool_call_id, kept)
             run.journal.tool_call(
                 ToolCallRecord(
                     session_id=run.session_id,
@@ -177,7 +183,7 @@ class Toolbox:
                     error=scrub(r.error).text if r.error and self.scrub_errors else r.error,
                     truncated=bool(r.metadata.get("truncated")),
                     created_at=info.started_at,
-                    raw_output=kept_output(info.raw, keep),
+                    raw_output=kept,
                 )
             )
 
@@ -192,6 +198,7 @@ class Toolbox:
             run_id=run.run_id,
             cap_chars=cap_chars,
             audit_reads=audit_reads,
+            digest=self.settings.context.payloads if digest else None,
         )
         ours = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
         foreign = list(self.foreign)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -22,6 +21,7 @@ from devops_agent.errors import NotFoundError, UserError
 from devops_agent.events import RunFinished, event_from_json
 from devops_agent.runbooks import get_runbook
 from devops_agent.textsafe import visible
+from devops_agent.tools.kept import stored_result
 from devops_agent.tools.registry import build_catalog, default_registry
 
 _EVENT_IDS = {"v", "session_id", "run_id", "seq"}
@@ -71,8 +71,9 @@ def sessions_show(
     events: Annotated[bool, typer.Option("--events", help="also list the events")] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """A session's conversation (and events with --events)."""
+    """A session's conversation (and events with --events), and what its runs used and cost."""
     from devops_agent.agent.messages import load_message
+    from devops_agent.agent.usage import merge_usage
     from devops_agent.privacy.vault import restore_text
 
     app = state(ctx)
@@ -81,7 +82,7 @@ def sessions_show(
     payloads = store.load_messages(rec.id)
     all_events = [event_from_json(e.payload) for e in store.list_events(rec.id)]
     evs = all_events if events or json_out else []
-    usage = _total_usage(e.usage for e in all_events if isinstance(e, RunFinished))
+    usage = merge_usage(e.usage for e in all_events if isinstance(e, RunFinished))
     if json_out:
         _emit_json(
             {
@@ -132,21 +133,6 @@ def _conversation(messages: list[Any]) -> list[tuple[str, str]]:
     return lines
 
 
-def _total_usage(runs: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """The model usage of a session's runs added up (``cost_usd`` only if every run has one)."""
-    used = [u for u in runs if u and u.get("requests")]
-    if not used:
-        return None
-    total: dict[str, Any] = {
-        k: sum(int(u.get(k) or 0) for u in used)
-        for k in ("requests", "input_tokens", "output_tokens", "total_tokens")
-    }
-    costs: list[float | None] = [u.get("cost_usd") for u in used]
-    known = [c for c in costs if c is not None]
-    total["cost_usd"] = round(sum(known), 6) if len(known) == len(costs) else None
-    return total
-
-
 @sessions_app.command("output")
 def sessions_output(
     ctx: typer.Context,
@@ -174,6 +160,8 @@ def sessions_output(
         out.print(table)
         return
     text = store.tool_output(rec.id, call_id)
+    if text is None:  # a result that reached the model whole (a summary of it may have since)
+        text = stored_result(store, rec.id, call_id)
     if text is None:
         raise UserError(
             f"session {rec.id} kept no full output for tool call {call_id!r}",

@@ -31,8 +31,9 @@ def args_summary(args: Mapping[str, Any], limit: int = _ARGS_CHARS) -> str:
 
 
 def describe_usage(usage: Mapping[str, Any] | None) -> str:
-    """A run's model usage for people: ``2 model requests · 1,234 tokens in, 56 out · $0.0031``
-    (no cost when the price data does not know the model: a local server's is not guessed)."""
+    """A run's model usage for people: ``2 model requests · 1,234 tokens in, 56 out · 3 tool calls ·
+    $0.0031`` with the cost per model when several worked (no cost when the price data does not
+    know the model: a remote one's is not guessed), and how often the context was compacted."""
     if not usage or not usage.get("requests"):
         return ""
     n = usage["requests"]
@@ -40,8 +41,23 @@ def describe_usage(usage: Mapping[str, Any] | None) -> str:
         f"{n} model request{'s' if n != 1 else ''} · {usage.get('input_tokens', 0):,} tokens in, "
         f"{usage.get('output_tokens', 0):,} out"
     )
+    calls = usage.get("tool_calls")
+    if calls:
+        text += f" · {calls} tool call{'s' if calls != 1 else ''}"
     cost = usage.get("cost_usd")
-    return text + (f" · ${cost:.4f}" if cost is not None else "")
+    if cost is not None:
+        text += f" · ${cost:.4f}"
+        split = [
+            f"{printable(name)} ${sub['cost_usd']:.4f}"
+            for name, sub in (usage.get("by_model") or {}).items()
+            if sub and sub.get("cost_usd") is not None
+        ]
+        if len(split) > 1:
+            text += f" ({', '.join(split)})"
+    compacted = (usage.get("context") or {}).get("compacted_requests")
+    if compacted:
+        text += f" · context compacted for {compacted} request{'s' if compacted != 1 else ''}"
+    return text
 
 
 def _watched(stream: Any) -> bool:
@@ -91,7 +107,16 @@ class ProgressRenderer:
             err.print(text, highlight=False)
 
     def handle(self, event: RunEvent) -> None:
-        from devops_agent.events import ErrorEvent, PlanProposed, RunStarted, Token, ToolCall, ToolResultEvent
+        from devops_agent.events import (
+            ContextCompacted,
+            ErrorEvent,
+            LimitReached,
+            PlanProposed,
+            RunStarted,
+            Token,
+            ToolCall,
+            ToolResultEvent,
+        )
 
         if isinstance(event, RunStarted):
             self.session_id = event.session_id
@@ -126,6 +151,14 @@ class ProgressRenderer:
                 out.print(event.text, end="", highlight=False, markup=False)
             elif self._status is not None:
                 self._status.update("writing the answer…")
+        elif isinstance(event, ContextCompacted):
+            folded = f", {len(event.folded)} older calls folded into a summary" if event.folded else ""
+            self._say(
+                f"[dim]  context: {len(event.replaced)} older results summarized{folded} "
+                f"({event.tokens_before:,} → {event.tokens_after:,} tokens of a {event.window:,} window)[/]"
+            )
+        elif isinstance(event, LimitReached):
+            self._say(f"[yellow]limit reached: the {event.scope} {event.limit.replace('_', ' ')} limit[/]")
         elif isinstance(event, ErrorEvent):
             self.errors.append(event)
             hint = f" ({event.hint})" if event.hint else ""

@@ -39,6 +39,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from devops_agent.config.context import ContextSettings, LimitSettings, ProfileOverride
 from devops_agent.errors import ConfigError
 
 APP_NAME = "devops-agent"
@@ -398,6 +399,26 @@ class ModelSettings(Section):
         1, ge=0, le=5, description="retries of a failed model request (429, 5xx, dropped connection)"
     )
     max_tool_steps: int = Field(20, ge=1)
+    fast: str | None = Field(
+        None, description="provider:model for routing, argument extraction and summaries (optional)"
+    )
+    smart: str | None = Field(
+        None, description="provider:model that reasons and takes escalations; default: model.name"
+    )
+    structured_retries: int = Field(
+        2, ge=0, le=5, description="corrections a model gets for an invalid structured answer"
+    )
+    profiles: dict[str, ProfileOverride] = Field(
+        default_factory=dict,
+        description='per-model profile changes: [model.profiles."ollama:llama3.1"] context_window = 8192',
+    )
+
+    @model_validator(mode="after")
+    def _smart_drives_the_loop(self) -> ModelSettings:
+        # model.smart alone names the model that reasons, which is the one the loop runs.
+        if self.name is None and self.smart:
+            self.name = self.smart
+        return self
 
 
 class EvalSettings(Section):
@@ -439,6 +460,8 @@ class Settings(BaseSettings):
     github: GitHubSettings = Field(default_factory=GitHubSettings)
     docker: DockerSettings = Field(default_factory=DockerSettings)
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
     evals: EvalSettings = Field(default_factory=EvalSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
 

@@ -10,6 +10,8 @@ first:
 4. **cap** — big results cut for the reader, the full output kept for the user;
 5. **privacy** — real values into tools, masked values out (identifiers and secrets when a model
    reads the output, secrets only when only the user does);
+   **digest** — for a model (``RunPolicy.digest``), a large result summarized by type, the raw
+   one kept;
 6. **gate** — the safety verdict: allow, reject, halt, or a person's approval (deferred, denied
    or given in advance, as the run's :data:`ApprovalPolicy` says); audited;
 7. **breaker** — a tool that keeps failing is given a rest;
@@ -36,10 +38,12 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.usage import RunUsage
 
 from devops_agent.config import Settings
+from devops_agent.config.context import PayloadSettings
 from devops_agent.policies.breaker import BreakerBoard
 from devops_agent.policies.modes import Mode, allowed
 from devops_agent.policies.toolsets.breaker import BreakerToolset
 from devops_agent.policies.toolsets.cap import CapToolset
+from devops_agent.policies.toolsets.digest import DigestToolset
 from devops_agent.policies.toolsets.gate import ApprovalPolicy, AuditHook, GateToolset
 from devops_agent.policies.toolsets.normalize import NormalizeToolset
 from devops_agent.policies.toolsets.privacy import PrivacyToolset
@@ -90,6 +94,8 @@ class RunPolicy:
     cap_chars: int | None = None
     """Output cap; ``None``: ``tools.output_cap_chars`` (sized for a model's context)."""
     audit_reads: bool = True
+    digest: PayloadSettings | None = None
+    """Summarize large results by type for a model (``context.payloads``); ``None``: never."""
 
 
 def privacy_guard(
@@ -129,6 +135,7 @@ def build_pipeline(
         audit=policy.audit,
         audit_reads=policy.audit_reads,
     )
+    stack = DigestToolset(stack, payloads=policy.digest)
     stack = PrivacyToolset(stack, guard=guard)
     stack = CapToolset(
         stack,

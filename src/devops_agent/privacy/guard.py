@@ -113,15 +113,20 @@ UNSAVED_NOTE = "\n\n_(Some identifiers are shown masked: the privacy vault could
 
 
 def enabled_for(settings: Settings) -> bool:
-    """Privacy is on when configured so, or (``auto``) when the model is hosted by someone else."""
+    """Privacy is on when configured so, or (``auto``) when a model — the loop's, or the fast or
+    smart one of routing — is hosted by someone else: each of them reads what the run gathered."""
     mode = settings.privacy.enabled
     if mode != "auto":
         return mode == "on"
-    name = settings.model.name or ""
-    if not name:
-        return False
+    names = [n for n in (settings.model.name, settings.model.fast, settings.model.smart) if n]
+    return any(_hosted(n, settings) for n in names)
+
+
+def _hosted(name: str, settings: Settings) -> bool:
     provider = name.split(":", 1)[0]
-    base = settings.model.base_url
+    # model.base_url is the endpoint of model.name's provider; another provider uses its default.
+    same = provider == (settings.model.name or "").split(":", 1)[0]
+    base = settings.model.base_url if same else None
     if provider in _SELF_HOSTED and base:  # an Ollama or vLLM server somewhere else is hosted
         return not is_local_url(base)
     if provider in LOCAL_PROVIDERS:

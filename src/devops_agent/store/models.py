@@ -100,9 +100,10 @@ class RunRow(Base):
     parent_run_id: Mapped[str | None] = mapped_column(String(64))
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     owner: Mapped[str | None] = mapped_column(String(200))
-    created_at: Mapped[datetime]
+    created_at: Mapped[datetime] = mapped_column(index=True)
     updated_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    usage: Mapped[dict[str, Any] | None]
 
 
 class MessageRow(Base):

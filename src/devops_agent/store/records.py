@@ -62,6 +62,8 @@ class RunRecord:
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
+    usage: dict[str, Any] | None = None
+    """The run's model usage (``run_finished.usage``): tokens, tool calls, cost; None without a model."""
 
     @property
     def finished(self) -> bool:

@@ -661,6 +661,7 @@ def _run_record(row: RunRow) -> RunRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
         finished_at=row.finished_at,
+        usage=row.usage,
     )
 
 

@@ -4,7 +4,9 @@ The conversation so far is loaded from the store and each finished message is jo
 run goes, so another process can continue the session. Answers to a paused run are recorded by
 the approval broker and resume the loop; calls that need a person end the run ``paused``. With the
 privacy guard on, what the model reads is masked (history processor) and the final answer is
-restored for the user where policy allows.
+restored for the user where policy allows. The context policies (:mod:`.context`: token budget,
+usage limits, prompt caching) shape each request; large tool results reach the model summarized
+by type (the pipeline's digest). A usage limit ends the run with a partial report.
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ from devops_agent.agent.messages import dump_message, load_message
 from devops_agent.agent.model_errors import is_unknown_tool, model_failure, shorten_retry_prompts
 from devops_agent.agent.models import base_url_of, request_settings
 from devops_agent.agent.runners.base import RunOutcome, RunScope
+from devops_agent.agent.runners.context import context_policies, find_limit, partial_report
 from devops_agent.agent.runners.translate import translate
 from devops_agent.agent.runtime import build_agent
-from devops_agent.agent.usage import run_usage
 from devops_agent.events import RunStarted
+from devops_agent.policies.context.compaction import Pins
 from devops_agent.policies.pipeline import TOOL_THREADS, privacy_guard
 from devops_agent.privacy.guard import strip_unknown_args
 from devops_agent.runbooks.triage import find_ticket_ref, triage_guidance
@@ -52,6 +55,10 @@ class ModelRunner:
     model: Model
     model_name: str | None
     name: str = "model"
+    fast: Model | None = None
+    """The fast model, when one is given instead of resolved from ``model.fast`` (tests)."""
+    pins: Pins | None = None
+    """The plan and findings pinned in every request (a planner keeps them up to date)."""
 
     async def run(self, scope: RunScope) -> RunOutcome:
         scope.emit(
@@ -101,7 +108,11 @@ class ModelRunner:
             capabilities.append(Hooks(before_tool_validate=strip_unknown_args))
         if guard is not None:
             capabilities.append(ProcessHistory(guard.process_history_async))
-        tools = scope.toolbox.pipeline(scope.run, approvals="defer", privacy=guard, approvers=approvers)
+        policies = context_policies(scope, self.model, self.model_name, self.fast, self.pins)
+        capabilities += policies.capabilities  # after the privacy guard: they see what is sent
+        tools = scope.toolbox.pipeline(
+            scope.run, approvals="defer", privacy=guard, approvers=approvers, digest=True
+        )
         agent = build_agent(self.model, tools, capabilities=capabilities)
         settings = scope.settings
         ref = find_ticket_ref(scope.prompt or scope.session.title, projects=settings.jira.projects)
@@ -139,15 +150,21 @@ class ModelRunner:
                             for out in translate(ev, scope.ids, scrub_errors=scrub_errors):
                                 scope.emit(out)
         except Exception as exc:
-            scope.usage = run_usage(seen[len(history) :])
+            limit = find_limit(exc)
+            if limit is not None and len(limit.messages) > len(seen):
+                seen = limit.messages  # the results of the last step are in, not yet in a node
+            scope.usage = policies.usage(seen[len(history) :], self.model_name)
             _keep_failed_run(scope, seen, persisted > len(history), persist)
+            if limit is not None:
+                text, report = partial_report(scope, seen[len(history) :], limit, scope.prompt)
+                return RunOutcome("completed", output=text, report=report)
             failure = model_failure(
                 exc, model=self.model_name, base_url=base_url_of(settings.model), unknown_tools=unknown
             )
             if failure is None:
                 raise
             raise failure from exc
-        scope.usage = run_usage(seen[len(history) :])
+        scope.usage = policies.usage(seen[len(history) :], self.model_name)
         if isinstance(output, DeferredToolRequests):
             scope.broker.pause(scope.session.id, output)
             return RunOutcome("paused")

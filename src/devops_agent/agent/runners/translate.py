@@ -42,9 +42,12 @@ def translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool =
             meta = content.get("metadata") or {}
             status, error = str(content["status"]), content.get("error")
             duration, truncated, keep = meta.get("duration_ms"), bool(meta.get("truncated")), None
+            data = content.get("data")
+            # A large result the model read as a digest: its headline says what it held.
+            summary = data.get("headline") if meta.get("digest") and isinstance(data, dict) else None
         else:  # a retry prompt
             status, error = "error", shorten_unknown_tool(str(getattr(part, "content", "")))
-            duration, truncated, keep = None, False, 500
+            duration, truncated, keep, summary = None, False, 500, None
         if scrub_errors and error:
             error = scrub(str(error)).text
         if keep is not None and error:
@@ -58,6 +61,7 @@ def translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool =
                 duration_ms=duration,
                 truncated=truncated,
                 error=error,
+                summary=summary if isinstance(summary, str) else None,
             )
         ]
     return []

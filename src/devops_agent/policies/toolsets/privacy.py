@@ -38,9 +38,20 @@ def plain(value: Any) -> Any:
     return to_jsonable_python(value)
 
 
+LEARN_CHARS = 16_000
+"""How much of a digested result's raw text is masked first, to learn its identifiers."""
+
+
 def masked(guard: PrivacyGuard, result: ToolResult) -> ToolResult:
     """``result`` with every field masked for the reader (namespace ``tool_out``); its ``raw``
-    output rides along unmasked, for the session store (secrets scrubbed there), never a model."""
+    output rides along unmasked, for the session store (secrets scrubbed there), never a model.
+
+    A digest (``metadata.digest``) keeps lines of the raw text out of their context (a template,
+    an error group's example), and context is what marks some identifiers (``< com.example:app >``
+    makes a host of ``com.example``). The start of the raw text — what the output cap showed a
+    model before digests — is masked first, so what is known there is masked in the digest too."""
+    if result.raw is not None and result.metadata.get("digest"):
+        guard.mask(result.raw[:LEARN_CHARS], "tool_out")
     fields = {f: guard.mask_value(plain(getattr(result, f)), "tool_out") for f in _FIELDS}
     return ToolResult.model_validate(fields).with_raw(result.raw)
 
