@@ -91,7 +91,10 @@ def test_cancel_kills_the_process_group(tmp_path: Path) -> None:
         task = asyncio.create_task(
             run_command(f"sleep 300 & echo $! > {marker}; sleep 300", cwd=None, timeout_s=60, max_bytes=1000)
         )
-        for _ in range(100):
+        # Cancel once the command runs. A cancel that lands while asyncio is still starting the
+        # process (5 s were not enough on a loaded machine) waits for the pipes to close, i.e. for
+        # the background `sleep 300`: that is another case than this test's.
+        for _ in range(1200):  # up to 60 s
             if marker.exists() and marker.read_text().strip():
                 break
             await asyncio.sleep(0.05)
