@@ -3,8 +3,10 @@
 # Needs scripts/setup.sh --dev first. PostgreSQL tests use DEVOPS_AGENT_TEST_POSTGRES_URL, or a
 # server that scripts/postgres.sh starts; with DEVOPS_AGENT_REQUIRE_POSTGRES=1 they may not skip.
 # Sandbox tests need bubblewrap (scripts/sandbox.sh installs it); with DEVOPS_AGENT_REQUIRE_SANDBOX=1
-# they may not skip. MCP tests run the npm MCP servers that scripts/mcp_servers.sh installs into its
-# cache dir (keep it between CI runs); with DEVOPS_AGENT_REQUIRE_MCP_SERVERS=1 they may not skip.
+# they may not skip. Browser tests of the web page need chromium (scripts/chromium.sh installs it);
+# with DEVOPS_AGENT_REQUIRE_BROWSER=1 they may not skip. MCP tests run the npm MCP servers that
+# scripts/mcp_servers.sh installs into its cache dir (keep it between CI runs); with
+# DEVOPS_AGENT_REQUIRE_MCP_SERVERS=1 they may not skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -26,6 +28,15 @@ if ! bash scripts/sandbox.sh >/dev/null; then
     exit 1
   fi
   echo "test: no working bubblewrap; sandbox tests will be skipped" >&2
+fi
+
+# The web page's browser tests: Debian's chromium (screenshots go to build/web-screenshots).
+if ! bash scripts/chromium.sh >/dev/null; then
+  if [ "${DEVOPS_AGENT_REQUIRE_BROWSER:-0}" = "1" ]; then
+    echo "test: a browser is required (DEVOPS_AGENT_REQUIRE_BROWSER=1) but scripts/chromium.sh failed" >&2
+    exit 1
+  fi
+  echo "test: no working chromium; the web page's browser tests will be skipped" >&2
 fi
 
 if bin=$(bash scripts/mcp_servers.sh | tail -n 1) && [ -n "$bin" ]; then

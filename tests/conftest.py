@@ -27,6 +27,8 @@ pytest_plugins = [
     # First what the others import, so pytest rewrites their asserts too.
     "replay.server",
     "replay.triage",
+    "api_harness",
+    "tui_harness",
     "fixtures_bench",
     "fixtures_canary",
     "fixtures_cli",
@@ -39,7 +41,9 @@ pytest_plugins = [
     "fixtures_models",
     "fixtures_openai",
     "fixtures_prometheus",
+    "fixtures_reasoning",
     "fixtures_sandbox",
+    "fixtures_workers",
 ]
 
 # Subprocesses (CLI tests) inherit this: resolve_model then blocks real model requests too.

@@ -15,6 +15,7 @@ programming error and keeps its traceback.
     │   └── PathAccessError          path outside the configured roots or unreadable
     └── RuntimeFailure               the environment failed us (exit code 1)
         ├── StoreError               database unreachable, migration failed
+        │   └── RunFencedError       another worker took the run over; this one may not write it
         ├── ModelError               model endpoint unreachable, auth failure, bad response
         ├── ToolError                a tool failed; ``tool`` names it
         │   ├── CircuitOpenError     the tool's breaker is open; ``retry_after_s`` says when
@@ -78,6 +79,11 @@ class RuntimeFailure(DevOpsAgentError):
 
 class StoreError(RuntimeFailure):
     """The session store could not be opened, migrated, read or written."""
+
+
+class RunFencedError(StoreError):
+    """A durable run changed hands (its worker was declared dead and another took it over): the
+    old worker's writes to it are refused, so one run never has two writers."""
 
 
 class ModelError(RuntimeFailure):

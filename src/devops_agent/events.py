@@ -31,6 +31,9 @@ class _EventBase(BaseModel):
     run_id: str
     seq: int = 0
     ts: datetime = Field(default_factory=_now)
+    agent: str | None = None
+    """The agent that produced the event: a specialist (``logs``), ``critic``, ``synthesizer``;
+    ``None`` for the run's own loop (the orchestrator, or the runbook engine)."""
 
 
 class RunStarted(_EventBase):
@@ -50,10 +53,103 @@ class Token(_EventBase):
 
 
 class PlanProposed(_EventBase):
-    """Steps the run intends to take (runbook steps, or a model's plan)."""
+    """Steps the run intends to take (runbook steps, or a model's plan).
+
+    ``steps`` is one line per step, for every reader; a model's plan also carries ``plan`` (its
+    goal and structured steps: intent, tools or specialist, expected evidence, ``mutating``),
+    its ``revision`` (1 for the first, +1 for each one revised after feedback) and whether the
+    run now waits for a person's decision (``awaiting_decision``) or runs it (a lookup in ``auto``).
+    """
 
     type: Literal["plan_proposed"] = "plan_proposed"
     steps: list[str]
+    plan: dict[str, Any] | None = None
+    revision: int = 0
+    awaiting_decision: bool = False
+    feedback: str | None = None
+    """The feedback this revision answers."""
+
+
+class PlanResolved(_EventBase):
+    """A person's (or the policy's) decision on a proposed plan."""
+
+    type: Literal["plan_resolved"] = "plan_resolved"
+    decision: Literal["approved", "edited", "rejected"]
+    revision: int
+    feedback: str = ""
+    approver: str = "user"
+
+
+PlanStepStatus = Literal["pending", "running", "done", "skipped", "failed"]
+
+
+class PlanStepEvent(_EventBase):
+    """One step of the approved plan changed status."""
+
+    type: Literal["plan_step"] = "plan_step"
+    index: int
+    """0-based position of the step in the plan."""
+    title: str
+    status: PlanStepStatus
+    tool_call_id: str | None = None
+    note: str = ""
+
+
+class PlanDeviation(_EventBase):
+    """What the run did that the approved plan did not say: a call no step names, a step skipped,
+    a step started before an earlier one, a re-plan asked by the critic."""
+
+    type: Literal["plan_deviation"] = "plan_deviation"
+    kind: Literal["unplanned_call", "skipped_step", "out_of_order", "replan"]
+    detail: str
+    tool_call_id: str | None = None
+    step: int | None = None
+
+
+class Delegation(_EventBase):
+    """A specialist agent started or finished a task the orchestrator (or the council) gave it."""
+
+    type: Literal["delegation"] = "delegation"
+    phase: Literal["started", "finished"]
+    specialist: str
+    task: str
+    tool_call_id: str | None = None
+    """The orchestrator's call that delegated (``None`` in a council)."""
+    status: str | None = None
+    duration_ms: float | None = None
+    usage: dict[str, Any] | None = None
+
+
+class CriticReview(_EventBase):
+    """What one pass of the critic found: ``deterministic`` checks or the ``model`` critic.
+
+    ``issues`` hold ``finding`` (index), ``title``, ``check`` and ``detail``; ``action`` says what
+    follows: ``replan`` (the orchestrator is asked to fix it), ``applied`` (claims removed or
+    downgraded), ``accepted`` (nothing to change)."""
+
+    type: Literal["critic_review"] = "critic_review"
+    stage: Literal["deterministic", "model"]
+    round: int
+    issues: list[dict[str, Any]] = Field(default_factory=list)
+    missing_evidence: list[str] = Field(default_factory=list)
+    action: Literal["replan", "applied", "accepted"]
+
+
+class Replan(_EventBase):
+    """The critic sent the orchestrator back for evidence or fixes (``number`` of ``budget``)."""
+
+    type: Literal["replan"] = "replan"
+    number: int
+    budget: int
+    reason: str
+
+
+class CouncilResult(_EventBase):
+    """A council's members and where they disagree, as the synthesizer (and the checks) found."""
+
+    type: Literal["council"] = "council"
+    members: list[str]
+    disagreements: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ToolCall(_EventBase):
@@ -107,6 +203,30 @@ class ErrorEvent(_EventBase):
     error_type: str | None = None
 
 
+class RunResumed(_EventBase):
+    """A worker took the run over after the one executing it stopped (``execution = "queue"``).
+
+    Steps that had completed are not done again; the step that was in flight is, so a tool call
+    or a model answer that had started may appear twice. ``after_seq`` is the last event stored
+    before the takeover."""
+
+    type: Literal["run_resumed"] = "run_resumed"
+    worker: str
+    after_seq: int
+    completed_steps: int = 0
+
+
+class NotificationSent(_EventBase):
+    """The run's result was sent to a sink (Slack, a webhook, e-mail, Jira), or could not be."""
+
+    type: Literal["notification"] = "notification"
+    sink: str
+    kind: str
+    ok: bool
+    attempts: int = 1
+    error: str | None = None
+
+
 class ContextCompacted(_EventBase):
     """A model request was fitted into the model's window: what was replaced, tokens before/after.
 
@@ -138,7 +258,8 @@ class LimitReached(_EventBase):
     ceiling: float
 
 
-RunStatus = Literal["completed", "failed", "cancelled", "paused"]
+RunStatus = Literal["completed", "failed", "cancelled", "paused", "interrupted"]
+"""``interrupted``: stopped at a step boundary by a service shutting down; the run can be resumed."""
 
 
 class RunFinished(_EventBase):
@@ -156,11 +277,20 @@ RunEvent = Annotated[
     RunStarted
     | Token
     | PlanProposed
+    | PlanResolved
+    | PlanStepEvent
+    | PlanDeviation
+    | Delegation
+    | CriticReview
+    | Replan
+    | CouncilResult
     | ToolCall
     | ToolResultEvent
     | ApprovalRequested
     | ApprovalResolved
     | ErrorEvent
+    | RunResumed
+    | NotificationSent
     | ContextCompacted
     | LimitReached
     | RunFinished,

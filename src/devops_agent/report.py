@@ -40,6 +40,68 @@ class Finding(BaseModel):
     evidence: list[str] = Field(default_factory=list, description="quoted lines from tool output")
     source: str = Field("", description="the tool (and runbook step) the evidence came from")
     next_steps: list[str] = Field(default_factory=list)
+    citations: list[str] = Field(
+        default_factory=list, description="ids of the tool calls whose output shows this finding"
+    )
+
+
+Confidence = Literal["high", "medium", "low"]
+
+
+class Hypothesis(BaseModel):
+    """A likely explanation the evidence points to but does not prove."""
+
+    statement: str
+    confidence: Confidence = "low"
+    citations: list[str] = Field(default_factory=list, description="tool call ids it leans on")
+    why: str = Field("", description="what supports it, and what would confirm or refute it")
+
+
+class Disagreement(BaseModel):
+    """Where specialists (a council) came to different conclusions: each one's position."""
+
+    topic: str
+    positions: dict[str, str] = Field(default_factory=dict, description="specialist -> what it concluded")
+    resolution: str = Field("", description="how the synthesizer weighed them, or that it could not")
+
+
+class PlanStepOutcome(BaseModel):
+    """One step of the plan the run followed, and how it went."""
+
+    title: str
+    status: Literal["pending", "running", "done", "skipped", "failed"]
+    mutating: bool = False
+
+
+class PlanOutcome(BaseModel):
+    """The plan a person approved (or the policy ran), each step's status and the deviations."""
+
+    goal: str
+    revision: int = 1
+    approved_by: str = ""
+    steps: list[PlanStepOutcome] = Field(default_factory=list)
+    deviations: list[str] = Field(default_factory=list)
+
+
+class CriticChange(BaseModel):
+    """What the critic did to one claim, and why."""
+
+    title: str
+    action: Literal["removed", "downgraded", "quote_removed", "citation_removed"]
+    reasons: list[str] = Field(default_factory=list)
+
+
+class CriticNotes(BaseModel):
+    """What verification checked and changed before the answer was returned."""
+
+    rounds: int = 0
+    replans: int = 0
+    max_replans: int = 0
+    model_critic: bool = False
+    model_critic_error: str | None = None
+    issues_fixed_by_replan: list[str] = Field(default_factory=list)
+    changes: list[CriticChange] = Field(default_factory=list)
+    missing_evidence: list[str] = Field(default_factory=list)
 
 
 class Gap(BaseModel):
@@ -107,6 +169,10 @@ class Report(BaseModel):
     inputs_from_question: dict[str, str] = Field(
         default_factory=dict, description="inputs read from the question's words, not given as options"
     )
+    hypotheses: list[Hypothesis] = Field(default_factory=list)
+    disagreements: list[Disagreement] = Field(default_factory=list)
+    plan: PlanOutcome | None = None
+    critic: CriticNotes | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -226,8 +292,12 @@ def render_markdown(report: Report) -> str:
             out += [_fence(finding.evidence), ""]
         if finding.source:
             out += [f"*Source: {finding.source}*", ""]
+        if finding.citations:
+            out += ["*Cites: " + ", ".join(f"`{c}`" for c in finding.citations) + "*", ""]
         if finding.next_steps:
             out += ["Next steps:", *(f"- {step}" for step in finding.next_steps), ""]
+
+    out += _hypotheses(report.hypotheses) + _disagreements(report.disagreements)
 
     out += ["## Next steps", ""]
     if report.next_steps:
@@ -255,8 +325,83 @@ def render_markdown(report: Report) -> str:
     else:
         out += ["Nothing — every step succeeded.", ""]
 
+    out += _plan(report.plan) + _critic(report.critic)
+
     footer = [f"generated {report.generated_at.strftime('%Y-%m-%d %H:%M:%S %Z').strip()}"]
     if report.runbooks:
         footer.insert(0, "runbooks: " + ", ".join(report.runbooks))
     out += ["---", "", "*" + " · ".join(footer) + "*", ""]
     return "\n".join(out)
+
+
+# The sections below appear only when a report has them (a model's or a council's report), so a
+# runbook report renders as it always did, and every report renders by this one function.
+
+
+def _hypotheses(hypotheses: Sequence[Hypothesis]) -> list[str]:
+    if not hypotheses:
+        return []
+    out = ["## Hypotheses", ""]
+    for h in hypotheses:
+        line = f"- **{h.confidence}** — {_one_line(h.statement)}"
+        if h.why:
+            line += f" ({_one_line(h.why)})"
+        if h.citations:
+            line += " · cites " + ", ".join(f"`{c}`" for c in h.citations)
+        out.append(line)
+    return [*out, ""]
+
+
+def _disagreements(disagreements: Sequence[Disagreement]) -> list[str]:
+    if not disagreements:
+        return []
+    out = ["## Disagreements", ""]
+    for d in disagreements:
+        out.append(f"- **{_one_line(d.topic)}**")
+        out += [f"  - {who}: {_one_line(said)}" for who, said in d.positions.items()]
+        if d.resolution:
+            out.append(f"  - weighed: {_one_line(d.resolution)}")
+    return [*out, ""]
+
+
+_STEP_MARK = {"done": "✓", "failed": "✗", "skipped": "–", "running": "…", "pending": " "}
+
+
+def _plan(plan: PlanOutcome | None) -> list[str]:
+    if plan is None:
+        return []
+    who = f", approved by {plan.approved_by}" if plan.approved_by else ""
+    out = ["## Plan", "", f"**Goal:** {_one_line(plan.goal)} (revision {plan.revision}{who})", ""]
+    for i, step in enumerate(plan.steps, 1):
+        change = " · changes things" if step.mutating else ""
+        out.append(f"{i}. [{_STEP_MARK[step.status]}] {_one_line(step.title)} — {step.status}{change}")
+    out.append("")
+    if plan.deviations:
+        out += ["Deviations from the plan:", *(f"- {_one_line(d)}" for d in plan.deviations), ""]
+    return out
+
+
+def _critic(critic: CriticNotes | None) -> list[str]:
+    if critic is None:
+        return []
+    how = "deterministic checks" + (" and a model critic" if critic.model_critic else "")
+    if critic.model_critic_error:
+        how += f" (the model critic failed: {_one_line(critic.model_critic_error)})"
+    out = [
+        "## What the critic changed",
+        "",
+        f"Checked by {how}; {critic.replans} of {critic.max_replans} re-plans used.",
+        "",
+    ]
+    if critic.issues_fixed_by_replan:
+        out += ["Fixed by a re-plan:", *(f"- {_one_line(i)}" for i in critic.issues_fixed_by_replan), ""]
+    if critic.changes:
+        for change in critic.changes:
+            why = "; ".join(_one_line(r) for r in change.reasons)
+            out.append(f"- {change.action}: {_one_line(change.title)} — {why}")
+        out.append("")
+    elif not critic.issues_fixed_by_replan:
+        out += ["Nothing: every finding is supported by the calls it cites.", ""]
+    if critic.missing_evidence:
+        out += ["Evidence still missing:", *(f"- {_one_line(m)}" for m in critic.missing_evidence), ""]
+    return out

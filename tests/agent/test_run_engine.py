@@ -12,7 +12,9 @@ from pydantic_ai import RunContext
 
 from devops_agent.agent.approvals import ApprovalDecision
 from devops_agent.agent.journal import Journal
+from devops_agent.agent.reasoning.plan import PlanDecision
 from devops_agent.agent.runners.model import ModelRunner
+from devops_agent.agent.runners.planner import PlannerRunner
 from devops_agent.agent.runners.router import Router
 from devops_agent.agent.runners.runbooks import RunbookRunner
 from devops_agent.agent.runners.triage import TriageCaches, TriageRunner
@@ -231,6 +233,18 @@ def test_the_router_picks_by_rule(tmp_path: Any) -> None:
         no_model.choose(None, {}, {"c1": ApprovalDecision(True)})
     with_model = Router(settings, catalog, ModelRunner(scripted({"text": "x"}), "scripted"), caches)
     assert isinstance(with_model.choose("look at OPS-123", {}, None), ModelRunner)
+    model = scripted({"text": "x"})
+    both = Router(settings, catalog, ModelRunner(model, "s"), caches, PlannerRunner(model, "s"))
+    assert isinstance(both.choose("why is api down?", {}, None), PlannerRunner), (
+        "agent.reasoning is on by default"
+    )
+    plain = settings.model_copy(update={"agent": settings.agent.model_copy(update={"reasoning": False})})
+    plain_router = Router(plain, catalog, ModelRunner(model, "s"), caches, PlannerRunner(model, "s"))
+    assert isinstance(plain_router.choose("why?", {}, None), ModelRunner)
+    assert isinstance(plain_router.choose("why?", {"plan": "always"}, None), PlannerRunner), (
+        "asked for a plan"
+    )
+    assert isinstance(plain_router.choose(None, {}, None, PlanDecision("approve")), PlannerRunner)
 
 
 def test_triage_caches_keep_the_most_recent_sessions_only() -> None:

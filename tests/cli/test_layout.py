@@ -102,5 +102,5 @@ def test_lazy_commands_list_the_help_of_the_command_they_load() -> None:
         target = getattr(__import__(lazy.module, fromlist=[lazy.attr]), lazy.attr)
         if isinstance(target, typer.Typer):
             assert target.info.help == lazy.help, name
-        else:
-            assert command.help == lazy.help, name
+        else:  # the root listing shows the first paragraph of the command's own help
+            assert command.help.split("\n\n")[0].replace("\n", " ") == lazy.help, name

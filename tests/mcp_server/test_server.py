@@ -338,12 +338,16 @@ def test_the_http_app_mounts_in_another_app_with_its_users_and_roles(tmp_path: P
 def test_the_mcp_inspector_cli_drives_our_server(tmp_path: Path, npm_bin: Path) -> None:
     """The MCP inspector's CLI mode (installed by scripts/mcp_servers.sh; it runs offline) as a
     third-party client of ``devops-agent mcp serve``."""
-    serve = [sys.executable, "-m", "devops_agent", "mcp", "serve"]
+    # The inspector gives the server it starts only a default environment, not its own: the
+    # agent's settings travel as -e options (else the server opens the user's real data dir).
+    env = server_env(tmp_path)
+    passed = [f"-e{key}={value}" for key, value in env.items() if key.startswith("DEVOPS_AGENT_")]
+    serve = [*passed, sys.executable, "-m", "devops_agent", "mcp", "serve"]
 
     def inspect(*args: str) -> Any:
         proc = subprocess.run(
             [str(npm_bin / "mcp-inspector"), "--cli", *serve, *args],
-            capture_output=True, text=True, env=server_env(tmp_path), cwd=tmp_path, timeout=180, check=False,
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180, check=False,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]
         return json.loads(proc.stdout)
@@ -355,3 +359,4 @@ def test_the_mcp_inspector_cli_drives_our_server(tmp_path: Path, npm_bin: Path) 
     assert called["structuredContent"]["status"] == "no_data"
     prompts = {p["name"] for p in inspect("--method", "prompts/list")["prompts"]}
     assert "host-health" in prompts
+    assert (tmp_path / "data").is_dir(), "the server kept to the test's data dir"

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,6 +32,8 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    at: float = 0.0
+    """When the request arrived (``time.time()``)."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -44,6 +48,8 @@ class Reply:
     """Only match requests whose query has these values (a subset match)."""
     times: int | None = None
     """Answer this many matching requests, then step aside (``None``: forever)."""
+    delay_s: float = 0.0
+    """Hold the answer this long (a slow server: lets tests see concurrent requests)."""
 
 
 class ReplayServer:
@@ -60,6 +66,11 @@ class ReplayServer:
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.prefix_routes: list[tuple[str, str, Reply]] = []
+        self.inflight: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
+        """Most requests in flight at once, per ``watch`` prefix."""
+        self.watched: list[str] = []
 
     # -- configuration -------------------------------------------------------------------
     def add(
@@ -95,6 +106,23 @@ class ReplayServer:
             else:
                 bucket.append(reply)
 
+    def add_prefix(self, method: str, prefix: str, *, fixture: str, delay_s: float = 0.0) -> None:
+        """Answer every ``method`` request whose path starts with ``prefix`` (and matches no exact
+        route) with ``fixture``, held ``delay_s``: one route for many generated job names."""
+        data = (self.fixtures / fixture).read_bytes()
+        ctype = "application/json" if fixture.endswith(".json") else "text/plain;charset=UTF-8"
+        with self._lock:
+            self.prefix_routes.append(
+                (method.upper(), prefix, Reply(200, data, {"Content-Type": ctype}, delay_s=delay_s))
+            )
+
+    def watch(self, prefix: str) -> None:
+        """Count requests in flight under ``prefix``; :attr:`peak` keeps the most at once."""
+        with self._lock:
+            self.watched.append(prefix)
+            self.inflight.setdefault(prefix, 0)
+            self.peak.setdefault(prefix, 0)
+
     def fail_next(
         self, method: str, path: str, status: int, *, times: int = 1, headers: dict[str, str] | None = None
     ) -> None:
@@ -122,7 +150,7 @@ class ReplayServer:
 
     def start(self) -> ReplayServer:
         handler = type("Handler", (_Handler,), {"replay": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = False
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="replay-server", daemon=True)
         self._thread.start()
@@ -166,8 +194,20 @@ class ReplayServer:
                         continue
                     reply.times -= 1
                 return reply
+            for method, prefix, reply in self.prefix_routes:
+                if method == rec.method and rec.path.startswith(prefix):
+                    return reply
         body = json.dumps({"errorMessages": [f"no replay route for {rec.method} {rec.path}"]}).encode()
         return Reply(404, body, {"Content-Type": "application/json"})
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away mid-answer (a worker killed with SIGKILL in the worker tests) is
+        # not the server's error; anything else is printed as usual.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -184,10 +224,23 @@ class _Handler(BaseHTTPRequestHandler):
             parse_qs(split.query, keep_blank_values=True),
             {k.lower(): v for k, v in self.headers.items()},
             body,
+            time.time(),
         )
-        with self.replay._lock:
-            self.replay.requests.append(rec)
-        reply = self.replay._reply_for(rec)
+        replay = self.replay
+        with replay._lock:
+            replay.requests.append(rec)
+            watched = [p for p in replay.watched if rec.path.startswith(p)]
+            for p in watched:
+                replay.inflight[p] += 1
+                replay.peak[p] = max(replay.peak[p], replay.inflight[p])
+        try:
+            reply = replay._reply_for(rec)
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+        finally:
+            with replay._lock:
+                for p in watched:
+                    replay.inflight[p] -= 1
         self.send_response(reply.status)
         for key, value in reply.headers.items():
             self.send_header(key, value)

@@ -172,8 +172,9 @@ def test_concurrent_cpu_samplings_stay_within_the_host() -> None:
                 assert all(0.0 <= p["cpu_percent"] <= ceiling for p in rows), rows[:3]
                 busy = next(p for p in rows if p["pid"] == burner.pid)
                 # One thread uses one core at most (bar clock-tick rounding), and a busy loop sampled
-                # over its own full interval cannot read as idle.
-                assert 10 < busy["cpu_percent"] <= 110, (stagger, busy)
+                # over its own full interval cannot read as idle (on a host loaded 6x over its cores
+                # it still gets several percent: 9.2 measured at load 12 on 2 CPUs).
+                assert 1 < busy["cpu_percent"] <= 110, (stagger, busy)
     finally:
         burner.kill()
         burner.wait()

@@ -27,6 +27,9 @@ class Journal:
     store: Store
     linger_s: float = 0.02
     """How long the writer keeps collecting after the first write before it commits."""
+    owner: tuple[str, str] | None = None
+    """``(run_id, worker)`` for a durable worker's run: every batch is written only while the
+    run is still that worker's (see ``Store.append_batch``)."""
     _queue: queue.SimpleQueue[_Item] = field(default_factory=queue.SimpleQueue)
     _error: BaseException | None = None
     _thread: threading.Thread | None = None
@@ -90,7 +93,9 @@ class Journal:
             audits = [i for i in batch if isinstance(i, AuditRecord)]
             if self._error is None:
                 try:
-                    self.store.append_batch(events=events, tool_calls=calls, messages=messages, audits=audits)
+                    self.store.append_batch(
+                        events=events, tool_calls=calls, messages=messages, audits=audits, owner=self.owner
+                    )
                 except BaseException as exc:  # surfaced to the run by flush()
                     self._error = exc
             for item in batch:

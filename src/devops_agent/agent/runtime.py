@@ -8,6 +8,8 @@ runner's job (:mod:`devops_agent.agent.runners.model`).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,21 +47,56 @@ class ModelResultToolset(WrapperToolset[Any]):
         return result
 
 
+_ROLE_RX = re.compile(r"^You are the `([\w.:-]+)` agent of DevOps Agent")
+
+
+def agent_header(role: str) -> str:
+    """The first line of a reasoning agent's instructions: who it is (a specialist ``logs``, the
+    ``orchestrator``, the ``critic``, the ``synthesizer``). :func:`role_of` reads it back, so the
+    scripted model knows which part of its script an agent plays."""
+    return f"You are the `{role}` agent of DevOps Agent."
+
+
+def role_of(instructions: str | None) -> str | None:
+    """The role an agent's instructions name in their first line, ``None`` when they name none."""
+    match = _ROLE_RX.match(instructions or "")
+    return match.group(1) if match else None
+
+
+@dataclass
+class CitedResultToolset(ModelResultToolset):
+    """:class:`ModelResultToolset` with the call's id in each result (``call_id``), so a reasoning
+    agent can cite the calls its findings rest on."""
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        result = await super().call_tool(name, tool_args, ctx, tool)
+        if isinstance(result, dict) and ctx.tool_call_id:
+            return {"call_id": ctx.tool_call_id, **result}
+        return result
+
+
 def build_agent(
     model: Model,
     toolset: AbstractToolset[Any],
     *,
     capabilities: list[AbstractCapability[Any]] | None = None,
-) -> Agent[ToolDeps, str | DeferredToolRequests]:
-    """The agent; a run ends with text, or with the tool calls that wait for approval."""
+    instructions: str = INSTRUCTIONS,
+    extra_toolsets: Sequence[AbstractToolset[Any]] = (),
+    output_type: Any = None,
+) -> Agent[ToolDeps, Any]:
+    """The agent over a run's pipeline; a run ends with its output (text unless ``output_type``
+    says more), or with the tool calls that wait for a person. ``extra_toolsets`` are the
+    orchestrator's own tools (planning, delegation), which reach no data themselves."""
     # pydantic-ai prints a first-run banner (a logo and an invitation to set up Logfire) on
     # stderr, into our progress, answers and approval prompts; its package switch turns it off.
     pydantic_ai.BANNER_ENABLED = False
     return Agent(
         model,
         deps_type=ToolDeps,
-        instructions=INSTRUCTIONS,
-        toolsets=[ModelResultToolset(toolset)],
+        instructions=instructions,
+        toolsets=[ModelResultToolset(toolset), *extra_toolsets],
         capabilities=capabilities or [],
-        output_type=[str, DeferredToolRequests],
+        output_type=output_type or [str, DeferredToolRequests],
     )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -33,20 +33,23 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision, check_answers
 from devops_agent.agent.broker import ApprovalBroker
+from devops_agent.agent.durability import Durability, Outcome, RunRequest
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.messages import load_message
 from devops_agent.agent.models import resolve_model
+from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
 from devops_agent.agent.recorder import EventRecorder
 from devops_agent.agent.runners.base import Runner, RunScope
 from devops_agent.agent.runners.model import ModelRunner
+from devops_agent.agent.runners.planner import PlannerRunner
 from devops_agent.agent.runners.router import Router
 from devops_agent.agent.runners.triage import TriageCaches
 from devops_agent.agent.supervisor import Executor, InProcessExecutor, RunHandle, RunSupervisor
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
-from devops_agent.errors import DevOpsAgentError, UserError
-from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus
+from devops_agent.errors import DevOpsAgentError, RunFencedError, UserError
+from devops_agent.events import ErrorEvent, RunEvent, RunFinished, RunStatus, event_from_json
 from devops_agent.knowledge.memory import CURRENT_SESSION
 from devops_agent.policies.guard import Verdict
 from devops_agent.policies.modes import Mode
@@ -116,14 +119,18 @@ class SessionService:
             return None
         return self.settings.model.name or self.model.model_name
 
-    def open_session(self, session_id: str | None, *, title: str, mode: Mode | None = None) -> SessionRecord:
+    def open_session(
+        self, session_id: str | None, *, title: str, mode: Mode | None = None, user_id: str | None = None
+    ) -> SessionRecord:
+        """The session ``session_id`` (its mode changed to ``mode`` if given), or a new one of
+        ``user_id`` (a service user; None from the CLI)."""
         if session_id is not None:
             record = self.store.get_session(session_id)
             if mode is not None and mode != record.mode:
                 record = self.store.update_session(record.id, mode=mode)
             return record
         return self.store.create_session(
-            title=title[:120], mode=mode or self.settings.mode, model=self.model_name
+            title=title[:120], mode=mode or self.settings.mode, model=self.model_name, user_id=user_id
         )
 
     def history(self, session_id: str) -> list[ModelMessage]:
@@ -140,26 +147,45 @@ class SessionService:
         mode: Mode | None = None,
         inputs: dict[str, Any] | None = None,
         approvals: Mapping[str, ApprovalDecision] | None = None,
+        plan: PlanDecision | None = None,
+        user_id: str | None = None,
         profiles: Sequence[str] = (),
     ) -> RunHandle:
         """Start a run and return its handle at once; follow it with :meth:`events`.
 
         With ``approvals`` (and no prompt) the run continues a paused session: every pending call
-        is answered, approved ones run, denied ones return the denial to the model. ``profiles``
-        (a specialist's) add the MCP servers of those profiles to the global ones.
+        is answered, approved ones run, denied ones return the denial to the model. With ``plan``
+        it continues a session whose plan waits for a decision (:meth:`answer_plan`). ``user_id``
+        (a service user) is recorded on the run, and on the session when one is created.
+        ``profiles`` (a specialist's) add the MCP servers of those profiles to the global ones.
         """
         self._housekeeping()
-        if approvals is not None:
+        if plan is not None:
+            if session_id is None:
+                raise UserError("deciding on a plan needs the session id")
+            session = self.store.get_session(session_id)
+            if not session.context_state.get(PENDING_PLAN_KEY):
+                raise UserError(
+                    f"session {session.id[:12]} has no plan waiting for a decision",
+                    hint="`devops-agent sessions show ID --events` shows what it did",
+                )
+        elif approvals is not None:
             if session_id is None:
                 raise UserError("answering approvals needs the session id")
-            session = self.store.get_session(session_id)
+            # Store calls go to a thread: a service runs many runs on one event loop, and a write
+            # waiting for SQLite's lock must not hold every other client up.
+            session = await asyncio.to_thread(self.store.get_session, session_id)
+            _no_plan_waiting(session)
             check_answers(session.context_state.get(PENDING_KEY, {}), approvals)
         elif prompt is None:
             raise UserError("a run needs a prompt")
         else:
             if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
                 prompt = scrub(prompt).text
-            session = self.open_session(session_id, title=prompt, mode=mode)
+            session = await asyncio.to_thread(
+                self.open_session, session_id, title=prompt, mode=mode, user_id=user_id
+            )
+            _no_plan_waiting(session)
             waiting = session.context_state.get(PENDING_KEY)
             if waiting:  # the paused run's calls are answered first; a new question would orphan them
                 short = session.id[:12]
@@ -167,14 +193,92 @@ class SessionService:
                     f"session {short} waits for approval of {len(waiting)} call(s)",
                     hint=f"answer them first: `devops-agent approve {short}` (or --deny)",
                 )
-        runner = self._router(session, approvals).choose(prompt, inputs or {}, approvals)
-        run = RunIds(
-            session.id, uuid.uuid4().hex, "agent" if session.mode == "agent" else "ask", Journal(self.store)
+        answering = approvals is not None or plan is not None
+        runner = self._router(session, answering).choose(prompt, inputs or {}, approvals, plan)
+        run_id = uuid.uuid4().hex
+        earlier = await asyncio.to_thread(self.store.list_runs, session.id) if answering else []
+        request = RunRequest(
+            session_id=session.id,
+            run_id=run_id,
+            prompt=prompt,
+            mode="agent" if session.mode == "agent" else "ask",
+            inputs=dict(inputs or {}),
+            approvals=dict(approvals) if approvals is not None else None,
+            plan=plan,
+            path=runner.name,
+            parent_run_id=earlier[-1].id if earlier else None,
+            profiles=list(profiles),
         )
-        earlier = self.store.list_runs(session.id) if approvals is not None else []
-        self.store.create_run(
-            session.id, run.run_id, path=runner.name, parent_run_id=earlier[-1].id if earlier else None
+        executor = self.supervisor.executor
+        asked = {"prompt": prompt, "mode": request.mode, "inputs": dict(inputs or {})}
+        await asyncio.to_thread(
+            self.store.create_run,
+            session.id,
+            run_id,
+            path=runner.name,
+            parent_run_id=request.parent_run_id,
+            user_id=user_id,
+            request=None if prompt is None else asked,  # what resuming an interrupted run repeats
+            status="queued" if executor.remote else "running",
         )
+        if executor.remote:
+            # A worker carries the run out; readers follow it through the store (events()).
+            executor.submit(request)
+            return RunHandle(session.id, run_id, None)
+        handle, body = self._prepare(request, session, runner, None)
+        return self.supervisor.launch(handle, body)
+
+    async def execute(self, request: RunRequest, durability: Durability | None = None) -> RunFinished | None:
+        """Carry out a run another process queued (``execution = "queue"``), here and now.
+
+        With ``durability`` the run may be one a dead worker had started: its stored events are
+        resumed (``seq`` continues, events replayed from completed steps are not stored twice),
+        and the messages it stored are replaced as it replays. Returns the run's ``run_finished``.
+        """
+        self._housekeeping()
+        session = self.store.get_session(request.session_id)
+        if durability is not None:
+            # Claimed before its events are read: from now on a previous owner that still runs (it
+            # stalled and was declared dead) can write nothing more to the run (the journal's fence).
+            await asyncio.to_thread(self.store.claim_run, request.run_id, durability.worker)
+        stored = await asyncio.to_thread(self.store.run_events, request.run_id)
+        events = [event_from_json(r.payload) for r in stored] if durability is not None else []
+        done = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+        if done is not None:
+            # Its worker died after the run had finished and before the queue heard of it: nothing
+            # is left to do but what that worker's last write would have done.
+            await asyncio.to_thread(self.store.update_session, session.id, status=done.status)
+            await asyncio.to_thread(self.store.update_run, request.run_id, status=done.status)
+            return done
+        if stored and durability is not None:
+            await asyncio.to_thread(self.store.forget_run_messages, request.run_id)
+        answering = request.approvals is not None or request.plan is not None
+        runner = self._router(session, answering).choose(
+            request.prompt, request.inputs, request.approvals, request.plan
+        )
+        handle, body = self._prepare(request, session, runner, durability)
+        recorder = handle.recorder
+        assert recorder is not None
+        if events and durability is not None:
+            recorder.resume(events, worker=durability.worker, completed_steps=durability.completed_steps)
+        if self.store.cancel_requested([request.run_id]):  # cancelled while it waited in the queue
+            body.close()
+            recorder.journal.close()
+            self.store.update_run(request.run_id, status="cancelled")
+            return None
+        self.supervisor.launch(handle, body)
+        if handle.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await handle.task
+        return recorder.final
+
+    def _prepare(
+        self, request: RunRequest, session: SessionRecord, runner: Runner, durability: Durability | None
+    ) -> tuple[RunHandle, Coroutine[Any, Any, None]]:
+        """The handle and body of one run, ready to launch."""
+        profiles = tuple(request.profiles)
+        owner = (request.run_id, durability.worker) if durability is not None else None
+        run = RunIds(session.id, request.run_id, request.mode, Journal(self.store, owner=owner), profiles)
         recorder = EventRecorder(session.id, run.run_id, run.journal)
         scope = RunScope(
             settings=self.settings,
@@ -182,26 +286,36 @@ class SessionService:
             session=session,
             run_id=run.run_id,
             mode=run.mode,
-            prompt=prompt,
-            inputs=dict(inputs or {}),
-            answers=approvals,
+            prompt=request.prompt,
+            inputs=dict(request.inputs),
+            answers=request.approvals,
             journal=run.journal,
             toolbox=self.toolbox,
             broker=ApprovalBroker(self.store, recorder.emit, self.toolbox.audit_writer(run)),
             emit=recorder.emit,
             privacy=self.privacy,
-            profiles=tuple(profiles),
+            durability=durability,
+            plan_decision=request.plan,
+            profiles=profiles,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
-        return self.supervisor.launch(handle, self._execute(handle, scope, runner))
+        return handle, self._execute(handle, scope, runner)
 
     def events(self, run_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
         """Every event of ``run_id`` after ``after_seq``, then each new one, until ``run_finished``."""
         return self.supervisor.events(run_id, after_seq)
 
-    async def answer(self, session_id: str, approvals: Mapping[str, ApprovalDecision]) -> RunHandle:
+    async def answer(
+        self, session_id: str, approvals: Mapping[str, ApprovalDecision], *, user_id: str | None = None
+    ) -> RunHandle:
         """Answer a paused session's pending calls; the run continues as a new run."""
-        return await self.start(None, session_id=session_id, approvals=approvals)
+        return await self.start(None, session_id=session_id, approvals=approvals, user_id=user_id)
+
+    async def answer_plan(self, session_id: str, decision: PlanDecision) -> RunHandle:
+        """Decide on the plan a paused session waits for (from any process): approve it, ask for
+        changes (the model proposes a revision, and the run pauses again), or reject it (nothing
+        runs). The run continues as a new run of the session; returns its handle."""
+        return await self.start(None, session_id=session_id, plan=decision)
 
     def cancel(self, run_id: str) -> bool:
         """Stop a run of any process sharing the store; ``False`` if it is not running."""
@@ -313,15 +427,16 @@ class SessionService:
 
     # -- the run itself -------------------------------------------------------------------
 
-    def _router(self, session: SessionRecord, approvals: Mapping[str, ApprovalDecision] | None) -> Router:
+    def _router(self, session: SessionRecord, answering: bool) -> Router:
         model, name = self.model, self.model_name
-        if model is None and approvals is not None and session.model:
+        if model is None and answering and session.model:
             # Answering a paused model run from a process with no model configured: the session
             # knows which model it paused in.
             model = resolve_model(self.settings.model.model_copy(update={"name": session.model}))
             name = session.model
         runner = ModelRunner(model, name) if model is not None else None
-        return Router(self.settings, self.catalog, runner, self.triage_caches)
+        planner = PlannerRunner(model, name) if model is not None else None
+        return Router(self.settings, self.catalog, runner, self.triage_caches, planner)
 
     def _housekeeping(self) -> None:
         """Once per service, before its first run: purge expired vault entries."""
@@ -338,7 +453,7 @@ class SessionService:
 
     async def _execute(self, handle: RunHandle, scope: RunScope, runner: Runner) -> None:
         CURRENT_SESSION.set(scope.session.id)  # a finding saved during the run names its session
-        self.store.update_session(scope.session.id, status="running")
+        await asyncio.to_thread(self.store.update_session, scope.session.id, status="running")
         status: RunStatus = "failed"
         output: str | None = None
         report: dict[str, Any] | None = None
@@ -350,7 +465,8 @@ class SessionService:
                 output, report = with_gaps(output, report, gaps)
         except asyncio.CancelledError:
             self.toolbox.take_gaps(scope.run_id)
-            self._finish(handle, scope, "cancelled", None, None)
+            # A service shutting down stops its runs at a step boundary as "interrupted" (resumable).
+            self._finish(handle, scope, handle.stop_status, None, None)
             raise
         except DevOpsAgentError as exc:
             scope.emit(
@@ -361,7 +477,44 @@ class SessionService:
             scope.emit(
                 ErrorEvent(**scope.ids, message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
             )
-        self._finish(handle, scope, status, output, report)
+        if scope.durability is not None:
+            try:
+                await scope.durability.finishing(Outcome(status, output, report), scope.emit)
+            except Exception as exc:  # a notification must never change how the run ended
+                log.exception("finishing_failed", **scope.ids)
+                scope.emit(
+                    ErrorEvent(**scope.ids, message=f"after the run: {exc}", error_type=type(exc).__name__)
+                )
+        # Shielded: a cancel arriving while the run is being saved must not leave it unfinished.
+        finishing = asyncio.ensure_future(self._finish_async(handle, scope, status, output, report))
+        _FINISHING.add(finishing)
+        finishing.add_done_callback(_FINISHING.discard)
+        await asyncio.shield(finishing)
+
+    async def _finish_async(
+        self,
+        handle: RunHandle,
+        scope: RunScope,
+        status: RunStatus,
+        output: str | None,
+        report: dict[str, Any] | None,
+    ) -> None:
+        """:meth:`_finish` with the store's work in a thread (the event loop serves other runs)."""
+        try:
+            failure = await asyncio.to_thread(_flush, scope)
+        except RunFencedError:
+            _fenced(scope)
+            return
+        if failure is not None:
+            scope.emit(failure)
+        await asyncio.to_thread(self.store.update_session, scope.session.id, status=status)
+        # From here without an await: a reader that got run_finished may end the loop at once
+        # (the CLI does), and the event must be stored and the run's row final by then.
+        scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
+        if not _close(scope):
+            return  # taken over while it finished: its status is the new owner's to set
+        _save_usage(self.store, handle.run_id, scope)
+        self.store.update_run(handle.run_id, status=status)
 
     def _finish(
         self,
@@ -372,32 +525,79 @@ class SessionService:
         report: dict[str, Any] | None,
     ) -> None:
         """Commit what the run wrote, then tell everyone it finished; the run's row goes last, so a
-        reader in another process that sees it finished finds its ``run_finished`` event stored."""
+        reader in another process that sees it finished finds its ``run_finished`` event stored.
+        (The path of a cancelled run, which must not wait on anything; others use
+        :meth:`_finish_async`.)"""
         try:
-            scope.journal.flush()
-        except Exception as exc:
-            log.error("run_not_saved", **scope.ids, error=repr(exc))
-            hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
-            scope.emit(
-                ErrorEvent(
-                    **scope.ids,
-                    message=f"could not save the run: {exc}",
-                    hint=hint,
-                    error_type=type(exc).__name__,
-                )
-            )
+            failure = _flush(scope)
+        except RunFencedError:
+            _fenced(scope)
+            return
+        if failure is not None:
+            scope.emit(failure)
         self.store.update_session(scope.session.id, status=status)
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
-        try:
-            scope.journal.close()
-        except Exception as exc:
-            log.error("run_not_saved", **scope.ids, error=repr(exc))
-        if scope.usage:
-            try:
-                save_run_usage(self.store, handle.run_id, scope.usage)
-            except DevOpsAgentError as exc:  # the run's outcome stands; its usage is in its events
-                log.error("run_usage_not_saved", **scope.ids, error=exc.message)
+        if not _close(scope):
+            return
+        _save_usage(self.store, handle.run_id, scope)
         self.store.update_run(handle.run_id, status=status)
+
+
+_FINISHING: set[asyncio.Future[None]] = set()
+"""Runs being saved (asyncio keeps only weak references to tasks)."""
+
+
+def _flush(scope: RunScope) -> ErrorEvent | None:
+    """Commit what the run wrote; the error event to emit when that failed."""
+    try:
+        scope.journal.flush()
+    except RunFencedError:
+        raise  # the caller leaves the run to the worker that took it over
+    except Exception as exc:
+        log.error("run_not_saved", **scope.ids, error=repr(exc))
+        hint = "the run's events may be incomplete in the store; `devops-agent doctor` checks it"
+        return ErrorEvent(
+            **scope.ids, message=f"could not save the run: {exc}", hint=hint, error_type=type(exc).__name__
+        )
+    return None
+
+
+def _close(scope: RunScope) -> bool:
+    """Close the run's journal; False when another worker took the run over (it owns it now)."""
+    try:
+        scope.journal.close()
+    except RunFencedError:
+        log.warning("run_fenced", **scope.ids)
+        return False
+    except Exception as exc:
+        log.error("run_not_saved", **scope.ids, error=repr(exc))
+    return True
+
+
+def _fenced(scope: RunScope) -> None:
+    # Another worker took this run over while this one stalled: the run, its events and its
+    # status are that worker's now; this one leaves them alone.
+    log.warning("run_fenced", **scope.ids)
+    with contextlib.suppress(Exception):
+        scope.journal.close()
+
+
+def _save_usage(store: Store, run_id: str, scope: RunScope) -> None:
+    if scope.usage:
+        try:
+            save_run_usage(store, run_id, scope.usage)
+        except DevOpsAgentError as exc:  # the run's outcome stands; its usage is in its events
+            log.error("run_usage_not_saved", **scope.ids, error=exc.message)
+
+
+def _no_plan_waiting(session: SessionRecord) -> None:
+    """A session whose plan waits for a decision takes that decision first."""
+    if session.context_state.get(PENDING_PLAN_KEY):
+        short = session.id[:12]
+        raise UserError(
+            f"session {short} waits for a decision on its plan",
+            hint=f"`devops-agent plan {short}` shows it; --approve, --edit TEXT or --reject answers it",
+        )
 
 
 def with_gaps(

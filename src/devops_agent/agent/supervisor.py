@@ -17,27 +17,41 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
 
+from devops_agent.agent.durability import RunRequest
 from devops_agent.agent.recorder import EventRecorder
-from devops_agent.events import RunEvent, RunFinished, event_from_json
+from devops_agent.events import RunEvent, RunFinished, RunStatus, ToolCall, ToolResultEvent, event_from_json
 from devops_agent.store import Store
 
 log = structlog.get_logger(__name__)
 
 
 class Executor(Protocol):
-    """Runs a run's body somewhere; returns the task when it runs in this process."""
+    """Runs a run's body somewhere; returns the task when it runs in this process.
+
+    A *remote* executor (``remote = True``: durable workers) never runs a body here: the session
+    service hands it the :class:`~devops_agent.agent.durability.RunRequest` (``submit``) and a
+    worker carries the run out; readers follow it through the store."""
+
+    remote: bool
 
     def launch(self, run_id: str, body: Coroutine[Any, Any, None]) -> asyncio.Task[None]: ...
+
+    def submit(self, request: RunRequest) -> None: ...
 
 
 class InProcessExecutor:
     """Each run is an asyncio task of this process's event loop."""
+
+    remote = False
+
+    def submit(self, request: RunRequest) -> None:
+        raise NotImplementedError("an in-process executor launches run bodies; it takes no requests")
 
     def launch(self, run_id: str, body: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return asyncio.create_task(body, name=f"run-{run_id}")
@@ -49,8 +63,23 @@ class RunHandle:
 
     session_id: str
     run_id: str
-    recorder: EventRecorder
+    recorder: EventRecorder | None
+    """``None`` for a run that executes elsewhere (queued for a worker)."""
     task: asyncio.Task[None] | None = None
+    stop_status: RunStatus = "cancelled"
+    """The status a cancelled task finishes with: ``interrupted`` when a shutdown stopped it."""
+
+    def tools_in_flight(self) -> int:
+        """Tool calls the run started and has not had a result for (0: at a step boundary)."""
+        if self.recorder is None:  # executes elsewhere: its worker keeps its own boundaries
+            return 0
+        open_calls: set[str] = set()
+        for event in self.recorder.history:
+            if isinstance(event, ToolCall):
+                open_calls.add(event.tool_call_id)
+            elif isinstance(event, ToolResultEvent):
+                open_calls.discard(event.tool_call_id)
+        return len(open_calls)
 
 
 @dataclass
@@ -112,7 +141,7 @@ class RunSupervisor:
     async def events(self, run_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
         """Every event of ``run_id`` after ``after_seq``, exactly once and in order, until it ends."""
         handle = self._runs.get(run_id)
-        if handle is not None:
+        if handle is not None and handle.recorder is not None:
             async for event in handle.recorder.attach(after_seq):
                 yield event
             return
@@ -130,6 +159,44 @@ class RunSupervisor:
                 if run.finished and not await asyncio.to_thread(self.store.run_events, run_id, last):
                     return  # ended without a stored run_finished (a crash): nothing more will come
                 await asyncio.sleep(self.poll_s)
+
+    async def drain(self, grace_s: float) -> list[str]:
+        """Stop every run of this process at its next step boundary, as ``interrupted``.
+
+        A run between steps (waiting for the model, or about to call a tool) stops at once; one in
+        a tool call stops as soon as that call's result is recorded, or after ``grace_s`` at the
+        latest (the tool is then cancelled: a command's process group is killed). What the run did
+        is stored (events, messages up to its last step), and it can be resumed. Returns the ids of
+        the runs stopped."""
+        stopped: list[str] = []
+
+        def stop(handle: RunHandle) -> None:
+            if handle.task is not None and not handle.task.done() and handle.run_id not in stopped:
+                handle.stop_status = "interrupted"
+                handle.task.cancel()
+                stopped.append(handle.run_id)
+
+        def at_boundary(handle: RunHandle) -> Callable[[RunEvent], None]:
+            def listener(event: RunEvent) -> None:
+                if isinstance(event, ToolResultEvent) and handle.tools_in_flight() == 0:
+                    stop(handle)  # called inside the run: it stops at its next await
+
+            return listener
+
+        for handle in list(self._runs.values()):
+            if handle.recorder is None or handle.tools_in_flight() == 0:
+                stop(handle)
+            else:
+                handle.recorder.listener = at_boundary(handle)
+        pending = [h.task for h in self._runs.values() if h.task is not None and not h.task.done()]
+        if pending:
+            _done, late = await asyncio.wait(pending, timeout=grace_s)
+            for handle in list(self._runs.values()):
+                if handle.task in late:
+                    stop(handle)
+            if late:
+                await asyncio.wait(late, timeout=grace_s)
+        return stopped
 
     async def shutdown(self) -> None:
         """Stop the cancel watcher (runs still executing keep running)."""

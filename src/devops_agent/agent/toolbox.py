@@ -15,13 +15,14 @@ for the report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset
 
+from devops_agent.agent.durability import Durability
 from devops_agent.agent.journal import Journal
 from devops_agent.config import Settings
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
@@ -148,15 +149,25 @@ class Toolbox:
         approver: str | None = None,
         cap_chars: int | None = None,
         audit_reads: bool = True,
+        only: Collection[str] | None = None,
+        extra: Sequence[AbstractToolset[Any]] = (),
+        durability: Durability | None = None,
         mcp: bool | Sequence[str] = True,
+        specialist_profiles: Sequence[str] | None = None,
         digest: bool = False,
     ) -> ModeFilterToolset:
         """One run's pipeline. An approved call is audited in its approver's name: ``approvers`` by
         call id (answers to a paused run), or ``approver`` for every call (an approved call outside a
         run); the policy's own decisions in the name ``policy``. ``mcp``: offer the MCP servers in
         the run's scope, or only those named (runbooks, which call our tools by name, pass
-        ``False`` and start none). ``digest``: a model reads the results, so large ones are summarized
-        by type (``context.payloads``)."""
+        ``False`` and start none).
+
+        A specialist's pipeline is narrower, never wider: ``only`` keeps just these of our tools
+        (the mode filter and the gate still judge each one), ``specialist_profiles`` its MCP
+        profiles (:meth:`specialist_servers`: global servers and those of these profiles, never a
+        general run's other servers). ``extra`` toolsets of the agent layer (runbooks and analyzers
+        as tools) join ours behind the same wrappers. ``digest``: a model reads the results, so large
+        ones are summarized by type (``context.payloads``)."""
         keep = self.settings.tools.keep_full_output_chars
         write = self.audit_writer(run)
 
@@ -199,22 +210,54 @@ class Toolbox:
             cap_chars=cap_chars,
             audit_reads=audit_reads,
             digest=self.settings.context.payloads if digest else None,
+            checkpoint=durability.checkpoint if durability is not None else None,
+            limiter=durability.limiter if durability is not None else None,
         )
-        ours = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
+        ours: list[AbstractToolset[Any]] = [b.to_pydantic_ai() for b in self.catalog.toolsets.values()]
+        ours += extra
+        if only is not None:
+            # Not ``keep``: the journal's closure above reads that name when a call is recorded.
+            wanted = frozenset(only)
+            ours = [t.filtered(lambda _ctx, td: td.name in wanted) for t in ours]
+        profiles = run.profiles
         foreign = list(self.foreign)
+        if specialist_profiles is not None:
+            profiles = tuple(specialist_profiles)
+            mcp = self.specialist_servers(profiles) if mcp is True else mcp
+            # Foreign toolsets given to the service (not from the pool) go by their id as profile.
+            foreign = [t for t in foreign if t.id is not None and t.id in profiles]
         if mcp and self.mcp is not None:
             from devops_agent.tools.mcp.toolset import GapLog
 
             gaps = self._gaps.setdefault(run.run_id, GapLog())
             names = None if mcp is True else list(mcp)
             foreign += self.mcp.toolsets(
-                run.profiles,
+                profiles,
                 gaps=gaps,
                 fallbacks=self.mcp_fallbacks(),
                 names=names,
                 reserved=self.catalog.entries,
             )
         return build_pipeline(ours, self.settings, policy, foreign=foreign)
+
+    def specialist_servers(self, profiles: Sequence[str]) -> list[str]:
+        """The MCP servers a specialist with these profiles gets: the global ones and those of its
+        profiles. Unlike a general run (which also gets every non-exclusive server), a specialist
+        naming no profile gets only the global servers."""
+        if self.mcp is None:
+            return []
+        wanted = set(profiles)
+        return [
+            c.name
+            for c in self.mcp.in_scope(profiles)
+            if not c.settings.profiles or set(c.settings.profiles) & wanted
+        ]
+
+    def specialist_has_foreign(self, profiles: Sequence[str]) -> bool:
+        """Whether a specialist with these profiles gets any foreign tools at all."""
+        return bool(self.specialist_servers(profiles)) or any(
+            t.id is not None and t.id in profiles for t in self.foreign
+        )
 
     def _save_breaker(self, snap: BreakerSnapshot) -> None:
         self.store.save_breaker(

@@ -32,7 +32,7 @@ from typer import Abort
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from devops_agent import __version__
-from devops_agent.cli import approve, run
+from devops_agent.cli import approve, plan_cmd, run
 from devops_agent.cli.context import AppState, err, out, state
 from devops_agent.cli.signals import install_sigterm_handler, terminated
 from devops_agent.errors import ConfigError, DevOpsAgentError
@@ -72,6 +72,16 @@ LAZY_COMMANDS = {
         "memory_app",
         "Findings memory: remember what an investigation found; recall it in later ones.",
     ),
+    "worker": LazyCommand(
+        "devops_agent.cli.worker_cmd",
+        "worker",
+        'Take investigations from the durable queue (execution = "queue", PostgreSQL).',
+    ),
+    "queue": LazyCommand(
+        "devops_agent.cli.worker_cmd",
+        "queue_app",
+        "The run queue of durable workers: list, cancel, retry, alert.",
+    ),
     "sessions": LazyCommand(
         "devops_agent.cli.admin", "sessions_app", "List, show and delete saved sessions."
     ),
@@ -82,10 +92,31 @@ LAZY_COMMANDS = {
         "devops_agent.cli.admin", "runbooks_app", "Offline runbooks (used when no model is configured)."
     ),
     "config": LazyCommand("devops_agent.cli.admin", "config_app", "Effective configuration."),
+    "serve": LazyCommand(
+        "devops_agent.cli.serve_cmd",
+        "serve",
+        "Serve the API: REST under /v1 (docs at /docs), the WebSocket /v1/ws, SSE, /metrics.",
+    ),
+    "tui": LazyCommand(
+        "devops_agent.cli.tui_cmd",
+        "tui",
+        "Open the terminal UI: sessions, a streaming conversation with tool-call panels, approvals "
+        "(CONFIRM for destructive calls), plan and report views.",
+    ),
+    "users": LazyCommand(
+        "devops_agent.cli.users_cmd",
+        "users_app",
+        "Users of the service (devops-agent serve) and their API tokens.",
+    ),
     "eval": LazyCommand(
         "devops_agent.cli.eval_cmd",
         "eval_app",
         "Evaluate the agent on recorded incident cases (HolmesGPT's format and ours).",
+    ),
+    "specialists": LazyCommand(
+        "devops_agent.cli.specialists_cmd",
+        "specialists",
+        "The specialist agents a model run can delegate to, with the tools each gets here.",
     ),
     "mcp": LazyCommand(
         "devops_agent.cli.mcp_cmd",
@@ -106,7 +137,9 @@ def load_lazy(name: str) -> Any:
         command = typer.main.get_group(target)  # a group even with one command (config show)
     else:  # a command function: a one-command Typer makes the same click command app.command would
         single = typer.Typer(add_completion=False)
-        single.command(name=name, help=lazy.help)(target)
+        # Its --help: the line the root listing shows, then the rest of its docstring (options, …).
+        rest = (inspect.getdoc(target) or "").split("\n\n", 1)[1:]
+        single.command(name=name, help="\n\n".join([lazy.help, *rest]))(target)
         command = typer.main.get_command(single)
     command.name = name
     return _reflow_tree(command)
@@ -211,6 +244,9 @@ app.command(help="Ask one question; the answer streams when a model is configure
 app.command(help="Triage a Jira incident ticket and its Jenkins builds.")(run.triage)
 app.command(help="Interactive chat with /mode, /sessions, /new and /exit.")(run.chat)
 app.command(help="Answer the approvals a paused session waits for.")(approve.approve)
+app.command(help="Show or decide on the plan a paused session waits for (approve, edit, reject).")(
+    plan_cmd.plan
+)
 app.command(help="The audit log: what ran or was refused, in which mode, on whose decision.")(approve.audit)
 
 

@@ -118,6 +118,9 @@ class ProgressRenderer:
             ToolResultEvent,
         )
 
+        if self._reasoning(event):
+            return
+
         if isinstance(event, RunStarted):
             self.session_id = event.session_id
             what = (
@@ -138,6 +141,8 @@ class ProgressRenderer:
             ms = f" {event.duration_ms:.0f} ms" if event.duration_ms is not None else ""
             note = f" — {event.error}" if event.error else (" (truncated)" if event.truncated else "")
             call = printable(event.tool)
+            if event.agent:  # a specialist's call
+                call = f"[{printable(event.agent)}] {call}"
             if event.tool_call_id in self._calls:
                 call += f"({self._calls.pop(event.tool_call_id)})"
             # tool names, arguments and errors come from outside: literal ("[/path]"), on one line
@@ -163,6 +168,58 @@ class ProgressRenderer:
             self.errors.append(event)
             hint = f" ({event.hint})" if event.hint else ""
             err.print(f"[red]error:[/] {escape(printable(event.message + hint))}", highlight=False)
+
+    def _reasoning(self, event: RunEvent) -> bool:
+        """The planner's events (plans, steps, delegations, the critic), one line each; whether
+        ``event`` was one. Their text comes from a model: printed literally, on one line."""
+        from devops_agent.events import (
+            CouncilResult,
+            CriticReview,
+            Delegation,
+            PlanDeviation,
+            PlanProposed,
+            PlanResolved,
+            PlanStepEvent,
+            Replan,
+        )
+
+        line: str | None = None
+        if isinstance(event, PlanProposed) and event.plan is not None:
+            self.steps_total = len(event.steps)
+            state = "waiting for a decision" if event.awaiting_decision else "running it"
+            line = f"plan (revision {event.revision}, {state}): " + "; ".join(
+                f"{i}. {s}" for i, s in enumerate(event.steps, 1)
+            )
+        elif isinstance(event, PlanResolved):
+            why = f": {event.feedback}" if event.feedback else ""
+            line = f"plan {event.decision} by {event.approver}{why}"
+        elif isinstance(event, PlanStepEvent):
+            if event.status == "pending":
+                return True
+            line = f"step {event.index + 1} {event.status}: {event.title}" + (
+                f" ({event.note})" if event.note and event.status != "running" else ""
+            )
+        elif isinstance(event, PlanDeviation):
+            line = f"deviation from the plan: {event.detail}"
+        elif isinstance(event, Delegation):
+            took = f" in {event.duration_ms / 1000:.1f} s" if event.duration_ms is not None else ""
+            line = (
+                f"→ {event.specialist}: {event.task}"
+                if event.phase == "started"
+                else f"← {event.specialist} {event.status or 'done'}{took}"
+            )
+        elif isinstance(event, CriticReview):
+            found = f"{len(event.issues)} unsupported claim(s)" if event.issues else "no unsupported claim"
+            missing = f", {len(event.missing_evidence)} missing evidence" if event.missing_evidence else ""
+            line = f"critic ({event.stage}): {found}{missing} → {event.action}"
+        elif isinstance(event, Replan):
+            line = f"re-plan {event.number} of {event.budget}: {event.reason}"
+        elif isinstance(event, CouncilResult):
+            line = f"council of {', '.join(event.members)}: {len(event.disagreements)} disagreement(s)"
+        if line is None:
+            return False
+        self._say(f"[dim]{escape(printable(line))}[/]")
+        return True
 
 
 def print_final(final: RunFinished, renderer: ProgressRenderer) -> None:

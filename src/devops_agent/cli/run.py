@@ -17,6 +17,7 @@ from rich.markup import escape
 from devops_agent.agent.approvals import PENDING_KEY, POLICY_KEY, ApprovalDecision
 from devops_agent.cli.approve import OnApproval, answers_for, interactive
 from devops_agent.cli.context import AppState, err, is_stream, out, state, with_roots
+from devops_agent.cli.plan_cmd import CouncilOpt, PlanOpt, chat_plan, plan_hint, plan_inputs, prompt_plan
 from devops_agent.cli.render import ProgressRenderer, print_final
 from devops_agent.cli.signals import terminated
 from devops_agent.errors import ConfigError, PathAccessError, RuntimeFailure, UserError
@@ -28,6 +29,7 @@ SessionOpt = Annotated[
     str | None, typer.Option("--session", "-s", help="continue this session (id or prefix)")
 ]
 if TYPE_CHECKING:
+    from devops_agent.agent.reasoning.plan import PlanDecision
     from devops_agent.agent.session import SessionService
     from devops_agent.config import Settings
     from devops_agent.events import RunEvent, RunFinished
@@ -110,7 +112,10 @@ def _run_until_answered(
     stream_tokens: bool,
     on_approval: OnApproval,
 ) -> tuple[RunFinished, ProgressRenderer]:
-    """Run, and while the run pauses for approvals, get answers and resume it.
+    """Run, and while the run pauses for approvals or a plan, get answers and resume it.
+
+    A plan is decided only by a person at a terminal (``--approvals ask``); otherwise the run
+    stays paused and says how to answer it (``devops-agent plan``).
 
     With the privacy guard on, the model's tokens hold placeholders (only the final answer is
     restored, or carries the note that it could not be), so they are not streamed to stdout:
@@ -119,8 +124,21 @@ def _run_until_answered(
     stream_tokens = stream_tokens and not json_out and not service.privacy
     renderer = ProgressRenderer(stream_tokens=stream_tokens, quiet=json_out)
     final = _drive(first(), renderer)
+    from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY
+
     while final.status == "paused":
         record = app.store().get_session(final.session_id)
+        pending_plan = record.context_state.get(PENDING_PLAN_KEY)
+        if pending_plan:
+            if json_out or on_approval != "ask" or not interactive():
+                err.print(plan_hint(final.session_id))
+                break
+            import getpass
+
+            decision = prompt_plan(pending_plan, getpass.getuser())
+            renderer = ProgressRenderer(stream_tokens=stream_tokens, quiet=json_out)
+            final = _drive(service.stream(None, session_id=final.session_id, plan=decision), renderer)
+            continue
         if record.context_state.get(POLICY_KEY) != on_approval:
             # `devops-agent approve`, in another process, resumes the run with the same policy
             state = dict(record.context_state, **{POLICY_KEY: on_approval})
@@ -166,11 +184,12 @@ def execute(
     on_approval: OnApproval = "ask",
 ) -> RunFinished:
     """Run one prompt through the session service, rendering progress; return the final event."""
-    from devops_agent.agent.session import SessionService  # the runtime is heavy; --help need not load it
 
-    service = SessionService(with_roots(app.settings, extra_roots or []), app.store(), mcp=app.mcp_pool())
+    service = _service(with_roots(app.settings, extra_roots or []), app)
     if service.model is None and not json_out:
         err.print("[dim]No model configured: running the offline runbooks (set model.name to use an LLM).[/]")
+        if inputs.get("plan") or inputs.get("council"):
+            err.print("[yellow]--plan and --council need a model: the runbooks' own plan runs instead.[/]")
     final, renderer = _run_until_answered(
         app,
         service,
@@ -183,6 +202,17 @@ def execute(
     return final
 
 
+def _service(settings: Settings, app: AppState) -> Any:
+    """The session service: runs execute here, or are queued for workers (execution = "queue")."""
+    from devops_agent.agent.session import SessionService
+
+    if settings.workers.execution == "queue":
+        from devops_agent.workers.submit import queue_service
+
+        return queue_service(settings, app.store())
+    return SessionService(settings, app.store(), mcp=app.mcp_pool())
+
+
 def execute_resume(
     app: AppState,
     session_id: str,
@@ -193,15 +223,40 @@ def execute_resume(
 ) -> RunFinished:
     """Resume a paused session with ``answers`` (used by ``devops-agent approve``); ``settings``
     replace the app's (the session's own model)."""
-    from devops_agent.agent.session import SessionService
 
-    service = SessionService(settings or app.settings, app.store())
+    service = _service(settings or app.settings, app)
     # Calls the resumed run asks approval for are answered as the run that paused said (--approvals)
     policy = app.store().get_session(session_id).context_state.get(POLICY_KEY, "ask")
     final, renderer = _run_until_answered(
         app,
         service,
         lambda: service.stream(None, session_id=session_id, approvals=answers),
+        json_out=json_out,
+        stream_tokens=True,
+        on_approval=policy if policy in ("ask", "deny", "pause") else "ask",
+    )
+    _report(final, renderer, json_out)
+    return final
+
+
+def execute_plan_decision(
+    app: AppState,
+    session_id: str,
+    decision: PlanDecision,
+    *,
+    json_out: bool,
+    settings: Settings | None = None,
+) -> RunFinished:
+    """Continue a session whose plan waits with ``decision`` (``devops-agent plan``); calls that
+    need approval later are answered as the run that paused said (``--approvals``)."""
+    from devops_agent.agent.session import SessionService
+
+    service = SessionService(settings or app.settings, app.store(), mcp=app.mcp_pool())
+    policy = app.store().get_session(session_id).context_state.get(POLICY_KEY, "ask")
+    final, renderer = _run_until_answered(
+        app,
+        service,
+        lambda: service.stream(None, session_id=session_id, plan=decision),
         json_out=json_out,
         stream_tokens=True,
         on_approval=policy if policy in ("ask", "deny", "pause") else "ask",
@@ -416,6 +471,8 @@ def investigate(
     session: SessionOpt = None,
     mode: ModeOpt = None,
     approvals: ApprovalsOpt = "ask",
+    plan: PlanOpt = None,
+    council: CouncilOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Investigate a problem and print a report (offline runbooks, or the model loop when configured).
@@ -444,7 +501,7 @@ def investigate(
         from devops_agent.analysis.timeparse import parse_since
 
         parse_since(since)  # fail early with a clear message
-    inputs: dict[str, Any] = {**alert_inputs, "question": question}
+    inputs: dict[str, Any] = {**alert_inputs, "question": question, **plan_inputs(plan, council)}
     if query:
         inputs["query"] = query
     if logs:
@@ -492,9 +549,16 @@ def ask(
     session: SessionOpt = None,
     mode: ModeOpt = None,
     approvals: ApprovalsOpt = "ask",
+    plan: PlanOpt = None,
+    council: CouncilOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Ask one question and print the answer (streamed when a model is configured)."""
+    """Ask one question and print the answer (streamed when a model is configured).
+
+    With a model, the agent may first propose a plan for you to approve, change or reject
+    (--plan), delegates to specialists, and checks its answer against the evidence before
+    returning it; --council puts the question to several specialists at once.
+    """
     if not question.strip():
         raise typer.BadParameter("ask something: the question is empty", param_hint="QUESTION")
     final = execute(
@@ -502,7 +566,7 @@ def ask(
         question,
         session_id=session,
         mode=_check_mode(mode),
-        inputs={},
+        inputs=plan_inputs(plan, council),
         json_out=json_out,
         stream_tokens=True,
         on_approval=_check_approvals(approvals),
@@ -615,7 +679,10 @@ def _post_report(app: AppState, final: RunFinished, ticket: str) -> None:
     err.print(f"[green]posted the report to {key}[/]" + (f": {url}" if url else ""))
 
 
-CHAT_HELP = """Commands: /mode [ask|agent]  /sessions  /new  /help  /exit"""
+CHAT_HELP = (
+    "Commands: /mode [ask|agent]  /plan [auto|always|never|approve|edit TEXT|reject]  /sessions  /new  "
+    "/help  /exit"
+)
 
 
 def chat(
@@ -640,6 +707,7 @@ def chat(
         )
     err.print(f"[bold]DevOps Agent[/] chat · {current_mode} mode · {escape(CHAT_HELP)}")
     _preload_mcp(app)
+    chat_inputs: dict[str, Any] = {}  # /plan's choice, for every question after it
     while True:
         try:
             line = input(f"{current_mode}> ").strip()
@@ -660,6 +728,8 @@ def chat(
             elif cmd == "/sessions":
                 for rec in app.store().list_sessions(limit=10):
                     err.print(f"{rec.id[:12]}  {rec.mode:5}  {rec.title[:60]}", markup=False, highlight=False)
+            elif cmd == "/plan":
+                chat_inputs = chat_plan(app, session_id, arg, chat_inputs)
             elif cmd == "/mode":
                 if arg.strip() in MODES:
                     current_mode = arg.strip()  # type: ignore[assignment]
@@ -677,7 +747,7 @@ def chat(
                 line,
                 session_id=session_id,
                 mode=current_mode,
-                inputs={},
+                inputs=dict(chat_inputs),
                 json_out=False,
                 stream_tokens=True,
             )

@@ -40,6 +40,7 @@ from pydantic_settings import (
 )
 
 from devops_agent.config.context import ContextSettings, LimitSettings, ProfileOverride
+from devops_agent.config.workers import NotifySettings, ScheduleSettings, WorkerSettings
 from devops_agent.errors import ConfigError
 
 APP_NAME = "devops-agent"
@@ -421,6 +422,78 @@ class ModelSettings(Section):
         return self
 
 
+class AgentSettings(Section):
+    """How a model run reasons: planning with the user, re-plans the critic may ask for, specialists."""
+
+    reasoning: bool = Field(
+        True,
+        description="plan, delegate to specialists and verify the answer (a structured report); "
+        "off: the plain tool loop with a free-text answer",
+    )
+    plan: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="propose a plan before acting: auto (when more than a lookup, or a step would "
+        "change something), always, never; --plan overrides",
+    )
+    max_replans: int = Field(
+        2, ge=0, le=10, description="times the critic may send the model back for missing evidence"
+    )
+    model_critic: bool = Field(
+        True, description="after the deterministic checks, a model reviews each finding against its evidence"
+    )
+    specialist_dirs: list[Path] = Field(
+        default_factory=list, description="more folders of specialist YAML (they override shipped ones)"
+    )
+
+
+class ServerSettings(Section):
+    """``devops-agent serve``: the HTTP API (REST, WebSocket, SSE). Safe by default: loopback only,
+    every request authenticated (`devops-agent users add NAME --role ...` makes a token)."""
+
+    host: str = Field("127.0.0.1", description="address to listen on; 0.0.0.0 exposes the API to the network")
+    port: int = Field(8080, ge=0, le=65535, description="TCP port (0: any free port)")
+    auth: bool = Field(
+        True, description="require a bearer token on every request; false makes every caller an admin"
+    )
+    trusted_user_header: str | None = Field(
+        None,
+        description="take the user from this header set by a reverse proxy that authenticated them "
+        "(e.g. X-Forwarded-User); the name must be a known user. Only behind such a proxy",
+    )
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="largest request body (413 above it)")
+    max_ws_message_bytes: int = Field(1_000_000, ge=1024, description="largest WebSocket message")
+    max_runs_per_user: int = Field(
+        4, ge=1, description="runs one user may have going at once (429 with Retry-After above it)"
+    )
+    ws_send_buffer: int = Field(
+        1000,
+        ge=10,
+        description="events queued for one WebSocket client; a slower client gets a `lagged` message "
+        "with the seq to resume from instead of slowing the run",
+    )
+    alert_dedupe_window_s: float = Field(
+        3600.0, gt=0, description="an alert group re-sent within this window joins its investigation"
+    )
+    shutdown_grace_s: float = Field(
+        20.0, ge=0, description="on shutdown, how long a tool call in flight may finish before it is stopped"
+    )
+    access_log: bool = Field(True, description="one JSON line per request on stderr")
+    memory_trim_s: float = Field(
+        30.0,
+        ge=0,
+        description="every so many seconds, give freed heap memory back to the OS (glibc's malloc_trim; "
+        "without it RSS creeps up under load); 0: never",
+    )
+    mcp: bool = Field(
+        True, description="serve DevOps Agent's MCP server at /mcp/ to the service's users (same tokens)"
+    )
+    mcp_allow_mutating: bool = Field(
+        False,
+        description="offer tools that change things over /mcp/ (to operators and admins; each call "
+        "still approved by the MCP client's user)",
+    )
+
+
 class EvalSettings(Section):
     """``devops-agent eval``: the judge model that scores answers (its own endpoint and key)."""
 
@@ -439,6 +512,7 @@ class Settings(BaseSettings):
     )
 
     model: ModelSettings = Field(default_factory=ModelSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     mode: Literal["ask", "agent"] = "ask"
     project: str | None = Field(
         None, description="name the findings memory is kept under; default: the current directory's name"
@@ -462,7 +536,11 @@ class Settings(BaseSettings):
     confluence: ConfluenceSettings = Field(default_factory=ConfluenceSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     evals: EvalSettings = Field(default_factory=EvalSettings)
+    workers: WorkerSettings = Field(default_factory=WorkerSettings)
+    schedules: list[ScheduleSettings] = Field(default_factory=list)
+    notify: list[NotifySettings] = Field(default_factory=list)
     mcp: McpSettings = Field(default_factory=McpSettings)
 
     @field_validator("data_dir", mode="before")

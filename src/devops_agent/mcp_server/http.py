@@ -41,10 +41,17 @@ class Principal:
 
     name: str
     roles: frozenset[str] = field(default_factory=frozenset)
+    user_id: str | None = None
+    """The service user (``serve`` mounts us for many users): sessions are theirs and they see
+    only their own, unless admin. ``None`` (stdio, one shared token): one person, who sees all."""
 
     @property
     def can_change(self) -> bool:
         return bool(self.roles & CHANGE_ROLES)
+
+    def sees(self, owner_id: str | None) -> bool:
+        """Whether a session owned by ``owner_id`` is this caller's to list and read."""
+        return self.user_id is None or "admin" in self.roles or owner_id == self.user_id
 
 
 class TokenAuth(Protocol):

@@ -36,14 +36,15 @@ from devops_agent import __version__
 from devops_agent.agent.plugins import available_runbooks
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
-from devops_agent.errors import DevOpsAgentError
+from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
+from devops_agent.events import RunFinished
 from devops_agent.mcp_server.approval import ElicitingAsker, NeedsInput
 from devops_agent.mcp_server.http import Principal, principal_of
 from devops_agent.policies.modes import Mode
 from devops_agent.policies.pipeline import privacy_guard
 from devops_agent.runbooks.model import Runbook
 from devops_agent.secrets.scrubber import scrub
-from devops_agent.store import Store
+from devops_agent.store import SessionRecord, Store
 from devops_agent.tools.base import ToolResult, spec_from_metadata
 
 SCHEME = "devops-agent"
@@ -224,7 +225,7 @@ class AgentMcpServer:
         sid = self._sessions.get(who.name)
         if sid is None:
             record = self.store.create_session(
-                title=f"MCP client {who.name}", mode=self._mode(who), model=None
+                title=f"MCP client {who.name}", mode=self._mode(who), model=None, user_id=who.user_id
             )
             sid = self._sessions[who.name] = record.id
         return sid
@@ -281,8 +282,14 @@ class AgentMcpServer:
         masked = guard.mask_value(text, "tool_out")
         return masked if isinstance(masked, str) else json.dumps(masked)
 
-    async def _run(self, prompt: str, inputs: dict[str, Any]) -> t.CallToolResult:
-        _events, final = await self.sessions.run(prompt, mode="ask", inputs=inputs)
+    async def investigation(self, prompt: str, inputs: dict[str, Any], who: Principal) -> RunFinished:
+        """Run one read-only investigation for ``who`` to its end. The service overrides it, so its
+        MCP clients' runs count against their user's limit of concurrent runs and in /metrics."""
+        _events, final = await self.sessions.run(prompt, mode="ask", inputs=inputs, user_id=who.user_id)
+        return final
+
+    async def _run(self, prompt: str, inputs: dict[str, Any], who: Principal) -> t.CallToolResult:
+        final = await self.investigation(prompt, inputs, who)
         body = self._masked(final.session_id, final.output or "(no answer)")
         sid = final.session_id
         footer = f"\n\n---\nsession {sid} ({SCHEME}://reports/{sid}); status {final.status}"
@@ -299,13 +306,13 @@ class AgentMcpServer:
             inputs["runbooks"] = [str(r) for r in args["runbooks"]]
         if args.get("since"):
             inputs["since"] = str(args["since"])
-        return await self._run(question, inputs)
+        return await self._run(question, inputs, self._who(ctx))
 
     async def _triage(self, args: dict[str, Any], ctx: ServerRequestContext[Any, Any]) -> t.CallToolResult:
         ticket = str(args.get("ticket") or "").strip()
         if not ticket:
             return text_result("triage needs a ticket key or URL", error=True)
-        return await self._run(f"triage {ticket}", {"ticket": ticket})
+        return await self._run(f"triage {ticket}", {"ticket": ticket}, self._who(ctx))
 
     async def _through(self, tool: str, args: dict[str, Any], who: Principal) -> t.CallToolResult:
         result = await self.sessions.call_tool(
@@ -389,7 +396,12 @@ class AgentMcpServer:
         self, ctx: ServerRequestContext[Any, Any], params: t.PaginatedRequestParams | None
     ) -> t.ListResourcesResult:
         resources: list[t.Resource] = []
-        for s in self.store.list_sessions(limit=50):
+        who = self._who(ctx)
+        if who.user_id is None or "admin" in who.roles:
+            listed = self.store.list_sessions(limit=50)
+        else:  # a service user: their own sessions only
+            listed = self.store.find_sessions(user_id=who.user_id, limit=50)[0]
+        for s in listed:
             title = self._masked(s.id, s.title)
             resources.append(
                 t.Resource(
@@ -436,7 +448,11 @@ class AgentMcpServer:
         kind, _, sid = rest.partition("/")
         if prefix != SCHEME or kind not in ("sessions", "reports") or not sid:
             raise ValueError(f"unknown resource {uri!r}: use {SCHEME}://sessions/ID or {SCHEME}://reports/ID")
-        session = self.store.get_session(sid)
+        who = self._who(ctx)
+        if who.user_id is None:
+            session = self.store.get_session(sid)
+        else:
+            session = self._own_session(who, sid)
         if kind == "reports":
             text, mime = self._report_text(session.id), "text/markdown"
         else:
@@ -444,6 +460,17 @@ class AgentMcpServer:
         return t.ReadResourceResult(
             contents=[t.TextResourceContents(uri=uri, mime_type=mime, text=self._masked(session.id, text))]
         )
+
+    def _own_session(self, who: Principal, sid: str) -> SessionRecord:
+        """A service user's session by its whole id. Another user's reads as one that does not
+        exist (ids must not leak); no prefixes, as one matching several would tell of others'."""
+        try:
+            session = self.store.get_session(sid)
+        except UserError:
+            session = None
+        if session is None or session.id != sid or not who.sees(session.user_id):
+            raise NotFoundError(f"no session {sid!r}", hint="list the resources to see your sessions")
+        return session
 
     def _report_text(self, session_id: str) -> str:
         finished = [e for e in self.store.list_events(session_id) if e.type == "run_finished"]

@@ -5,6 +5,8 @@ person approved outside a run — goes through the stack :func:`build_pipeline` 
 first:
 
 1. **mode filter** — only the tools the session's mode allows are offered (``FilteredToolset``);
+   then, in a durable run only, **checkpoint** — a call that completed before a worker took the
+   run over is answered from its checkpoint, so nothing below happens twice;
 2. **record** — the finished call goes to the run's recorder (the session's journal);
 3. **telemetry** — one span and one log line; ``duration_ms`` and ``source`` stamped;
 4. **cap** — big results cut for the reader, the full output kept for the user;
@@ -15,7 +17,9 @@ first:
 6. **gate** — the safety verdict: allow, reject, halt, or a person's approval (deferred, denied
    or given in advance, as the run's :data:`ApprovalPolicy` says); audited;
 7. **breaker** — a tool that keeps failing is given a rest;
-8. **normalize** — timeout; whatever the tool did becomes a ``ToolResult``.
+8. **limit** — in a durable run, a call waits for a slot of its integration (limits that hold
+   across workers);
+9. **normalize** — timeout; whatever the tool did becomes a ``ToolResult``.
 
 The paths differ only in data (:class:`RunPolicy`): the model path defers approvals, runbooks deny
 them, an approved call carries them. :class:`ToolCaller` calls the pipeline by tool name for the
@@ -43,8 +47,10 @@ from devops_agent.policies.breaker import BreakerBoard
 from devops_agent.policies.modes import Mode, allowed
 from devops_agent.policies.toolsets.breaker import BreakerToolset
 from devops_agent.policies.toolsets.cap import CapToolset
+from devops_agent.policies.toolsets.checkpoint import CheckpointToolset, ToolCheckpoint
 from devops_agent.policies.toolsets.digest import DigestToolset
 from devops_agent.policies.toolsets.gate import ApprovalPolicy, AuditHook, GateToolset
+from devops_agent.policies.toolsets.limit import CallLimiter, LimitToolset
 from devops_agent.policies.toolsets.normalize import NormalizeToolset
 from devops_agent.policies.toolsets.privacy import PrivacyToolset
 from devops_agent.policies.toolsets.record import Recorder, RecordToolset
@@ -94,6 +100,10 @@ class RunPolicy:
     cap_chars: int | None = None
     """Output cap; ``None``: ``tools.output_cap_chars`` (sized for a model's context)."""
     audit_reads: bool = True
+    checkpoint: ToolCheckpoint | None = None
+    """A durable run's checkpoints of completed calls (``None``: an ordinary run)."""
+    limiter: CallLimiter | None = None
+    """Slots per integration shared by every worker (``None``: no limit)."""
     digest: PayloadSettings | None = None
     """Summarize large results by type for a model (``context.payloads``); ``None``: never."""
 
@@ -126,6 +136,8 @@ def build_pipeline(
     tools = settings.tools
     inner: AbstractToolset[Any] = CombinedToolset([*toolsets, *foreign])
     stack: AbstractToolset[Any] = NormalizeToolset(inner, timeout_s=tools.timeout_s)
+    if policy.limiter is not None:
+        stack = LimitToolset(stack, limiter=policy.limiter)
     stack = BreakerToolset(stack, board=policy.breakers)
     stack = GateToolset(
         stack,
@@ -145,6 +157,8 @@ def build_pipeline(
     )
     stack = TelemetryToolset(stack, session_id=policy.session_id, run_id=policy.run_id)
     stack = RecordToolset(stack, recorder=policy.recorder)
+    if policy.checkpoint is not None:
+        stack = CheckpointToolset(stack, checkpoint=policy.checkpoint)
     return ModeFilterToolset(stack, filter_func=offered(policy.mode))
 
 

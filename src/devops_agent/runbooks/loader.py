@@ -9,6 +9,7 @@ This module reads YAML files and nothing else: it must not run tools or analyzer
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
@@ -143,9 +144,16 @@ def load_runbook_file(path: Path) -> Runbook:
 
 
 def _package_runbooks() -> list[Runbook]:
+    return list(_parsed_package_runbooks())
+
+
+@functools.cache
+def _parsed_package_runbooks() -> tuple[Runbook, ...]:
+    # Shipped files do not change while the process runs: parsed once (the planner offers the
+    # runbooks as tools on every model run; parsing them took most of its own time per run).
     data = resources.files("devops_agent.runbooks") / "data"
     files = sorted((f for f in data.iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name)
-    return [parse_runbook(f.read_text(encoding="utf-8"), f"package:{f.name}") for f in files]
+    return tuple(parse_runbook(f.read_text(encoding="utf-8"), f"package:{f.name}") for f in files)
 
 
 def _dir_runbooks(directory: Path) -> list[Runbook]:

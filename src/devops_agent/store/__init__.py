@@ -12,6 +12,7 @@ from devops_agent.store.records import (
     AUDIT_OUTCOMES,
     BREAKER_STATES,
     MODES,
+    ROLES,
     RUN_FINAL,
     RUN_STATUSES,
     SESSION_STATUSES,
@@ -25,7 +26,9 @@ from devops_agent.store.records import (
     RunRecord,
     SessionRecord,
     ToolCallRecord,
+    UserRecord,
     VaultEntry,
+    WorkerRecord,
 )
 from devops_agent.store.store import Store
 
@@ -34,6 +37,7 @@ __all__ = [
     "AuditRecord",
     "BREAKER_STATES",
     "MODES",
+    "ROLES",
     "RUN_FINAL",
     "RUN_STATUSES",
     "SESSION_STATUSES",
@@ -46,6 +50,8 @@ __all__ = [
     "SessionRecord",
     "Store",
     "ToolCallRecord",
+    "UserRecord",
     "VAULT_NAMESPACES",
     "VaultEntry",
+    "WorkerRecord",
 ]

@@ -204,6 +204,20 @@ def upgrade_to_head(engine: Engine, url: URL) -> None:
         raise map_error(exc, url, "open") from exc
 
 
+def schema_revisions(engine: Engine) -> tuple[str | None, str]:
+    """The database's migration revision (None: not migrated) and the newest this package ships."""
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+    return current, str(head)
+
+
 def _raw_execute(conn: Connection, sql: str) -> None:
     # Straight to the driver: through SQLAlchemy the statement would autobegin a transaction.
     driver = conn.connection.driver_connection

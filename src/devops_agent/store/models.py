@@ -84,6 +84,7 @@ class SessionRow(Base):
     context_state: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime] = mapped_column(index=True)
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
 class RunRow(Base):
@@ -104,6 +105,9 @@ class RunRow(Base):
     updated_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
     usage: Mapped[dict[str, Any] | None]
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    # What was asked (prompt, mode, inputs): an interrupted run is resumed from it, by any process.
+    request: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class MessageRow(Base):
@@ -185,6 +189,7 @@ class AuditRow(Base):
     exit_status: Mapped[int | None]
     detail: Mapped[str | None] = mapped_column(Text)
     sandbox: Mapped[str | None] = mapped_column(String(16))
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
 class VaultRow(Base):
@@ -221,6 +226,19 @@ class FindingRow(Base):
     # No foreign key: a finding outlives the session that produced it.
     session_id: Mapped[str | None] = mapped_column(String(64), index=True)
     created_at: Mapped[datetime]
+    user_id: Mapped[str | None] = mapped_column(String(64), index=True)
+
+
+class UserRow(Base):
+    """A user of the service: a name, a role and the SHA-256 of their API token (never the token)."""
+
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
 
 
 class EvalRunRow(Base):
@@ -240,3 +258,40 @@ class EvalRunRow(Base):
     passes: Mapped[int] = mapped_column(Integer)
     pass_rate: Mapped[float]
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class RunCheckpointRow(Base):
+    """What one completed step of a durable run returned, keyed by the step's identity."""
+
+    __tablename__ = "run_checkpoints"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    worker: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+
+
+class WorkerRow(Base):
+    """A worker process: its heartbeat and the runs it executes."""
+
+    __tablename__ = "workers"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    host: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    running: Mapped[list[str]] = mapped_column(JSON)
+    started_at: Mapped[datetime]
+    last_beat: Mapped[datetime]
+    recovered_by: Mapped[str | None] = mapped_column(String(200))
+
+
+class RunKeyRow(Base):
+    """The run a de-duplication key (an alert group, a schedule's firing) last started."""
+
+    __tablename__ = "run_keys"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]

@@ -12,10 +12,16 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 MODES: Final = ("ask", "agent")
-SESSION_STATUSES: Final = ("idle", "running", "paused", "failed", "completed", "cancelled")
-RUN_STATUSES: Final = ("running", "paused", "failed", "completed", "cancelled")
-RUN_FINAL: Final = ("paused", "failed", "completed", "cancelled")
-"""A run in one of these states emits no more events (a paused run continues as a new run)."""
+SESSION_STATUSES: Final = ("idle", "running", "paused", "failed", "completed", "cancelled", "interrupted")
+RUN_STATUSES: Final = ("queued", "running", "paused", "failed", "completed", "cancelled", "interrupted")
+"""``queued``: waiting for a worker (``execution = "queue"``); it has no events yet."""
+RUN_FINAL: Final = ("paused", "failed", "completed", "cancelled", "interrupted")
+"""A run in one of these states emits no more events (a paused run continues as a new run; an
+interrupted one — stopped at a step boundary by a service shutting down — can be resumed)."""
+ROLES: Final = ("viewer", "operator", "admin", "alerts")
+"""Roles of service users: ``viewer`` asks (read-only), ``operator`` may use agent mode and approve
+mutating calls, ``admin`` also destructive ones and sees every user's sessions, ``alerts`` may
+only post alerts."""
 BREAKER_STATES: Final = ("closed", "open", "half_open")
 
 
@@ -43,6 +49,8 @@ class SessionRecord:
     context_state: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    user_id: str | None = None
+    """The service user the session belongs to (``None``: made by the CLI)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +72,9 @@ class RunRecord:
     finished_at: datetime | None
     usage: dict[str, Any] | None = None
     """The run's model usage (``run_finished.usage``): tokens, tool calls, cost; None without a model."""
+    user_id: str | None = None
+    request: dict[str, Any] | None = None
+    """What was asked (``prompt``, ``mode``, ``inputs``): what resuming an interrupted run repeats."""
 
     @property
     def finished(self) -> bool:
@@ -170,6 +181,8 @@ class AuditRecord:
     detail: str | None = None
     created_at: datetime = field(default_factory=utcnow)
     sandbox: str | None = None
+    user_id: str | None = None
+    """The service user whose session this is (filled from the session when stored)."""
 
 
 VAULT_NAMESPACES = ("user_in", "tool_args", "tool_out", "final_out")
@@ -207,9 +220,21 @@ class FindingRecord:
     session_id: str | None = None
     created_at: datetime = field(default_factory=utcnow)
     id: int | None = None
+    user_id: str | None = None
+    """The service user whose session produced it (filled from the session when stored)."""
 
     def __post_init__(self) -> None:
         _require_aware("created_at", self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    """A user of the service. The API token itself is never stored, only its SHA-256."""
+
+    id: str
+    name: str
+    role: str
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -230,3 +255,17 @@ class EvalRunRecord:
 
     def __post_init__(self) -> None:
         _require_aware("created_at", self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRecord:
+    """A worker process as its heartbeat left it; ``running`` are the runs it executes."""
+
+    id: str
+    host: str
+    pid: int
+    state: str
+    running: list[str]
+    started_at: datetime
+    last_beat: datetime
+    recovered_by: str | None = None

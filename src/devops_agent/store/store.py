@@ -10,7 +10,6 @@ and event JSON are opaque text here) nor import from layers above foundation.
 from __future__ import annotations
 
 import dataclasses
-import shlex
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -24,9 +23,17 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session as OrmSession
 
-from devops_agent.errors import DevOpsAgentError, NotFoundError, UserError
+from devops_agent.errors import DevOpsAgentError, NotFoundError, RunFencedError, UserError
 from devops_agent.store import engine as _engine
+from devops_agent.store.accounts import AccountsMixin
+from devops_agent.store.convert import event_record as _event_record
+from devops_agent.store.convert import run_record as _run_record
+from devops_agent.store.convert import session_record as _session_record
+from devops_agent.store.durable import DurableStore
 from devops_agent.store.eval_runs import EvalRunStore
+from devops_agent.store.findings import check_finding as _check_finding
+from devops_agent.store.findings import finding_not_found as _finding_not_found
+from devops_agent.store.findings import finding_record as _finding_record
 from devops_agent.store.models import (
     AuditRow,
     BreakerRow,
@@ -40,7 +47,6 @@ from devops_agent.store.models import (
 )
 from devops_agent.store.records import (
     AUDIT_OUTCOMES,
-    MAX_PROJECT_CHARS,
     MODES,
     RUN_FINAL,
     RUN_STATUSES,
@@ -66,7 +72,7 @@ MIN_PREFIX = 6
 SESSIONS_HINT = "`devops-agent sessions list` shows the known sessions"
 
 
-class Store(EvalRunStore):
+class Store(AccountsMixin, EvalRunStore, DurableStore):
     """The persistent store. Opening it migrates the database to the latest schema.
 
     ``url`` is a SQLAlchemy URL: ``sqlite:///path`` (the default kind; ``sqlite://`` is an
@@ -85,9 +91,14 @@ class Store(EvalRunStore):
         self._closed = False
         # In-memory SQLite is one shared connection: overlapping transactions from threads would
         # collide on it, so calls take turns. Real databases need no lock here.
-        self._serial: AbstractContextManager[Any] = (
-            threading.Lock() if _engine.is_single_connection(self._engine) else nullcontext()
-        )
+        single = _engine.is_single_connection(self._engine)
+        self._serial: AbstractContextManager[Any] = threading.Lock() if single else nullcontext()
+        # A SQLite file lets one writer in at a time; the others wait at most the busy timeout,
+        # then fail ("database is locked"). This process's writers queue here instead: a busy
+        # service (a hundred runs, each writing from a worker thread) saw writes fail after 5 s.
+        # Other processes still share the file through SQLite's lock and busy timeout.
+        sqlite_file = self._url.get_backend_name() == "sqlite" and not single
+        self._write_serial: AbstractContextManager[Any] = threading.RLock() if sqlite_file else nullcontext()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -103,6 +114,13 @@ class Store(EvalRunStore):
     def backend(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self._url.get_backend_name()
+
+    def schema_status(self) -> tuple[str | None, str]:
+        """``(current, newest)`` migration revisions: the database's, and this package's newest."""
+        try:
+            return _engine.schema_revisions(self._engine)
+        except SQLAlchemyError as exc:
+            raise _engine.map_error(exc, self._url, "read from") from exc
 
     def close(self) -> None:
         """Close every pooled connection. The store cannot be used afterwards."""
@@ -122,7 +140,12 @@ class Store(EvalRunStore):
         if self._closed:
             raise RuntimeError("this Store is closed")
         try:
-            with self._serial, OrmSession(self._writer if write else self._engine) as orm, orm.begin():
+            with (
+                self._serial,
+                self._write_serial if write else nullcontext(),
+                OrmSession(self._writer if write else self._engine) as orm,
+                orm.begin(),
+            ):
                 yield orm
         except DevOpsAgentError:
             raise
@@ -132,9 +155,15 @@ class Store(EvalRunStore):
     # -- sessions ---------------------------------------------------------------------------
 
     def create_session(
-        self, *, title: str, mode: str, model: str | None, session_id: str | None = None
+        self,
+        *,
+        title: str,
+        mode: str,
+        model: str | None,
+        session_id: str | None = None,
+        user_id: str | None = None,
     ) -> SessionRecord:
-        """Create a session (status ``idle``); ``session_id`` defaults to a random uuid hex."""
+        """Create a session (status ``idle``) of ``user_id``; ``session_id`` defaults to a random uuid hex."""
         _check_choice("mode", mode, MODES)
         now = utcnow()
         row = SessionRow(
@@ -146,6 +175,7 @@ class Store(EvalRunStore):
             context_state={},
             created_at=now,
             updated_at=now,
+            user_id=user_id,
         )
         with self._tx("write to", write=True) as orm:
             orm.add(row)
@@ -210,13 +240,18 @@ class Store(EvalRunStore):
         path: str | None = None,
         parent_run_id: str | None = None,
         owner: str | None = None,
+        user_id: str | None = None,
+        request: dict[str, Any] | None = None,
+        status: str = "running",
     ) -> RunRecord:
-        """Record that run ``run_id`` of a session started (status ``running``)."""
+        """Record that run ``run_id`` of a session started (``running``), or waits for a worker
+        (``queued``); ``request`` is what was asked, kept so that an interrupted run can be resumed."""
+        _check_choice("status", status, RUN_STATUSES)
         now = utcnow()
         row = RunRow(
             id=run_id,
             session_id=session_id,
-            status="running",
+            status=status,
             path=path,
             parent_run_id=parent_run_id,
             cancel_requested=False,
@@ -224,6 +259,8 @@ class Store(EvalRunStore):
             created_at=now,
             updated_at=now,
             finished_at=None,
+            user_id=user_id,
+            request=request,
         )
         with self._tx("write to", write=True) as orm:
             orm.add(row)
@@ -299,18 +336,31 @@ class Store(EvalRunStore):
         tool_calls: Sequence[ToolCallRecord] = (),
         messages: Sequence[MessageWrite] = (),
         audits: Sequence[AuditRecord] = (),
+        owner: tuple[str, str] | None = None,
     ) -> None:
         """Write many events, tool calls and message appends in one transaction.
 
         This is what a busy run uses: one commit for everything that accumulated instead of
         one per row. Messages are appended first, then events, then tool calls, each group
         in the order given. An unknown session raises :class:`NotFoundError` and writes nothing.
+        With ``owner`` (``(run_id, worker)``: a durable worker's run) nothing is written unless
+        that run is still that worker's — the run row is locked while the batch is written, so a
+        worker declared dead cannot write beside the one that took its run over
+        (:class:`RunFencedError`).
         """
         if not (events or tool_calls or messages or audits):
             return
         for a in audits:
             _check_choice("outcome", a.outcome, AUDIT_OUTCOMES)
         with self._tx("write to", write=True) as orm:
+            if owner is not None:
+                run_id, worker = owner
+                holder = orm.scalar(select(RunRow.owner).where(RunRow.id == run_id).with_for_update())
+                if holder != worker:
+                    raise RunFencedError(
+                        f"run {run_id[:12]} is executed by {holder}, not by this worker ({worker})",
+                        hint="this worker was declared dead while it stalled; it stops",
+                    )
             for m in messages:
                 _append_messages(orm, m.session_id, m.run_id, list(m.payloads))
             try:
@@ -319,15 +369,18 @@ class Store(EvalRunStore):
                 if tool_calls:
                     orm.execute(insert(ToolCallRow), [_tool_call_row(r) for r in tool_calls])
                 if audits:
-                    orm.execute(insert(AuditRow), [_audit_row(a) for a in audits])
+                    orm.execute(insert(AuditRow), _with_owners(orm, [_audit_row(a) for a in audits]))
             except IntegrityError:
                 # Only the foreign key to sessions can fail on these inserts.
                 ids = {e.session_id for e in events} | {r.session_id for r in tool_calls if r.session_id}
                 raise _not_found(", ".join(sorted(ids))) from None
 
-    def load_messages(self, session_id: str) -> list[str]:
-        """All message payloads of a session in ``seq`` order (empty for an unknown session)."""
+    def load_messages(self, session_id: str, *, before_run: str | None = None) -> list[str]:
+        """All message payloads of a session in ``seq`` order (empty for an unknown session);
+        with ``before_run``, without that run's own (its history as it started)."""
         query = select(MessageRow.payload).where(MessageRow.session_id == session_id).order_by(MessageRow.seq)
+        if before_run is not None:
+            query = query.where(MessageRow.run_id != before_run)
         with self._tx("read from") as orm:
             return list(orm.scalars(query))
 
@@ -430,7 +483,7 @@ class Store(EvalRunStore):
         """Append one audit entry (never updated or deleted by the agent)."""
         _check_choice("outcome", rec.outcome, AUDIT_OUTCOMES)
         with self._tx("write to", write=True) as orm:
-            orm.execute(insert(AuditRow), [_audit_row(rec)])
+            orm.execute(insert(AuditRow), _with_owners(orm, [_audit_row(rec)]))
 
     def list_audit(
         self,
@@ -440,9 +493,12 @@ class Store(EvalRunStore):
         tool: str | None = None,
         since: datetime | None = None,
         limit: int = 200,
+        user_id: str | None = None,
     ) -> list[AuditRecord]:
         """Audit entries, newest first, filtered by any of the given fields."""
         query = select(AuditRow).order_by(AuditRow.id.desc()).limit(limit)
+        if user_id is not None:
+            query = query.where(AuditRow.user_id == user_id)
         if session_id is not None:
             query = query.where(AuditRow.session_id.startswith(session_id))
         if outcome is not None:
@@ -553,8 +609,11 @@ class Store(EvalRunStore):
             source=finding.source,
             session_id=finding.session_id,
             created_at=finding.created_at,
+            user_id=finding.user_id,
         )
         with self._tx("write to", write=True) as orm:
+            if row.user_id is None and row.session_id is not None:  # a finding of a run names its user
+                row.user_id = orm.scalar(select(SessionRow.user_id).where(SessionRow.id == row.session_id))
             orm.add(row)
             orm.flush()
             return _finding_record(row)
@@ -636,39 +695,6 @@ def _flush_or_not_found(orm: OrmSession, session_id: str | None) -> None:
         raise _not_found(session_id) from None
 
 
-def _session_record(row: SessionRow) -> SessionRecord:
-    return SessionRecord(
-        id=row.id,
-        title=row.title,
-        mode=row.mode,
-        model=row.model,
-        status=row.status,
-        context_state=dict(row.context_state),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
-def _run_record(row: RunRow) -> RunRecord:
-    return RunRecord(
-        id=row.id,
-        session_id=row.session_id,
-        status=row.status,
-        path=row.path,
-        parent_run_id=row.parent_run_id,
-        cancel_requested=bool(row.cancel_requested),
-        owner=row.owner,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        finished_at=row.finished_at,
-        usage=row.usage,
-    )
-
-
-def _event_record(r: EventRow) -> EventRecord:
-    return EventRecord(type=r.type, run_id=r.run_id, seq=r.seq, payload=r.payload, created_at=r.created_at)
-
-
 def _tool_call_record(row: ToolCallRow) -> ToolCallRecord:
     return ToolCallRecord(
         session_id=row.session_id,
@@ -742,6 +768,7 @@ _AUDIT_FIELDS = (
     "detail",
     "created_at",
     "sandbox",
+    "user_id",
 )
 
 
@@ -749,46 +776,14 @@ def _audit_row(rec: AuditRecord) -> dict[str, Any]:
     return {k: getattr(rec, k) for k in _AUDIT_FIELDS}
 
 
-FINDINGS_HINT = "`devops-agent memory list` shows the stored findings"
-
-
-def _check_finding(finding: FindingRecord) -> None:
-    if not finding.project.strip() or len(finding.project) > MAX_PROJECT_CHARS:
-        raise UserError(
-            f"invalid project name {finding.project[:60]!r}",
-            hint=f"use a non-empty name of at most {MAX_PROJECT_CHARS} characters",
-        )
-    for name in ("title", "summary"):
-        if not getattr(finding, name).strip():
-            raise UserError(f"a finding needs a {name}", hint="say what was found and why it matters")
-
-
-def _finding_not_found(finding_id: int, project: str | None, owner: str | None) -> NotFoundError:
-    if project is None:
-        return NotFoundError(f"no finding {finding_id}", hint=FINDINGS_HINT, finding_id=finding_id)
-    where = f"project {project!r}"
-    if owner is not None:  # it exists, in another project: say which, so the user can decide
-        return NotFoundError(
-            f"finding {finding_id} belongs to project {owner!r}, not {where}",
-            hint=f"give --project {shlex.quote(owner)} if that is the one you mean",
-            finding_id=finding_id,
-        )
-    return NotFoundError(
-        f"no finding {finding_id} in {where}",
-        hint=f"`devops-agent memory list --project {shlex.quote(project)}` shows its findings",
-        finding_id=finding_id,
-    )
-
-
-def _finding_record(row: FindingRow) -> FindingRecord:
-    return FindingRecord(
-        id=row.id,
-        project=row.project,
-        title=row.title,
-        summary=row.summary,
-        evidence=tuple(row.evidence or ()),
-        tags=tuple(row.tags or ()),
-        source=row.source,
-        session_id=row.session_id,
-        created_at=row.created_at,
-    )
+def _with_owners(orm: OrmSession, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Audit rows with the user of their session filled in where the writer did not name one."""
+    wanted = {r["session_id"] for r in rows if r["user_id"] is None and r["session_id"]}
+    if wanted:
+        query = select(SessionRow.id, SessionRow.user_id).where(SessionRow.id.in_(wanted))
+        # Not dict(result): a Result has keys(), so dict() would take it for a mapping.
+        owners = {sid: uid for sid, uid in orm.execute(query)}  # noqa: C416
+        for r in rows:
+            if r["user_id"] is None and r["session_id"]:
+                r["user_id"] = owners.get(r["session_id"])
+    return rows

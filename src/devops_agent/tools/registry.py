@@ -7,7 +7,9 @@ A package exposes ``devops_agent.toolsets`` entry points whose target is
   :class:`Settings`;
 - :meth:`ToolRegistry.add_check` — a health check ``devops-agent doctor`` runs;
 - :meth:`ToolRegistry.add_analyzer` — a runbook analyzer, by the name runbooks ``use``;
-- :meth:`ToolRegistry.add_runbook_dir` — a folder of runbook YAML.
+- :meth:`ToolRegistry.add_runbook_dir` — a folder of runbook YAML;
+- :meth:`ToolRegistry.add_specialist_dir` / :meth:`ToolRegistry.add_specialist` — specialist
+  agents for model runs (a folder of YAML, or one definition as data).
 
 Built-in toolsets use exactly the same hook (see ``pyproject.toml``), so a plugin is a
 first-class citizen. A toolset whose optional dependency is missing is reported as unavailable
@@ -17,7 +19,7 @@ it must not import the runbook engine or the agent (they read the registry).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from importlib.metadata import entry_points
@@ -79,6 +81,10 @@ class ToolRegistry:
     analyzers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     """Runbook analyzers by name; the runbook engine's contract (``runbooks.analyzers.base``)."""
     runbook_dirs: list[Path] = field(default_factory=list)
+    specialist_dirs: list[Path] = field(default_factory=list)
+    specialists: list[dict[str, Any]] = field(default_factory=list)
+    """Specialist definitions as data (name, description, instructions, toolsets, tools,
+    mcp_profiles); the agent validates them (``agent.reasoning.specialists``)."""
 
     def add_toolset(
         self, name: str, factory: ToolsetFactory, description: str = "", extra: str | None = None
@@ -112,6 +118,14 @@ class ToolRegistry:
     def add_runbook_dir(self, path: Path | str) -> None:
         """Register a folder of runbook YAML; the user's ``runbooks.extra_dirs`` override it."""
         self.runbook_dirs.append(Path(path))
+
+    def add_specialist_dir(self, path: Path | str) -> None:
+        """Register a folder of specialist YAML; the user's ``agent.specialist_dirs`` override it."""
+        self.specialist_dirs.append(Path(path))
+
+    def add_specialist(self, definition: Mapping[str, Any]) -> None:
+        """Register one specialist defined as data (the fields of a specialist YAML)."""
+        self.specialists.append(dict(definition))
 
     def load_entry_points(self) -> ToolRegistry:
         """Call every ``devops_agent.toolsets`` entry point's register function."""

@@ -13,7 +13,9 @@ from typing import Any, Literal, Protocol
 
 from devops_agent.agent.approvals import ApprovalDecision
 from devops_agent.agent.broker import ApprovalBroker
+from devops_agent.agent.durability import Durability
 from devops_agent.agent.journal import Journal
+from devops_agent.agent.reasoning.plan import PlanDecision
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
@@ -42,6 +44,11 @@ class RunScope:
     """The privacy guard is on for this service (what a model reads is masked)."""
     usage: dict[str, Any] | None = None
     """Token counts and cost of the run's model requests, set by a runner that makes them."""
+    durability: Durability | None = None
+    """Set when a durable worker executes the run: checkpoints, shared limits, checkpointed model
+    requests. Runners pass it to their pipeline and agent; they never branch on it otherwise."""
+    plan_decision: PlanDecision | None = None
+    """A person's decision on the plan the session waits for (the planner continues with it)."""
     profiles: tuple[str, ...] = ()
     """The profiles the run names (a specialist's): which MCP servers it gets besides global ones."""
 

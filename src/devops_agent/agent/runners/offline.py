@@ -27,6 +27,7 @@ def offline_caller(scope: RunScope) -> ToolCaller:
         privacy=guard,
         cap_chars=scope.settings.tools.analyzer_cap_chars,
         audit_reads=False,
+        durability=scope.durability,
         mcp=False,  # runbooks name our tools; they start no MCP server
     )
     return ToolCaller(tools, run_id=scope.run_id, deps=scope.deps)

@@ -1,11 +1,11 @@
 """Which runner carries out a run: a short table of rules, the first that applies wins.
 
-1. answers to a paused run, or a configured model → the model loop;
-2. a ticket (named, the triage workflow named, or — when Jira is configured and no runbook is
+1. a decision on a proposed plan → the planner;
+2. answers to a paused run, or a configured model → the planner (plan, delegate, verify), or the
+   plain model loop when ``agent.reasoning`` is off and the run asks for no plan or council;
+3. a ticket (named, the triage workflow named, or — when Jira is configured and no runbook is
    named — a Jira key in the question) → triage;
-3. otherwise → the runbooks named for the run, or selected for its question.
-
-A planner will join as a rule here, not as another branch in the session service.
+4. otherwise → the runbooks named for the run, or selected for its question.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.reasoning.plan import PlanDecision
 from devops_agent.agent.runners.base import Runner
 from devops_agent.agent.runners.model import ModelRunner
+from devops_agent.agent.runners.planner import PlannerRunner
 from devops_agent.agent.runners.runbooks import RunbookRunner
 from devops_agent.agent.runners.triage import TriageCaches, TriageRunner
 from devops_agent.config import Settings
@@ -49,11 +51,16 @@ class Router:
     catalog: ToolCatalog
     model: ModelRunner | None
     triage_caches: TriageCaches
+    planner: PlannerRunner | None = None
 
     def choose(
-        self, prompt: str | None, inputs: Mapping[str, Any], answers: Mapping[str, ApprovalDecision] | None
+        self,
+        prompt: str | None,
+        inputs: Mapping[str, Any],
+        answers: Mapping[str, ApprovalDecision] | None,
+        plan: PlanDecision | None = None,
     ) -> Runner:
-        if answers is not None or self.model is not None:
+        if plan is not None or answers is not None or self.model is not None:
             if self.model is None:
                 # Only a model run pauses; without a model the answers could not resume it, and the
                 # session must stay paused (not fail) so that they can be given again.
@@ -61,6 +68,9 @@ class Router:
                     "this session was paused by a model run: answering it needs a model",
                     hint="pass --model with the session's model, or set model.name",
                 )
+            asked = inputs.get("council") or inputs.get("plan") not in (None, "never")
+            if self.planner is not None and (plan is not None or self.settings.agent.reasoning or asked):
+                return self.planner
             return self.model
         assert prompt is not None
         ticket = triage_ref(prompt, inputs, self.settings, self.catalog)

@@ -45,7 +45,9 @@ def translate(ev: AgentStreamEvent, ids: dict[str, str], *, scrub_errors: bool =
             data = content.get("data")
             # A large result the model read as a digest: its headline says what it held.
             summary = data.get("headline") if meta.get("digest") and isinstance(data, dict) else None
-        else:  # a retry prompt
+        elif isinstance(part, ToolReturnPart) and part.outcome == "success":  # an agent's own tool
+            status, error, duration, truncated, keep, summary = "success", None, None, False, None, None
+        else:  # a retry prompt, a denial
             status, error = "error", shorten_unknown_tool(str(getattr(part, "content", "")))
             duration, truncated, keep, summary = None, False, 500, None
         if scrub_errors and error:

@@ -1,0 +1,45 @@
+"""ORM rows to the records callers get (sessions, runs, events), shared by the store's modules.
+
+Like the rest of the store, this must not import from layers above foundation.
+"""
+
+from __future__ import annotations
+
+from devops_agent.store.models import EventRow, RunRow, SessionRow
+from devops_agent.store.records import EventRecord, RunRecord, SessionRecord
+
+
+def session_record(row: SessionRow) -> SessionRecord:
+    return SessionRecord(
+        id=row.id,
+        title=row.title,
+        mode=row.mode,
+        model=row.model,
+        status=row.status,
+        context_state=dict(row.context_state),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        user_id=row.user_id,
+    )
+
+
+def run_record(row: RunRow) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        session_id=row.session_id,
+        status=row.status,
+        path=row.path,
+        parent_run_id=row.parent_run_id,
+        cancel_requested=bool(row.cancel_requested),
+        owner=row.owner,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        finished_at=row.finished_at,
+        user_id=row.user_id,
+        request=dict(row.request) if row.request is not None else None,
+        usage=row.usage,
+    )
+
+
+def event_record(r: EventRow) -> EventRecord:
+    return EventRecord(type=r.type, run_id=r.run_id, seq=r.seq, payload=r.payload, created_at=r.created_at)

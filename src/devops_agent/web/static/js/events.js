@@ -1,0 +1,303 @@
+// The conversation view: renders the RunEvent stream (docs/api.md) of one session, event by event.
+//
+// EVENT_RENDERERS has one entry per RunEvent type of devops_agent/events.py; a test checks that
+// every member of the union has one, so a new event type fails CI until the page renders it. An event
+// of a type missing here is still shown (as "unrecognised event"), never dropped silently.
+// Events are applied at most once: each run remembers the last seq it rendered, and an event at
+// or below it (a replay after a reconnect or a reload) is skipped.
+
+import { clear, fmtDuration, h, pretty, visible } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import { renderReport } from "./report.js";
+
+const STATUS_WORDS = {
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled",
+  paused: "paused: waiting for approval",
+  interrupted: "interrupted by a service shutdown (resumable)",
+};
+
+function oneLine(value, max = 90) {
+  const s = visible(typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
+  return s.length > max ? s.slice(0, max - 1) + "…" : s;
+}
+
+export const EVENT_RENDERERS = {
+  run_started(view, run, ev) {
+    run.prompt.textContent = visible(ev.prompt);
+    const parts = [ev.mode, ev.path === "runbook" ? "runbooks" : "model"];
+    if (ev.model) parts.push(ev.model);
+    if (ev.runbooks && ev.runbooks.length) parts.push(ev.runbooks.join(", "));
+    run.meta.textContent = visible(parts.join(" · "));
+    run.started = Date.parse(ev.ts) || null;
+    view.setRunStatus(run, "running");
+  },
+
+  token(view, run, ev) {
+    if (!run.text) {
+      const md = h("div", { class: "md streaming" });
+      const el = h("div", { class: "msg answer", dataset: { tokens: "0" } }, md);
+      run.items.append(el);
+      run.text = { el, md, raw: "" };
+    }
+    run.text.raw += ev.text;
+    run.text.md.append(document.createTextNode(visible(ev.text)));
+    run.text.el.dataset.tokens = String(Number(run.text.el.dataset.tokens) + 1);
+    run.streamed = true;
+  },
+
+  plan_proposed(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h("div", { class: "msg plan" }, h("h3", {}, "Plan"), h("ol", {}, ev.steps.map((s) => h("li", {}, s)))),
+    );
+  },
+
+  tool_call(view, run, ev) {
+    view.closeText(run);
+    view.toolCard(run, ev.tool_call_id, ev.tool, ev.args);
+  },
+
+  tool_result(view, run, ev) {
+    view.closeText(run);
+    const card = view.toolCard(run, ev.tool_call_id, ev.tool, null);
+    card.el.dataset.status = ev.status;
+    card.status.textContent = visible(ev.status);
+    card.status.className = `badge status-${ev.status === "success" ? "ok" : "bad"}`;
+    card.duration.textContent = fmtDuration(ev.duration_ms);
+    const result = clear(card.result);
+    if (ev.truncated) {
+      result.append(
+        h("p", { class: "truncated" }, h("span", { class: "badge warn" }, "truncated"),
+          " the model saw a shortened output; the full output is below on demand"),
+      );
+    }
+    if (ev.error) result.append(h("p", { class: "error" }, ev.error));
+    if (ev.summary) result.append(h("h4", {}, "Output"), h("pre", { class: "output" }, ev.summary));
+    const full = h("pre", { class: "output full-output", hidden: true });
+    // Shown once the service says it kept this call's full output (view.markKept), or at once
+    // for a truncated one; the model path's events carry no output of their own.
+    const button = h("button", { type: "button", class: "ghost small show-full", hidden: !ev.truncated }, "Show full output");
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      full.hidden = false;
+      full.textContent = "loading…";
+      full.textContent = visible(await view.fullOutput(ev.tool_call_id));
+      button.hidden = true;
+    });
+    result.append(h("div", { class: "full" }, button, full));
+  },
+
+  approval_requested(view, run, ev) {
+    view.closeText(run);
+    const destructive = ev.decision === "approve_detailed";
+    run.items.append(
+      h(
+        "div",
+        { class: `msg notice approval-notice${destructive ? " destructive" : ""}`, dataset: { toolCallId: ev.tool_call_id } },
+        h("strong", {}, destructive ? "Destructive call needs approval: " : "Approval needed: "),
+        h("code", {}, ev.tool),
+        ev.classification ? h("span", { class: "badge" }, ev.classification) : null,
+        ev.command ? h("code", { class: "cmd" }, oneLine(ev.command, 200)) : h("code", { class: "cmd" }, oneLine(ev.args, 200)),
+        ev.reason ? h("p", { class: "muted" }, ev.reason) : null,
+      ),
+    );
+  },
+
+  approval_resolved(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h(
+        "div",
+        { class: `msg notice ${ev.approved ? "ok" : "bad"}`, dataset: { toolCallId: ev.tool_call_id } },
+        ev.approved ? `Approved by ${ev.approver}` : `Denied by ${ev.approver}`,
+        ev.reason ? `: ${ev.reason}` : "",
+        h("span", { class: "muted" }, ` (${ev.tool_call_id})`),
+      ),
+    );
+  },
+
+  error(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h("div", { class: "msg error-msg" }, h("strong", {}, ev.error_type || "Error"), ": ", ev.message,
+        ev.hint ? h("p", { class: "hint" }, "Hint: ", ev.hint) : null),
+    );
+  },
+
+  context_compacted(view, run, ev) {
+    view.closeText(run);
+    const parts = [];
+    if (ev.replaced && ev.replaced.length) parts.push(`${ev.replaced.length} results sent as summaries`);
+    if (ev.folded && ev.folded.length) parts.push(`${ev.folded.length} older calls folded`);
+    if (ev.cut && ev.cut.length) parts.push(`${ev.cut.length} results cut`);
+    run.items.append(
+      h("div", { class: "msg notice compacted" },
+        `Context fitted to the model's window (request ${ev.request}): ${ev.tokens_before} → ${ev.tokens_after} tokens`,
+        ` of ${ev.limit}`, parts.length ? `; ${parts.join(", ")}` : "",
+        h("span", { class: "muted" }, " (full results stay in the session)")),
+    );
+  },
+
+  limit_reached(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h("div", { class: "msg notice bad limit" }, h("strong", {}, "Usage limit reached: "),
+        `${ev.limit} per ${ev.scope}, ${ev.used} of ${ev.ceiling}; the run ends with what it has.`),
+    );
+  },
+
+  run_finished(view, run, ev) {
+    view.closeText(run);
+    for (const card of run.cards.values()) {
+      if (card.el.dataset.status !== "running") continue;
+      // A paused run's call waits for a person; it runs (or not) in the run that continues it.
+      const held = ev.status === "paused";
+      card.el.dataset.status = held ? "held" : "unfinished";
+      card.status.textContent = held ? "held for approval" : "no result";
+      card.status.className = held ? "badge warn" : "badge status-bad";
+    }
+    if (ev.report) {
+      run.items.append(renderReport(ev.report, (tool) => view.findCard(run, tool)));
+    } else if (ev.output && !run.streamed) {
+      run.items.append(h("div", { class: "msg answer" }, h("div", { class: "md" }, renderMarkdown(ev.output))));
+    }
+    const usage = ev.usage && ev.usage.total_tokens ? ` · ${ev.usage.total_tokens} tokens` : "";
+    const took = run.started && Date.parse(ev.ts) ? ` · ${fmtDuration(Date.parse(ev.ts) - run.started)}` : "";
+    run.footer.textContent = visible((STATUS_WORDS[ev.status] || ev.status) + took + usage);
+    if (ev.status === "interrupted") {
+      // The service stopped at a step boundary; any instance on the same store can continue it.
+      const button = h("button", { type: "button", class: "small resume" }, "Resume");
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        if (await view.resume(run.id)) button.remove();
+        else button.disabled = false;
+      });
+      run.footer.append(" ", button);
+    }
+    view.setRunStatus(run, ev.status);
+  },
+};
+
+export const HANDLED_EVENT_TYPES = Object.freeze(Object.keys(EVENT_RENDERERS));
+
+export class Conversation {
+  /** container: the log element; fullOutput(toolCallId) → Promise<string>;
+   * resume(runId) → Promise<boolean> (an interrupted run continued). */
+  constructor(container, { fullOutput, resume }) {
+    this.container = container;
+    this.fullOutput = fullOutput;
+    this.resume = resume;
+    this.reset();
+  }
+
+  reset() {
+    clear(this.container);
+    this.runs = new Map();
+    this.lastSeq = new Map();
+  }
+
+  /** The last seq rendered of a run (0: none). */
+  seqOf(runId) {
+    return this.lastSeq.get(runId) || 0;
+  }
+
+  /** Apply one event; false when it was already applied (a replay). */
+  apply(ev) {
+    if (typeof ev.seq === "number" && ev.seq <= this.seqOf(ev.run_id)) return false;
+    const run = this.run(ev.run_id);
+    const render = EVENT_RENDERERS[ev.type];
+    if (render) render(this, run, ev);
+    else run.items.append(h("div", { class: "msg notice" }, `unrecognised event ${ev.type}: `, h("code", {}, oneLine(ev, 300))));
+    this.lastSeq.set(ev.run_id, ev.seq);
+    run.el.dataset.lastSeq = String(ev.seq);
+    return true;
+  }
+
+  run(runId) {
+    let run = this.runs.get(runId);
+    if (run) return run;
+    const prompt = h("p", { class: "prompt" });
+    const meta = h("span", { class: "meta" });
+    const items = h("div", { class: "items" });
+    const footer = h("footer", { class: "run-status", role: "status" });
+    const el = h(
+      "article",
+      { class: "run", dataset: { runId, status: "running" }, "aria-label": `Run ${runId.slice(0, 8)}` },
+      h("div", { class: "msg user" }, prompt, meta),
+      items,
+      footer,
+    );
+    this.container.append(el);
+    run = { id: runId, el, prompt, meta, items, footer, cards: new Map(), text: null, streamed: false, started: null };
+    this.runs.set(runId, run);
+    return run;
+  }
+
+  setRunStatus(run, status) {
+    run.el.dataset.status = status;
+    if (status === "running") run.footer.textContent = "running…";
+  }
+
+  /** End the streaming text block: render what was streamed as Markdown. */
+  closeText(run) {
+    if (!run.text) return;
+    const { md, raw } = run.text;
+    clear(md).append(renderMarkdown(raw));
+    md.classList.remove("streaming");
+    run.text = null;
+  }
+
+  toolCard(run, id, tool, args) {
+    let card = run.cards.get(id);
+    if (!card) {
+      const status = h("span", { class: "badge status-running" }, "running…");
+      const duration = h("span", { class: "duration" });
+      const brief = h("span", { class: "args-brief" });
+      const argsPre = h("pre", { class: "args" });
+      const result = h("div", { class: "result" });
+      const el = h(
+        "details",
+        { class: "tool", dataset: { toolCallId: id, tool, status: "running" } },
+        h("summary", {}, h("span", { class: "tool-name" }, tool), status, duration, brief),
+        h("div", { class: "tool-body" }, h("h4", {}, "Arguments"), argsPre, result),
+      );
+      run.items.append(el);
+      card = { el, status, duration, brief, argsPre, result, tool, args: null };
+      run.cards.set(id, card);
+    }
+    if (!args) {
+      // An approved call runs in the run that continues the paused one: its arguments are on
+      // the card of the run that asked.
+      for (const other of this.runs.values()) {
+        const earlier = other !== run && other.cards.get(id);
+        if (earlier && earlier.args) args = earlier.args;
+      }
+    }
+    if (args && !card.args) {
+      card.args = args;
+      card.argsPre.textContent = visible(pretty(args));
+      card.brief.textContent = oneLine(args);
+    }
+    return card;
+  }
+
+  /** Offer "Show full output" on the cards of calls whose full output the service kept. */
+  markKept(toolCallIds) {
+    for (const id of toolCallIds) {
+      for (const run of this.runs.values()) {
+        const card = run.cards.get(id);
+        const button = card && card.result.querySelector("button.show-full");
+        if (button && !card.result.querySelector(".full-output:not([hidden])")) button.hidden = false;
+      }
+    }
+  }
+
+  /** The first tool card of a run whose tool a finding names ("tool" or "tool (step)"). */
+  findCard(run, source) {
+    const name = String(source || "").split(/[\s(:]/)[0];
+    for (const card of run.cards.values()) if (card.tool === name) return card.el;
+    return null;
+  }
+}

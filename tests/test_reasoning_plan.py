@@ -1,0 +1,194 @@
+"""Interactive planning with a scripted model: proposed, edited, revised, approved, executed;
+rejected; answered from another process; a mutating step still asks for its own approval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
+from devops_agent.errors import UserError
+from devops_agent.events import (
+    ApprovalRequested,
+    PlanDeviation,
+    PlanProposed,
+    PlanResolved,
+    PlanStepEvent,
+    ToolCall,
+)
+from devops_agent.store import Store
+from fixtures_reasoning import ReasoningKit
+
+STEPS = [
+    {"title": "Check the status", "tools": ["svc_status"], "intent": "is it up?"},
+    {"title": "Read the logs", "tools": ["svc_logs"], "expected_evidence": "the first error"},
+]
+REVISED = [*STEPS, {"title": "Read the error rate", "tools": ["svc_metrics"]}]
+ANSWER = {
+    "summary": "api is down since 14:05: it cannot reach its database.",
+    "findings": [
+        {
+            "severity": "high",
+            "title": "api down since 14:05",
+            "evidence": ["api: down since 14:05"],
+            "citations": ["{call:svc_status}"],
+        },
+        {
+            "severity": "high",
+            "title": "connection refused to db:5432",
+            "evidence": ["14:05:02 ERROR connection refused to db:5432"],
+            "citations": ["{call:svc_logs}"],
+        },
+    ],
+}
+
+
+def plan_call(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"tool_calls": [{"tool": "propose_plan", "args": {"goal": "why is api down", "steps": steps}}]}
+
+
+def test_plan_edited_revised_approved_and_executed_with_step_events(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    model = kit.scripted(
+        {
+            "turns": [
+                plan_call(STEPS),
+                plan_call(REVISED),
+                {
+                    "tool_calls": [
+                        {"tool": "svc_status", "args": {"service": "api"}},
+                        {"tool": "svc_logs", "args": {"service": "api"}},
+                    ]
+                },
+                {"tool_calls": [{"tool": "svc_metrics", "args": {"service": "api"}}]},
+                {"output": ANSWER},
+            ]
+        }
+    )
+    svc = kit.service(sqlite_store, model)
+    first = kit.drain(svc, "why is api down?", mode="ask")
+    assert kit.final(first).status == "paused"
+    [proposed] = kit.of(first, PlanProposed)
+    assert proposed.awaiting_decision
+    assert proposed.revision == 1
+    assert [s["title"] for s in proposed.plan["steps"]] == ["Check the status", "Read the logs"]
+    assert not kit.of(first, ToolCall)[1:], "nothing but the proposal ran before the decision"
+    sid = first[0].session_id
+    assert sqlite_store.get_session(sid).context_state[PENDING_PLAN_KEY]["revision"] == 1
+
+    edited = kit.follow(svc, svc.answer_plan(sid, PlanDecision("edit", "also read the error rate", "alice")))
+    [resolved] = kit.of(edited, PlanResolved)
+    assert (resolved.decision, resolved.feedback, resolved.approver) == (
+        "edited",
+        "also read the error rate",
+        "alice",
+    )
+    [revised] = kit.of(edited, PlanProposed)
+    assert revised.revision == 2
+    assert revised.feedback == "also read the error rate"
+    assert len(revised.plan["steps"]) == 3
+    assert kit.final(edited).status == "paused"
+
+    done = kit.follow(svc, svc.answer_plan(sid, PlanDecision("approve", approver="alice")))
+    assert kit.final(done).status == "completed"
+    steps = [(e.index, e.status) for e in kit.of(done, PlanStepEvent)]
+    assert steps[:3] == [(0, "pending"), (1, "pending"), (2, "pending")]
+    for index in range(3):
+        assert steps.index((index, "running")) < steps.index((index, "done"))
+    assert not kit.of(done, PlanDeviation)
+    report = kit.final(done).report
+    assert report is not None
+    assert [s["status"] for s in report["plan"]["steps"]] == ["done", "done", "done"]
+    assert report["plan"]["approved_by"] == "alice"
+    assert report["plan"]["revision"] == 2
+    assert report["verdict"] == "problems_found"
+    assert [f["title"] for f in report["findings"]] == [
+        "api down since 14:05",
+        "connection refused to db:5432",
+    ]
+    assert "## Plan" in (kit.final(done).output or "")
+    assert PENDING_PLAN_KEY not in sqlite_store.get_session(sid).context_state
+
+
+def test_rejected_plan_runs_nothing(sqlite_store: Store, kit: ReasoningKit) -> None:
+    model = kit.scripted(
+        {"turns": [plan_call(STEPS), {"tool_calls": [{"tool": "svc_status", "args": {"service": "api"}}]}]}
+    )
+    svc = kit.service(sqlite_store, model)
+    first = kit.drain(svc, "why is api down?", mode="ask")
+    sid = first[0].session_id
+    # A waiting plan is answered first: a new question or an approval would leave it dangling.
+    with pytest.raises(UserError, match="waits for a decision on its plan"):
+        kit.drain(svc, "and the database?", session_id=sid)
+    with pytest.raises(UserError, match="waits for a decision on its plan"):
+        kit.follow(svc, svc.answer(sid, {"x": ApprovalDecision(True)}))
+    rejected = kit.follow(svc, svc.answer_plan(sid, PlanDecision("reject", "not now", "bob")))
+    assert [e.decision for e in kit.of(rejected, PlanResolved)] == ["rejected"]
+    assert not kit.of(rejected, ToolCall)
+    outcome = kit.final(rejected)
+    assert outcome.status == "completed"
+    assert outcome.report is not None
+    assert outcome.report["verdict"] == "inconclusive"
+    assert "rejected by bob: not now" in (outcome.output or "")
+    assert sqlite_store.list_tool_calls(sid) == [], "no tool ran"
+    with pytest.raises(Exception, match="no plan waiting"):
+        kit.follow(svc, svc.answer_plan(sid, PlanDecision("approve")))
+
+
+def test_mutating_step_of_an_approved_plan_still_asks_for_its_approval(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    steps = [{"title": "Restart api", "tools": ["svc_restart"]}]
+    model = kit.scripted(
+        {"turns": [plan_call(steps), {"tool_calls": [{"tool": "svc_restart", "args": {"service": "api"}}]}]}
+    )
+    svc = kit.service(sqlite_store, model)
+    first = kit.drain(svc, "restart api", mode="agent")
+    [proposed] = kit.of(first, PlanProposed)
+    assert proposed.plan["steps"][0]["mutating"] is True, "marked by its tool's spec, not the model's word"
+    assert proposed.awaiting_decision, "auto: a step that changes things is never a lookup"
+    sid = first[0].session_id
+    approved = kit.follow(svc, svc.answer_plan(sid, PlanDecision("approve")))
+    assert kit.final(approved).status == "paused"
+    [asked] = kit.of(approved, ApprovalRequested)
+    assert asked.tool == "svc_restart"
+    assert kit.restarted == [], "approving the plan did not approve the call"
+    denied = kit.follow(svc, svc.answer(sid, {asked.tool_call_id: ApprovalDecision(False, "no", "bob")}))
+    assert kit.final(denied).status == "completed"
+    assert kit.restarted == []
+
+
+def test_auto_runs_a_lookup_plan_at_once_and_records_what_it_did_not_plan(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    model = kit.scripted(
+        {
+            "turns": [
+                plan_call(STEPS[:1]),
+                {
+                    "tool_calls": [
+                        {"tool": "svc_status", "args": {"service": "api"}},
+                        {"tool": "svc_metrics", "args": {"service": "api"}},
+                    ]
+                },
+                {"output": {"summary": "api is down.", "findings": [ANSWER["findings"][0]]}},
+            ]
+        }
+    )
+    events = kit.drain(kit.service(sqlite_store, model), "is api up?", mode="ask")
+    assert kit.final(events).status == "completed", "a one-step read-only plan waits for nobody"
+    [proposed] = kit.of(events, PlanProposed)
+    assert not proposed.awaiting_decision
+    [resolved] = kit.of(events, PlanResolved)
+    assert (resolved.decision, resolved.approver) == ("approved", "policy"), (
+        "no person: the policy's decision"
+    )
+    [deviation] = kit.of(events, PlanDeviation)
+    assert deviation.kind == "unplanned_call"
+    assert "svc_metrics" in deviation.detail
+    report = kit.final(events).report or {}
+    assert report["plan"]["steps"] == [{"title": "Check the status", "status": "done", "mutating": False}]
+    assert report["plan"]["deviations"] == [deviation.detail]

@@ -1,0 +1,1 @@
+"""The web page's browser tests (one Chromium for the package, see conftest.py)."""

@@ -1,0 +1,203 @@
+"""The web page's accessibility (axe-core, vendored, in the same Chromium), its phone layout, and
+its coverage of the event stream: every ``RunEvent`` type is rendered."""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Any
+
+from api_harness import PROBE_TURNS
+from devops_agent.events import RunEvent
+
+from .web_helpers import PHONE, ask, screenshot, sign_in, wait_run, web_service
+
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+BLOCKING = {"serious", "critical"}
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """Run axe-core on the page as it is; the violations rated serious or critical."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
+        page.evaluate(AXE.read_text() + "\n;undefined")
+    result = page.evaluate(
+        """async () => {
+             const r = await axe.run(document, {resultTypes: ['violations']});
+             return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                             nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
+           }"""
+    )
+    return [v for v in result if v["impact"] in BLOCKING]
+
+
+WIPE_RUNS = [[{"tool_calls": [{"tool": "wipe", "args": {"path": "/tmp/x"}}]}, {"text": "{results}"}]] * 2
+
+
+def test_no_serious_accessibility_violations_on_the_main_views(page: Any, tmp_path: Path) -> None:
+    with web_service(tmp_path, runs=[PROBE_TURNS, *WIPE_RUNS]) as svc:
+        page.goto(svc.url + "/")
+        page.wait_for_selector("#signin:not([hidden])")
+        assert axe_violations(page) == [], "sign-in"
+
+        sign_in(page, svc, "carol")
+        assert axe_violations(page) == [], "empty conversation"
+        ask(page, "are the probes fine?")
+        run = wait_run(page, "completed")
+        run.locator("details.tool").first.locator("summary").click()
+        assert axe_violations(page) == [], "conversation with tool cards"
+
+        ask(page, "wipe it", mode="agent")
+        wait_run(page, "paused")
+        page.locator("#confirm-input").wait_for()
+        assert axe_violations(page) == [], "destructive approval"
+
+        page.click("#show-help")
+        assert axe_violations(page) == [], "keyboard help"
+        page.keyboard.press("Escape")
+
+
+def test_keyboard_shortcuts(page: Any, tmp_path: Path) -> None:
+    with web_service(tmp_path, turns=PROBE_TURNS) as svc:
+        sign_in(page, svc, "alice")
+        ask(page, "are the probes fine?")
+        wait_run(page, "completed")
+        page.locator("#session-title").click()  # focus out of the question box
+        page.keyboard.press("/")
+        assert page.evaluate("document.activeElement.id") == "search"
+        page.keyboard.press("Escape")
+        page.locator("#session-title").click()
+        page.keyboard.press("n")
+        assert page.inner_text("#session-title") == "New investigation"
+        assert page.locator("article.run").count() == 0
+        assert page.evaluate("document.activeElement.id") == "question"
+        page.locator("#session-title").click()
+        page.keyboard.press("?")
+        assert page.locator("#help").is_visible()
+        page.keyboard.press("Escape")
+        assert not page.locator("#help").is_visible()
+
+
+def test_phone_width_layout(browser: Any, tmp_path: Path) -> None:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        with web_service(tmp_path, turns=PROBE_TURNS) as svc:
+            sign_in(page, svc, "alice")
+            ask(page, "are the probes fine?")
+            wait_run(page, "completed")
+            assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+            sidebar_x = "document.getElementById('sidebar').getBoundingClientRect().right"
+            assert page.evaluate(sidebar_x) <= 0  # slid away
+            assert page.locator("#toggle-sidebar").is_visible()
+            screenshot(page, "web-phone")
+            page.click("#toggle-sidebar")
+            left = "document.getElementById('sidebar').getBoundingClientRect().left"
+            page.wait_for_function(f"() => {left} >= 0")  # slid in
+            assert page.get_attribute("#toggle-sidebar", "aria-expanded") == "true"
+            screenshot(page, "web-phone-sessions")
+            assert axe_violations(page) == []
+            page.locator("#sessions li button.open").first.click()
+            page.wait_for_function(f"() => {sidebar_x} <= 0")
+            assert page.locator("article.run").count() == 1
+            assert axe_violations(page) == []
+    finally:
+        context.close()
+
+
+def _event_types() -> set[str]:
+    members = typing.get_args(typing.get_args(RunEvent)[0])
+    return {m.model_fields["type"].default for m in members}
+
+
+SAMPLES: dict[str, dict[str, Any]] = {
+    "run_started": {"prompt": "why?", "mode": "ask", "path": "model", "model": "scripted"},
+    "token": {"text": "Because "},
+    "plan_proposed": {"steps": ["look at the logs", "check the metrics"]},
+    "tool_call": {"tool_call_id": "c1", "tool": "probe", "args": {"name": "a"}},
+    "tool_result": {"tool_call_id": "c1", "tool": "probe", "status": "success", "duration_ms": 3.5},
+    "approval_requested": {
+        "tool_call_id": "c2",
+        "tool": "restart",
+        "args": {"service": "api"},
+        "reason": "mutating",
+    },
+    "approval_resolved": {"tool_call_id": "c2", "approved": False, "reason": "not now", "approver": "alice"},
+    "error": {"message": "the model failed", "hint": "retry"},
+    # Types of the engine's context work (issue 26), rendered before they reach this branch's union.
+    "context_compacted": {
+        "request": 2,
+        "tokens_before": 90000,
+        "tokens_after": 30000,
+        "limit": 64000,
+        "window": 128000,
+        "counter": "tiktoken",
+        "replaced": ["c1"],
+    },
+    "limit_reached": {"scope": "run", "limit": "tool_calls", "used": 20, "ceiling": 20},
+    "run_finished": {
+        "status": "completed",
+        "output": "done",
+        "report": {
+            "title": "Report",
+            "verdict": "problems_found",
+            "findings": [{"severity": "high", "title": "errors", "evidence": ["E1"], "source": "probe"}],
+        },
+    },
+}
+
+
+def test_every_event_type_is_rendered(page: Any, tmp_path: Path) -> None:
+    with web_service(tmp_path) as svc:
+        page.goto(svc.url + "/")
+        page.wait_for_selector("#signin:not([hidden])")
+        handled = set(page.evaluate("[...window.__devopsAgent.handledEventTypes]"))
+        # A new RunEvent type fails here until the page renders it (and a sample is added below).
+        types = _event_types()
+        assert types - handled == set()
+        assert types - set(SAMPLES) == set()
+        assert set(SAMPLES) <= handled
+        for seq, (kind, fields) in enumerate(SAMPLES.items(), start=1):
+            event = {
+                "v": 1,
+                "type": kind,
+                "session_id": "s1",
+                "run_id": "r1",
+                "seq": seq,
+                "ts": "2026-11-27T10:00:00Z",
+            }
+            before = page.evaluate("document.getElementById('conversation').innerText.length")
+            applied = page.evaluate(
+                "(ev) => window.__devopsAgent.conversation.apply(ev)", {**event, **fields}
+            )
+            assert applied, kind
+            after = page.evaluate("document.getElementById('conversation').innerText.length")
+            assert after > before or kind == "run_started", f"{kind} rendered nothing"
+        text = page.evaluate("document.getElementById('conversation').textContent")
+        assert "unrecognised event" not in text
+        for shown in (
+            "why?",
+            "look at the logs",
+            "Because",
+            "Denied by alice",
+            "the model failed",
+            "90000 → 30000 tokens",
+            "Usage limit reached",
+            "errors",
+            "E1",
+        ):
+            assert shown in text
+        # An event the page does not know is still shown, never dropped; a replayed seq is skipped.
+        unknown = {
+            "v": 1,
+            "type": "brand_new",
+            "session_id": "s1",
+            "run_id": "r1",
+            "seq": 99,
+            "ts": "2026-11-27T10:00:00Z",
+        }
+        assert page.evaluate("(ev) => window.__devopsAgent.conversation.apply(ev)", unknown)
+        assert "unrecognised event brand_new" in page.evaluate(
+            "document.getElementById('conversation').textContent"
+        )
+        assert not page.evaluate("(ev) => window.__devopsAgent.conversation.apply(ev)", {**unknown, "seq": 3})
