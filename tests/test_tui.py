@@ -45,6 +45,8 @@ from tui_harness import (
     PROBE_TURNS,
     SIZE,
     SLOW_STARTED,
+    WIPE_TURNS,
+    _write_log,
     ask,
     chat,
     finished,
@@ -217,10 +219,6 @@ RESTART_TURNS = (
     {"tool_calls": [{"tool": "restart", "args": {"service": "checkout"}}]},
     {"text": "Restart done: {results}"},
 )
-WIPE_TURNS = (
-    {"tool_calls": [{"tool": "wipe", "args": {"path": "/srv/cache"}}]},
-    {"text": "After the wipe: {results}"},
-)
 
 
 async def _dialog(pilot: object, app: object) -> ApprovalDialog:
@@ -362,17 +360,6 @@ def test_the_mode_switch_changes_the_session_and_its_next_run(tmp_path: Path) ->
             assert [e.mode for e in started] == ["ask", "agent"]
 
     asyncio.run(go())
-
-
-def _write_log(path: Path) -> Path:
-    lines = []
-    for i in range(30):
-        lines.append(f"2026-11-27T10:{i:02d}:00Z INFO request served in {i} ms")
-        lines.append(f"2026-11-27T10:{i:02d}:01Z ERROR database connection refused: db-{i % 2}:5432")
-        if i % 3 == 0:
-            lines.append(f"2026-11-27T10:{i:02d}:02Z ERROR payment gateway timeout after 30s order={i}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def test_a_runbook_run_shows_its_plan_and_a_report_whose_findings_can_be_stepped_through(

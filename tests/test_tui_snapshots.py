@@ -16,8 +16,7 @@ from devops_agent.agent.scripted import Script, ScriptedModel
 from devops_agent.tui.dialogs import ApprovalDialog
 from devops_agent.tui.report_view import ReportScreen
 from devops_agent.tui.screens import SessionsScreen
-from test_tui import WIPE_TURNS, _write_log
-from tui_harness import PROBE_TURNS, SIZE, ask, finished, local_client, tui, until
+from tui_harness import PROBE_TURNS, SIZE, WIPE_TURNS, _write_log, ask, finished, local_client, tui, until
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 UPDATE = os.environ.get("DEVOPS_AGENT_UPDATE_TUI_SNAPSHOTS") == "1"

@@ -133,3 +133,20 @@ async def finished(pilot: Pilot[Any], status: str | None = None, wait_s: float =
         return run.finished if status is None or run.finished.status == status else None
 
     return await until(pilot, done, wait_s)
+
+
+WIPE_TURNS = (
+    {"tool_calls": [{"tool": "wipe", "args": {"path": "/srv/cache"}}]},
+    {"text": "After the wipe: {results}"},
+)
+
+
+def _write_log(path: Path) -> Path:
+    lines = []
+    for i in range(30):
+        lines.append(f"2026-11-27T10:{i:02d}:00Z INFO request served in {i} ms")
+        lines.append(f"2026-11-27T10:{i:02d}:01Z ERROR database connection refused: db-{i % 2}:5432")
+        if i % 3 == 0:
+            lines.append(f"2026-11-27T10:{i:02d}:02Z ERROR payment gateway timeout after 30s order={i}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
