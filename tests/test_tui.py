@@ -7,7 +7,6 @@ mode switch; the plan and the report with its findings; saving a tool's output; 
 from __future__ import annotations
 
 import asyncio
-import typing
 from pathlib import Path
 
 import pytest
@@ -49,6 +48,8 @@ from tui_harness import (
     _write_log,
     ask,
     chat,
+    conversation_text,
+    event_types,
     finished,
     local_client,
     scripted,
@@ -57,12 +58,6 @@ from tui_harness import (
 )
 
 IDS = {"session_id": "s" * 32, "run_id": "r" * 32}
-
-
-def event_types() -> set[str]:
-    """Every ``type`` the ``RunEvent`` union can carry."""
-    union = typing.get_args(RunEvent)[0]
-    return {typing.get_args(cls.model_fields["type"].annotation)[0] for cls in typing.get_args(union)}
 
 
 ONE_OF_EACH: list[RunEvent] = [
@@ -139,11 +134,11 @@ def test_every_event_type_is_rendered_by_the_tui() -> None:
         async with app.run_test(size=SIZE) as pilot:
             view = app.query_one(ConversationView)
             for event in ONE_OF_EACH:
-                before = len(view.children), _text(view)
+                before = len(view.children), conversation_text(view)
                 view.apply(event)
                 await pilot.pause()
-                assert (len(view.children), _text(view)) != before, f"{event.type} drew nothing"
-            shown = _text(view)
+                assert (len(view.children), conversation_text(view)) != before, f"{event.type} drew nothing"
+            shown = conversation_text(view)
             assert "why <b>[red]slow" in shown  # a prompt is literal text, not markup
             assert "\x1b" not in shown
             assert "[bold]x" in shown
@@ -171,17 +166,6 @@ def test_every_event_type_is_rendered_by_the_tui() -> None:
     asyncio.run(go())
 
 
-def _text(view: ConversationView) -> str:
-    """Everything the conversation shows, as plain text (panel titles included)."""
-    parts: list[str] = []
-    for widget in view.query("*"):
-        if isinstance(widget, ToolPanel):
-            parts.append(widget.title)
-        if isinstance(widget, Static):
-            parts.append(str(widget.render()))
-    return "\n".join(parts)
-
-
 def _panels(screen: ChatScreen) -> list[ToolPanel]:
     return list(screen.view.query(ToolPanel))
 
@@ -203,7 +187,7 @@ def test_a_question_streams_its_answer_and_tool_panels_in_order(tmp_path: Path) 
             assert len(titles) == 2
             assert titles[0].startswith("✓ probe(name='a')")
             assert titles[1].startswith("✓ probe(name='b')")
-            shown = _text(screen.view)
+            shown = conversation_text(screen.view)
             assert "› are the probes fine?" in shown
             assert "Looked at 2 probes and found nothing wrong with them." in shown
             assert shown.index("probe(name='a')") < shown.index("probe(name='b')") < shown.index("Looked at")
@@ -246,7 +230,7 @@ def test_a_mutating_call_waits_in_the_approval_dialog_and_runs_once_approved(tmp
             assert "restarted" in final.output
             titles = [p.title for p in _panels(screen)]
             assert titles[-1].startswith("✓ restart(service='checkout')")
-            assert "approved by tester" in _text(screen.view)
+            assert "approved by tester" in conversation_text(screen.view)
         audit = client.store.list_audit(session_id=final.session_id)
         outcomes = {(a.outcome, a.actor) for a in audit if a.tool == "restart"}
         assert ("executed", "tester") in outcomes, outcomes
@@ -309,7 +293,7 @@ def test_a_denied_call_tells_the_model_why_and_is_not_run(tmp_path: Path) -> Non
             final = await finished(pilot, "completed")
             assert final.output
             assert "tester denied this call: not during business hours" in final.output
-            assert "denied by tester: not during business hours" in _text(chat(app).view)
+            assert "denied by tester: not during business hours" in conversation_text(chat(app).view)
             assert not [c for c in client.store.list_tool_calls(final.session_id) if c.tool == "restart"]
 
     asyncio.run(go())
@@ -328,7 +312,7 @@ def test_ctrl_c_stops_the_run_and_keeps_the_session(tmp_path: Path) -> None:
             assert chat(app).running
             await pilot.press("ctrl+c")
             final = await finished(pilot, "cancelled", wait_s=10)
-            assert "cancelled — stopped" in _text(chat(app).view)
+            assert "cancelled — stopped" in conversation_text(chat(app).view)
             (panel,) = _panels(chat(app))
             assert panel.title.startswith("✗ slow()"), "the call the cancel cut short is not left 'running'"
             assert app.is_running, "ctrl+c stops the run, not the TUI"
@@ -477,7 +461,7 @@ def test_the_sessions_list_opens_a_past_session_with_its_history_and_a_paused_on
             final = await finished(pilot, "completed")
             screen = chat_screen(app)
             assert screen.session_id == session_id
-            shown = _text(screen.view)
+            shown = conversation_text(screen.view)
             assert shown.count("› restart checkout") == 1, "the history is drawn once"
             assert "approval needed" in shown
             assert "approved by tester" in shown
@@ -520,7 +504,7 @@ def test_with_the_privacy_guard_the_answer_ends_restored_not_with_placeholders(t
             await pilot.pause()
             streamed = [e.text for e in await client.history(final.session_id) if isinstance(e, Token)]
             assert any("<<EMAIL_" in t for t in streamed), "the tokens carry the placeholder"
-            shown = _text(chat(app).view)
+            shown = conversation_text(chat(app).view)
             assert "Answer to: why does alice@example.com get errors?" in shown
             assert "<<EMAIL_" not in shown
 

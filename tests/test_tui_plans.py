@@ -19,10 +19,20 @@ from devops_agent.tui.conversation import ToolPanel
 from devops_agent.tui.dialogs import PlanDecisionDialog
 from devops_agent.tui.remote import EVENT_TYPES, RemoteClient
 from devops_agent.tui.screens import ChatScreen
-from test_tui import _text, event_types
-from test_tui_snapshots import _shown as svg_text
-from test_tui_snapshots import _target
-from tui_harness import SIZE, ask, chat, finished, local_client, scripted, tui, until
+from tui_harness import (
+    SIZE,
+    ask,
+    chat,
+    conversation_text,
+    event_types,
+    finished,
+    local_client,
+    scripted,
+    snapshot_dir,
+    svg_text,
+    tui,
+    until,
+)
 
 STEPS = [
     {"title": "Read probe a", "tools": ["probe"], "intent": "is a fine?"},
@@ -75,8 +85,8 @@ def test_approving_a_plan_in_the_dialog_runs_its_steps(tmp_path: Path) -> None:
             assert "why: is a fine?" in shown
             assert "should show: b's state" in shown
             assert _probes(app) == [], "nothing runs before the decision"
-            app.save_screenshot("tui-plan.svg", str(_target(tmp_path)))  # docs/tui.md's, when updating
-            snapshot = svg_text(_target(tmp_path) / "tui-plan.svg")
+            app.save_screenshot("tui-plan.svg", str(snapshot_dir(tmp_path)))  # docs/tui.md's, when updating
+            snapshot = svg_text(snapshot_dir(tmp_path) / "tui-plan.svg")
             assert "Read probe a" in snapshot
             assert "Ask for changes" in snapshot
             dialog.query_one("#plan-approve", Button).press()
@@ -85,7 +95,7 @@ def test_approving_a_plan_in_the_dialog_runs_its_steps(tmp_path: Path) -> None:
             assert view.plan is not None
             assert view.plan.statuses == ["done", "done"]
             assert not view.plan.awaiting
-            text = _text(view)
+            text = conversation_text(view)
             assert "plan approved by tester" in text
             assert "✓ 1. Read probe a [done]" in text
             assert [p.title.split("(")[0] for p in _probes(app)] == ["✓ probe", "✓ probe"]
@@ -118,7 +128,7 @@ def test_asking_for_changes_then_rejecting_runs_nothing(tmp_path: Path) -> None:
             revised.query_one("#plan-reject", Button).press()
             final = await finished(pilot, "completed")
             assert "rejected by tester: not now" in (final.output or "")
-            text = _text(chat(app).view)
+            text = conversation_text(chat(app).view)
             assert "changes asked to the plan by tester (revision 1): read probe b too" in text
             assert "plan rejected by tester (revision 2): not now" in text
             assert _probes(app) == [], "a rejected plan runs nothing"
@@ -149,7 +159,7 @@ def test_the_remote_tui_decides_a_plan_left_for_later_through_the_server(tmp_pat
                 dialog.query_one("#plan-approve", Button).press()
                 await finished(pilot, "completed")
                 assert screen.view.plan.statuses == ["done", "done"]
-                assert "plan approved by alice" in _text(screen.view)
+                assert "plan approved by alice" in conversation_text(screen.view)
 
         asyncio.run(go())
         with svc.client("alice") as c:

@@ -10,26 +10,7 @@ from typing import Any
 from api_harness import PROBE_TURNS
 from devops_agent.events import RunEvent
 
-from .web_helpers import PHONE, ask, screenshot, sign_in, wait_run, web_service
-
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
-BLOCKING = {"serious", "critical"}
-
-
-def axe_violations(page: Any) -> list[dict[str, Any]]:
-    """Run axe-core on the page as it is; the violations rated serious or critical."""
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
-        page.evaluate(AXE.read_text() + "\n;undefined")
-    result = page.evaluate(
-        """async () => {
-             const r = await axe.run(document, {resultTypes: ['violations']});
-             return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-                                             nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
-           }"""
-    )
-    return [v for v in result if v["impact"] in BLOCKING]
-
+from .web_helpers import PHONE, ask, axe_violations, screenshot, sign_in, wait_run, web_service
 
 WIPE_RUNS = [[{"tool_calls": [{"tool": "wipe", "args": {"path": "/tmp/x"}}]}, {"text": "{results}"}]] * 2
 

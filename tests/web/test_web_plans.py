@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .test_web_a11y import axe_violations
-from .web_helpers import ask, screenshot, session_id, sign_in, wait_run, web_service
+from .web_helpers import ask, axe_violations, screenshot, session_id, sign_in, wait_run, web_service
 
 STEPS = [
     {"title": "Read probe a", "tools": ["probe"], "intent": "is a fine?"},
