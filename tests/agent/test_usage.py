@@ -53,7 +53,7 @@ def registry() -> ToolRegistry:
 def settings_for(tmp_path: Path, url: str | None = None, **kw: Any) -> Settings:
     model = {"name": "scripted", "profiles": {"scripted": PRICES}} | kw.pop("model", {})
     # The plain tool loop: the ceilings below are sized to its requests (the planner's first
-    # request, with its plan and delegation tools, is larger; tests/test_reasoning_limits.py).
+    # request, with its plan and delegation tools, is larger; tests/agent/reasoning/test_limits.py).
     agent = kw.pop("agent", {"reasoning": False})
     return Settings(
         database_url=url or f"sqlite:///{tmp_path / 'agent.db'}",

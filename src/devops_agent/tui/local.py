@@ -67,7 +67,7 @@ class LocalClient:
     async def close(self) -> None:
         """Nothing to close: the caller owns the service and its store. A run still going when the
         TUI quits is a task of the app's event loop, cancelled when the loop ends: it is stored
-        ``cancelled`` (tests/test_tui.py checks it)."""
+        ``cancelled`` (tests/tui/test_app.py checks it)."""
 
     async def sessions(self, limit: int = 50) -> list[SessionSummary]:
         return [_summary(r) for r in await asyncio.to_thread(self.store.list_sessions, limit)]

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "reasoning_overhead.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "reasoning_overhead.py"
 
 
 def test_reasoning_benchmark_prints_its_figures_as_the_last_line() -> None:

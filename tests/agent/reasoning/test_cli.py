@@ -136,7 +136,7 @@ def test_specialists_lists_shipped_and_user_definitions_with_their_tools_here(tm
 def test_the_transcript_in_docs_reasoning_md_is_what_the_demo_does(tmp_path: Path) -> None:
     """docs/reasoning.md's scripted run, with its real log file and git repository: a plan that
     waits, two specialists, a fabricated quotation caught by the critic and fixed by one re-plan."""
-    demo = Path(__file__).parent.parent / "docs" / "reasoning-demo.json"
+    demo = Path(__file__).parents[3] / "docs" / "reasoning-demo.json"
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "api.log").write_text(
         "2026-11-27T14:04:58Z INFO api started, pool size 20\n"
