@@ -54,3 +54,24 @@ def test_a_bound_method_is_built_anew() -> None:
 
     one, two = make_tool(Echo().echo, name="echo_obj"), make_tool(Echo().echo, name="echo_obj")
     assert one.function_schema.validator is not two.function_schema.validator
+
+
+def test_closures_given_their_own_signature_are_built_anew() -> None:
+    """The evals replay each tool through one ``def`` given the real tool's signature."""
+    import inspect
+
+    def replay_of(params: list[str]) -> Any:
+        def replay(**kwargs: Any) -> dict[str, Any]:
+            """Replay."""
+            return kwargs
+
+        replay.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, annotation=str) for p in params]
+        )
+        replay.__annotations__ = dict.fromkeys(params, str)
+        return replay
+
+    one = make_tool(replay_of(["a"]), name="replayed")
+    two = make_tool(replay_of(["b", "c"]), name="replayed")
+    assert set(one.function_schema.json_schema["properties"]) == {"a"}
+    assert set(two.function_schema.json_schema["properties"]) == {"b", "c"}

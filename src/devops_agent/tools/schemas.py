@@ -28,6 +28,8 @@ _SCHEMAS: dict[Hashable, FunctionSchema] = {}
 def _key(fn: Callable[..., Any], name: str) -> Hashable | None:
     if not isinstance(fn, types.FunctionType):
         return None  # a method, partial or callable object: its signature is not its code's
+    if "__signature__" in fn.__dict__ or "__wrapped__" in fn.__dict__:
+        return None  # a signature made per function (the evals' replayed tools): not its code's
     key = (
         fn.__code__,
         fn.__module__,
@@ -35,6 +37,7 @@ def _key(fn: Callable[..., Any], name: str) -> Hashable | None:
         fn.__doc__,
         fn.__defaults__,
         tuple(sorted((fn.__kwdefaults__ or {}).items())),
+        tuple(fn.__annotations__.items()),
     )
     try:
         hash(key)
