@@ -39,6 +39,10 @@ bins_ok() {
     for b in "${BINS[@]}"; do [ -x "$BIN/$b" ] || return 1; done
 }
 
+# Parallel test workers (pytest -n) may get here together: one installs, the others wait for it
+# and then find the servers in place.
+exec 9>"$DIR/.install.lock"
+flock 9
 if [ "$(cat "$DIR/.installed" 2>/dev/null)" != "$want" ] || ! bins_ok; then
     log "installing ${PACKAGES[*]} into $DIR"
     [ -f "$DIR/package.json" ] || echo '{"name": "devops-agent-mcp-servers", "private": true}' > "$DIR/package.json"

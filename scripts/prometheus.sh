@@ -51,13 +51,23 @@ find_bin() {
     return 1
 }
 
+missing_packages() {
+    find_bin prometheus >/dev/null || echo prometheus
+    find_bin prometheus-node-exporter node_exporter >/dev/null || echo prometheus-node-exporter
+    if [ "$WITH_AM" = 1 ]; then
+        find_bin prometheus-alertmanager alertmanager >/dev/null || echo prometheus-alertmanager
+    fi
+}
+
 ensure_installed() {
     local missing=()
-    find_bin prometheus >/dev/null || missing+=(prometheus)
-    find_bin prometheus-node-exporter node_exporter >/dev/null || missing+=(prometheus-node-exporter)
-    if [ "$WITH_AM" = 1 ]; then
-        find_bin prometheus-alertmanager alertmanager >/dev/null || missing+=(prometheus-alertmanager)
-    fi
+    mapfile -t missing < <(missing_packages)
+    [ ${#missing[@]} -eq 0 ] && return
+    # Parallel test workers (pytest -n) may get here together, and apt-get refuses a second
+    # dpkg: one installs, the others wait for it and then find the binaries.
+    exec 9>"${TMPDIR:-/tmp}/devops-agent-prometheus-install.lock"
+    flock 9
+    mapfile -t missing < <(missing_packages)
     [ ${#missing[@]} -eq 0 ] && return
     [ "$(id -u)" = 0 ] || die "missing ${missing[*]} and installing needs root"
     command -v apt-get >/dev/null 2>&1 || die "missing ${missing[*]} and this is not a Debian system"

@@ -57,7 +57,9 @@ echo "== import-linter (layers contract in pyproject.toml)" >&2
 lint-imports --no-cache
 echo "== pytest" >&2
 set +e
-python -m pytest --cov --cov-report=term "$@"
+# One worker per core (CI machines have two); DEVOPS_AGENT_TEST_WORKERS=0 runs in this process.
+# Each worker is its own session: its own PostgreSQL database, its own Prometheus.
+python -m pytest -n "${DEVOPS_AGENT_TEST_WORKERS:-auto}" --dist worksteal --cov --cov-report=term "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -17,6 +17,7 @@ from io import StringIO
 from typing import Any
 
 import httpx
+import psutil
 from websockets.sync.client import ClientConnection, connect
 
 from devops_agent.agent.scripted import Script, ScriptedModel
@@ -219,3 +220,21 @@ def running_service(
         server.should_exit = True
         thread.join(timeout=60)
         store.close()
+
+
+def _sleeps() -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if cmd[:1] == ["sleep"] and SLEEP_MARKER in cmd:
+            found.append(proc)
+    return found
+
+
+def _wait_for(predicate: Any, timeout: float = 15) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False

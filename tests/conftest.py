@@ -21,13 +21,29 @@ from devops_agent.policies.pipeline import RunPolicy, ToolCaller, build_pipeline
 from devops_agent.telemetry import configure_logging
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 
+# Support modules: fixtures and the helpers test modules may import (``from fixtures_cli import
+# cli``). A test module never imports another test module (tests/test_suite_layout.py checks).
 pytest_plugins = [
+    # First what the others import, so pytest rewrites their asserts too.
+    "replay.server",
+    "replay.triage",
+    "api_harness",
+    "tui_harness",
+    "fixtures_bench",
+    "fixtures_canary",
+    "fixtures_cli",
     "fixtures_db",
-    "fixtures_prometheus",
-    "fixtures_sandbox",
+    "fixtures_git",
+    "fixtures_knowledge",
+    "fixtures_kubernetes",
+    "fixtures_logs",
     "fixtures_mcp",
-    "fixtures_workers",
+    "fixtures_models",
+    "fixtures_openai",
+    "fixtures_prometheus",
     "fixtures_reasoning",
+    "fixtures_sandbox",
+    "fixtures_workers",
 ]
 
 # Subprocesses (CLI tests) inherit this: resolve_model then blocks real model requests too.

@@ -1,12 +1,13 @@
 """Database fixtures for the whole suite: one test body runs on SQLite and on PostgreSQL.
 
-Load with ``pytest_plugins = ["fixtures_db"]`` in ``tests/conftest.py`` (pytest puts ``tests/``
-on ``sys.path`` when it imports that conftest).
+Loaded by ``pytest_plugins`` in ``tests/conftest.py`` (``tests/`` is on ``sys.path`` through
+``pythonpath`` in pyproject's pytest settings).
 
 * ``store_url``: a URL to an empty database, parametrized ``sqlite`` (a file under ``tmp_path``)
   and ``postgres`` (marked ``postgres``).
 * ``store`` / ``sqlite_store``: an open :class:`~devops_agent.store.Store` on such a database.
 * ``postgres_url``: the PostgreSQL URL alone.
+* :func:`raw_engine`: an engine like the store's, to check what is really in a database.
 
 PostgreSQL comes from ``DEVOPS_AGENT_TEST_POSTGRES_URL`` (``scripts/postgres.sh`` prints one).
 Without it the postgres cases skip, unless ``DEVOPS_AGENT_REQUIRE_POSTGRES=1`` (CI), where they
@@ -17,6 +18,7 @@ touch a database they did not create.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -29,7 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from devops_agent.store import Store
-from devops_agent.store.engine import display_url, normalize_url
+from devops_agent.store.engine import create_store_engine, display_url, normalize_url
 
 POSTGRES_URL_ENV = "DEVOPS_AGENT_TEST_POSTGRES_URL"
 REQUIRE_POSTGRES_ENV = "DEVOPS_AGENT_REQUIRE_POSTGRES"
@@ -110,3 +112,13 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
     """An open, migrated store on a SQLite file, for tests that need no second backend."""
     with Store(sqlite_url(tmp_path)) as opened:
         yield opened
+
+
+@contextlib.contextmanager
+def raw_engine(url: str) -> Iterator[Engine]:
+    """An engine configured like the store's, for checking what is really in the database."""
+    engine = create_store_engine(normalize_url(url))
+    try:
+        yield engine
+    finally:
+        engine.dispose()

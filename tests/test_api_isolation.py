@@ -34,6 +34,11 @@ def requests_for(sid: str, rid: str, call: str) -> dict[tuple[str, str], dict[st
             "url": f"/v1/sessions/{sid}/approvals",
             "json": {"decision": "approve"},
         },
+        ("GET", "/v1/sessions/{session_id}/plan"): {"url": f"/v1/sessions/{sid}/plan"},
+        ("POST", "/v1/sessions/{session_id}/plan"): {
+            "url": f"/v1/sessions/{sid}/plan",
+            "json": {"decision": "approve"},
+        },
         ("GET", "/v1/runs/{run_id}"): {"url": f"/v1/runs/{rid}"},
         ("POST", "/v1/runs/{run_id}/cancel"): {"url": f"/v1/runs/{rid}/cancel"},
         ("POST", "/v1/runs/{run_id}/resume"): {"url": f"/v1/runs/{rid}/resume"},

@@ -9,12 +9,11 @@ import socket
 import time
 from pathlib import Path
 
-from api_harness import PROBE_TURNS, SLEEP_MARKER, running_service, scripted
+from api_harness import PROBE_TURNS, SLEEP_MARKER, _sleeps, _wait_for, running_service, scripted
 from devops_agent.api.ws import LAG_AFTER_S
 from devops_agent.config import Settings
 from devops_agent.store import Store
 from fixtures_db import sqlite_url
-from test_api_runs import _sleeps, _wait_for
 
 
 def test_health_readiness_metrics_and_the_access_log(store_url: str) -> None:

@@ -4,13 +4,11 @@ process, approvals over REST resuming the run, SSE with Last-Event-ID, reports."
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
-import psutil
 
-from api_harness import PROBE_TURNS, SLEEP_MARKER, running_service, scripted
+from api_harness import PROBE_TURNS, _sleeps, _wait_for, running_service, scripted
 
 
 def _events(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -74,24 +72,6 @@ def test_reconnecting_with_last_seq_loses_and_duplicates_nothing(store_url: str)
             ]
         assert combined == stored == list(range(1, len(stored) + 1)), "no gap, no duplicate"
         assert rest[-1]["type"] == "run_finished"
-
-
-def _sleeps() -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmd = proc.info.get("cmdline") or []
-        if cmd[:1] == ["sleep"] and SLEEP_MARKER in cmd:
-            found.append(proc)
-    return found
-
-
-def _wait_for(predicate: Any, timeout: float = 15) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_cancel_over_the_websocket_kills_the_tool_process(store_url: str) -> None:

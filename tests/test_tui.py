@@ -7,7 +7,6 @@ mode switch; the plan and the report with its findings; saving a tool's output; 
 from __future__ import annotations
 
 import asyncio
-import typing
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,21 @@ from devops_agent.errors import UserError
 from devops_agent.events import (
     ApprovalRequested,
     ApprovalResolved,
+    ContextCompacted,
+    CouncilResult,
+    CriticReview,
+    Delegation,
     ErrorEvent,
+    LimitReached,
+    NotificationSent,
+    PlanDeviation,
     PlanProposed,
+    PlanResolved,
+    PlanStepEvent,
+    Replan,
     RunEvent,
     RunFinished,
+    RunResumed,
     RunStarted,
     Token,
     ToolCall,
@@ -34,8 +44,12 @@ from tui_harness import (
     PROBE_TURNS,
     SIZE,
     SLOW_STARTED,
+    WIPE_TURNS,
+    _write_log,
     ask,
     chat,
+    conversation_text,
+    event_types,
     finished,
     local_client,
     scripted,
@@ -44,12 +58,6 @@ from tui_harness import (
 )
 
 IDS = {"session_id": "s" * 32, "run_id": "r" * 32}
-
-
-def event_types() -> set[str]:
-    """Every ``type`` the ``RunEvent`` union can carry."""
-    union = typing.get_args(RunEvent)[0]
-    return {typing.get_args(cls.model_fields["type"].annotation)[0] for cls in typing.get_args(union)}
 
 
 ONE_OF_EACH: list[RunEvent] = [
@@ -66,7 +74,47 @@ ONE_OF_EACH: list[RunEvent] = [
     ),
     ApprovalResolved(**IDS, seq=8, tool_call_id="c2", approved=False, reason="not now", approver="ann"),
     ErrorEvent(**IDS, seq=9, message="the probe broke", hint="look at it"),
-    RunFinished(**IDS, seq=10, status="completed", output="The disk is full."),
+    PlanResolved(**IDS, seq=10, decision="approved", revision=1, approver="ann"),
+    PlanStepEvent(**IDS, seq=11, index=1, title="look at memory", status="done", note="RSS at 98%"),
+    PlanDeviation(**IDS, seq=12, kind="unplanned_call", detail="called git_log, which no step names"),
+    Delegation(**IDS, seq=13, phase="started", specialist="metrics", task="check p99"),
+    Delegation(**IDS, seq=14, phase="finished", specialist="metrics", task="check p99", status="completed"),
+    CriticReview(
+        **IDS,
+        seq=15,
+        stage="deterministic",
+        round=1,
+        issues=[{"finding": 0, "title": "disk full", "check": "quote_not_found", "detail": "not in c1"}],
+        action="replan",
+    ),
+    Replan(**IDS, seq=16, number=1, budget=2, reason="a quotation is not in the cited output"),
+    CouncilResult(
+        **IDS,
+        seq=17,
+        members=["logs", "metrics"],
+        disagreements=[
+            {
+                "topic": "whether anything is wrong",
+                "positions": {"logs": "OOM", "metrics": "found no problem"},
+            }
+        ],
+    ),
+    ContextCompacted(
+        **IDS,
+        seq=18,
+        request=2,
+        tokens_before=90000,
+        tokens_after=30000,
+        limit=64000,
+        window=128000,
+        counter="t",
+    ),
+    LimitReached(**IDS, seq=19, scope="run", limit="tool_calls", used=20, ceiling=20),
+    RunResumed(**IDS, seq=20, worker="worker-7", after_seq=12, completed_steps=3),
+    NotificationSent(
+        **IDS, seq=21, sink="slack-oncall", kind="report", ok=False, attempts=3, error="HTTP 500"
+    ),
+    RunFinished(**IDS, seq=22, status="completed", output="The disk is full."),
 ]
 
 
@@ -86,11 +134,11 @@ def test_every_event_type_is_rendered_by_the_tui() -> None:
         async with app.run_test(size=SIZE) as pilot:
             view = app.query_one(ConversationView)
             for event in ONE_OF_EACH:
-                before = len(view.children), _text(view)
+                before = len(view.children), conversation_text(view)
                 view.apply(event)
                 await pilot.pause()
-                assert (len(view.children), _text(view)) != before, f"{event.type} drew nothing"
-            shown = _text(view)
+                assert (len(view.children), conversation_text(view)) != before, f"{event.type} drew nothing"
+            shown = conversation_text(view)
             assert "why <b>[red]slow" in shown  # a prompt is literal text, not markup
             assert "\x1b" not in shown
             assert "[bold]x" in shown
@@ -98,22 +146,24 @@ def test_every_event_type_is_rendered_by_the_tui() -> None:
             assert "CONFIRM" in shown
             assert "denied by ann: not now" in shown
             assert "the probe broke (look at it)" in shown
+            assert "✓ 2. look at memory [done] — RSS at 98%" in shown
+            assert "· 1. look at the disk [pending]" in shown
+            assert "plan approved by ann" in shown
+            assert "deviation from the plan: a call no step names" in shown
+            assert "← [metrics] completed: check p99" in shown
+            assert "[quote_not_found] disk full: not in c1" in shown
+            assert "re-plan 1 of 2" in shown
+            assert "disagree on whether anything is wrong" in shown
+            assert "[metrics] found no problem" in shown
+            assert "90000 → 30000 tokens" in shown
+            assert "usage limit reached: tool_calls per run, 20 of 20" in shown
+            assert "resumed by worker worker-7" in shown
+            assert "could not send report to slack-oncall after 3 attempts: HTTP 500" in shown
             assert view.last_report is not None
             assert view.current is not None
             assert view.current.plan == ["look at the disk", "look at memory"]
 
     asyncio.run(go())
-
-
-def _text(view: ConversationView) -> str:
-    """Everything the conversation shows, as plain text (panel titles included)."""
-    parts: list[str] = []
-    for widget in view.query("*"):
-        if isinstance(widget, ToolPanel):
-            parts.append(widget.title)
-        if isinstance(widget, Static):
-            parts.append(str(widget.render()))
-    return "\n".join(parts)
 
 
 def _panels(screen: ChatScreen) -> list[ToolPanel]:
@@ -137,7 +187,7 @@ def test_a_question_streams_its_answer_and_tool_panels_in_order(tmp_path: Path) 
             assert len(titles) == 2
             assert titles[0].startswith("✓ probe(name='a')")
             assert titles[1].startswith("✓ probe(name='b')")
-            shown = _text(screen.view)
+            shown = conversation_text(screen.view)
             assert "› are the probes fine?" in shown
             assert "Looked at 2 probes and found nothing wrong with them." in shown
             assert shown.index("probe(name='a')") < shown.index("probe(name='b')") < shown.index("Looked at")
@@ -152,10 +202,6 @@ def test_a_question_streams_its_answer_and_tool_panels_in_order(tmp_path: Path) 
 RESTART_TURNS = (
     {"tool_calls": [{"tool": "restart", "args": {"service": "checkout"}}]},
     {"text": "Restart done: {results}"},
-)
-WIPE_TURNS = (
-    {"tool_calls": [{"tool": "wipe", "args": {"path": "/srv/cache"}}]},
-    {"text": "After the wipe: {results}"},
 )
 
 
@@ -184,7 +230,7 @@ def test_a_mutating_call_waits_in_the_approval_dialog_and_runs_once_approved(tmp
             assert "restarted" in final.output
             titles = [p.title for p in _panels(screen)]
             assert titles[-1].startswith("✓ restart(service='checkout')")
-            assert "approved by tester" in _text(screen.view)
+            assert "approved by tester" in conversation_text(screen.view)
         audit = client.store.list_audit(session_id=final.session_id)
         outcomes = {(a.outcome, a.actor) for a in audit if a.tool == "restart"}
         assert ("executed", "tester") in outcomes, outcomes
@@ -247,7 +293,7 @@ def test_a_denied_call_tells_the_model_why_and_is_not_run(tmp_path: Path) -> Non
             final = await finished(pilot, "completed")
             assert final.output
             assert "tester denied this call: not during business hours" in final.output
-            assert "denied by tester: not during business hours" in _text(chat(app).view)
+            assert "denied by tester: not during business hours" in conversation_text(chat(app).view)
             assert not [c for c in client.store.list_tool_calls(final.session_id) if c.tool == "restart"]
 
     asyncio.run(go())
@@ -266,7 +312,7 @@ def test_ctrl_c_stops_the_run_and_keeps_the_session(tmp_path: Path) -> None:
             assert chat(app).running
             await pilot.press("ctrl+c")
             final = await finished(pilot, "cancelled", wait_s=10)
-            assert "cancelled — stopped" in _text(chat(app).view)
+            assert "cancelled — stopped" in conversation_text(chat(app).view)
             (panel,) = _panels(chat(app))
             assert panel.title.startswith("✗ slow()"), "the call the cancel cut short is not left 'running'"
             assert app.is_running, "ctrl+c stops the run, not the TUI"
@@ -298,17 +344,6 @@ def test_the_mode_switch_changes_the_session_and_its_next_run(tmp_path: Path) ->
             assert [e.mode for e in started] == ["ask", "agent"]
 
     asyncio.run(go())
-
-
-def _write_log(path: Path) -> Path:
-    lines = []
-    for i in range(30):
-        lines.append(f"2026-11-27T10:{i:02d}:00Z INFO request served in {i} ms")
-        lines.append(f"2026-11-27T10:{i:02d}:01Z ERROR database connection refused: db-{i % 2}:5432")
-        if i % 3 == 0:
-            lines.append(f"2026-11-27T10:{i:02d}:02Z ERROR payment gateway timeout after 30s order={i}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def test_a_runbook_run_shows_its_plan_and_a_report_whose_findings_can_be_stepped_through(
@@ -426,7 +461,7 @@ def test_the_sessions_list_opens_a_past_session_with_its_history_and_a_paused_on
             final = await finished(pilot, "completed")
             screen = chat_screen(app)
             assert screen.session_id == session_id
-            shown = _text(screen.view)
+            shown = conversation_text(screen.view)
             assert shown.count("› restart checkout") == 1, "the history is drawn once"
             assert "approval needed" in shown
             assert "approved by tester" in shown
@@ -469,7 +504,7 @@ def test_with_the_privacy_guard_the_answer_ends_restored_not_with_placeholders(t
             await pilot.pause()
             streamed = [e.text for e in await client.history(final.session_id) if isinstance(e, Token)]
             assert any("<<EMAIL_" in t for t in streamed), "the tokens carry the placeholder"
-            shown = _text(chat(app).view)
+            shown = conversation_text(chat(app).view)
             assert "Answer to: why does alice@example.com get errors?" in shown
             assert "<<EMAIL_" not in shown
 

@@ -5,9 +5,6 @@ report), taken headless from real runs. Each is checked for what the screen must
 from __future__ import annotations
 
 import asyncio
-import html
-import os
-import re
 from pathlib import Path
 
 from textual.widgets import DataTable, Input
@@ -16,26 +13,23 @@ from devops_agent.agent.scripted import Script, ScriptedModel
 from devops_agent.tui.dialogs import ApprovalDialog
 from devops_agent.tui.report_view import ReportScreen
 from devops_agent.tui.screens import SessionsScreen
-from test_tui import WIPE_TURNS, _write_log
-from tui_harness import PROBE_TURNS, SIZE, ask, finished, local_client, tui, until
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-UPDATE = os.environ.get("DEVOPS_AGENT_UPDATE_TUI_SNAPSHOTS") == "1"
-"""Read at import: the test-wide fixture clears DEVOPS_AGENT_* variables before each test."""
-
-
-def _target(tmp_path: Path) -> Path:
-    return DOCS if UPDATE else tmp_path
-
-
-def _shown(svg: Path) -> str:
-    """The text an SVG screenshot shows, spaces restored."""
-    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text())
-    return html.unescape("".join(texts)).replace("\xa0", " ")
+from tui_harness import (
+    PROBE_TURNS,
+    SIZE,
+    WIPE_TURNS,
+    _write_log,
+    ask,
+    finished,
+    local_client,
+    snapshot_dir,
+    svg_text,
+    tui,
+    until,
+)
 
 
 def test_snapshots_of_the_main_screens(tmp_path: Path) -> None:
-    where = _target(tmp_path)
+    where = snapshot_dir(tmp_path)
     log = _write_log(tmp_path / "app.log")
     runs = {"runs": [list(PROBE_TURNS), list(WIPE_TURNS)]}  # one script per question of the session
     model_client = local_client(tmp_path / "m", ScriptedModel(Script.model_validate(runs)))
@@ -76,16 +70,16 @@ def test_snapshots_of_the_main_screens(tmp_path: Path) -> None:
 
     asyncio.run(model_screens())
     asyncio.run(report_screen())
-    conversation = _shown(where / "tui-conversation.svg")
+    conversation = svg_text(where / "tui-conversation.svg")
     assert "› are the probes healthy?" in conversation
     assert "✓ probe(name='a')" in conversation
     assert "Looked at 2 probes" in conversation
-    approval = _shown(where / "tui-approval.svg")
+    approval = svg_text(where / "tui-approval.svg")
     assert "could lose" in approval
     assert "type CONFIRM to approve" in approval
-    sessions = _shown(where / "tui-sessions.svg")
+    sessions = svg_text(where / "tui-sessions.svg")
     assert "paused" in sessions
     assert "are the probes healthy?" in sessions  # a session is titled by its first question
-    report = _shown(where / "tui-report.svg")
+    report = svg_text(where / "tui-report.svg")
     assert "verdict: problems found" in report
     assert "evidence" in report

@@ -4,20 +4,27 @@ tools of every kind the gate tells apart; helpers to drive the app with Textual'
 from __future__ import annotations
 
 import asyncio
+import html
+import os
+import re
 import time
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from devops_agent.agent.scripted import Script, ScriptedModel
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
+from devops_agent.events import RunEvent
 from devops_agent.store import Store
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
 from devops_agent.tui.app import AgentTui
+from devops_agent.tui.conversation import ConversationView, ToolPanel
 from devops_agent.tui.local import LocalClient
 from devops_agent.tui.screens import ChatScreen
 
@@ -133,3 +140,52 @@ async def finished(pilot: Pilot[Any], status: str | None = None, wait_s: float =
         return run.finished if status is None or run.finished.status == status else None
 
     return await until(pilot, done, wait_s)
+
+
+WIPE_TURNS = (
+    {"tool_calls": [{"tool": "wipe", "args": {"path": "/srv/cache"}}]},
+    {"text": "After the wipe: {results}"},
+)
+
+
+def _write_log(path: Path) -> Path:
+    lines = []
+    for i in range(30):
+        lines.append(f"2026-11-27T10:{i:02d}:00Z INFO request served in {i} ms")
+        lines.append(f"2026-11-27T10:{i:02d}:01Z ERROR database connection refused: db-{i % 2}:5432")
+        if i % 3 == 0:
+            lines.append(f"2026-11-27T10:{i:02d}:02Z ERROR payment gateway timeout after 30s order={i}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+UPDATE = os.environ.get("DEVOPS_AGENT_UPDATE_TUI_SNAPSHOTS") == "1"
+"""Read at import: the test-wide fixture clears DEVOPS_AGENT_* variables before each test."""
+
+
+def event_types() -> set[str]:
+    """Every ``type`` the ``RunEvent`` union can carry."""
+    union = typing.get_args(RunEvent)[0]
+    return {typing.get_args(cls.model_fields["type"].annotation)[0] for cls in typing.get_args(union)}
+
+
+def conversation_text(view: ConversationView) -> str:
+    """Everything the conversation shows, as plain text (panel titles included)."""
+    parts: list[str] = []
+    for widget in view.query("*"):
+        if isinstance(widget, ToolPanel):
+            parts.append(widget.title)
+        if isinstance(widget, Static):
+            parts.append(str(widget.render()))
+    return "\n".join(parts)
+
+
+def snapshot_dir(tmp_path: Path) -> Path:
+    return DOCS if UPDATE else tmp_path
+
+
+def svg_text(svg: Path) -> str:
+    """The text an SVG screenshot shows, spaces restored."""
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text())
+    return html.unescape("".join(texts)).replace("\xa0", " ")

@@ -1,4 +1,4 @@
-"""The triage replay rig shared by ``tests/test_triage.py`` and ``benchmarks/triage_fanout.py``.
+"""The triage replay rig shared by ``tests/runbooks/test_triage.py`` and ``benchmarks/triage_fanout.py``.
 
 The real Jira and Jenkins tools run through the real tool pipeline against :class:`SlowReplay`, a
 replay server that can add latency per response and gauges how many requests are in flight;

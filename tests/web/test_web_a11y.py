@@ -10,26 +10,7 @@ from typing import Any
 from api_harness import PROBE_TURNS
 from devops_agent.events import RunEvent
 
-from .web_helpers import PHONE, ask, screenshot, sign_in, wait_run, web_service
-
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
-BLOCKING = {"serious", "critical"}
-
-
-def axe_violations(page: Any) -> list[dict[str, Any]]:
-    """Run axe-core on the page as it is; the violations rated serious or critical."""
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
-        page.evaluate(AXE.read_text() + "\n;undefined")
-    result = page.evaluate(
-        """async () => {
-             const r = await axe.run(document, {resultTypes: ['violations']});
-             return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-                                             nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
-           }"""
-    )
-    return [v for v in result if v["impact"] in BLOCKING]
-
+from .web_helpers import PHONE, ask, axe_violations, screenshot, sign_in, wait_run, web_service
 
 WIPE_RUNS = [[{"tool_calls": [{"tool": "wipe", "args": {"path": "/tmp/x"}}]}, {"text": "{results}"}]] * 2
 
@@ -113,7 +94,46 @@ def _event_types() -> set[str]:
 SAMPLES: dict[str, dict[str, Any]] = {
     "run_started": {"prompt": "why?", "mode": "ask", "path": "model", "model": "scripted"},
     "token": {"text": "Because "},
-    "plan_proposed": {"steps": ["look at the logs", "check the metrics"]},
+    "plan_proposed": {
+        "steps": ["look at the logs", "check the metrics"],
+        "plan": {
+            "goal": "find why checkout fails",
+            "steps": [
+                {"title": "look at the logs", "intent": "errors since the deploy", "specialist": "logs"},
+                {"title": "check the metrics", "tools": ["query_prometheus"], "mutating": False},
+            ],
+        },
+        "revision": 1,
+        # Not waiting: its decision buttons (tests/web/test_web_plans.py) would go with plan_resolved.
+        "awaiting_decision": False,
+    },
+    "plan_resolved": {"decision": "approved", "revision": 1, "approver": "alice"},
+    "plan_step": {"index": 1, "title": "check the metrics", "status": "done", "note": "p99 doubled"},
+    "plan_deviation": {"kind": "unplanned_call", "detail": "called git_log, which no step names"},
+    "delegation": {
+        "phase": "finished",
+        "specialist": "metrics",
+        "task": "check the p99 latency",
+        "status": "completed",
+        "duration_ms": 1200.0,
+    },
+    "critic_review": {
+        "stage": "deterministic",
+        "round": 1,
+        "issues": [{"finding": 0, "title": "disk full", "check": "quote_not_found", "detail": "not in c1"}],
+        "action": "replan",
+    },
+    "replan": {"number": 1, "budget": 2, "reason": "a quotation is not in the cited output"},
+    "council": {
+        "members": ["logs", "metrics"],
+        "disagreements": [
+            {
+                "topic": "whether anything is wrong",
+                "positions": {"logs": "problems found: OOM", "metrics": "found no problem"},
+                "resolution": "not reconciled",
+            }
+        ],
+    },
     "tool_call": {"tool_call_id": "c1", "tool": "probe", "args": {"name": "a"}},
     "tool_result": {"tool_call_id": "c1", "tool": "probe", "status": "success", "duration_ms": 3.5},
     "approval_requested": {
@@ -135,6 +155,14 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "replaced": ["c1"],
     },
     "limit_reached": {"scope": "run", "limit": "tool_calls", "used": 20, "ceiling": 20},
+    "run_resumed": {"worker": "worker-7", "after_seq": 12, "completed_steps": 3},
+    "notification": {
+        "sink": "slack-oncall",
+        "kind": "report",
+        "ok": False,
+        "attempts": 3,
+        "error": "HTTP 500",
+    },
     "run_finished": {
         "status": "completed",
         "output": "done",
@@ -175,6 +203,11 @@ def test_every_event_type_is_rendered(page: Any, tmp_path: Path) -> None:
             assert after > before or kind == "run_started", f"{kind} rendered nothing"
         text = page.evaluate("document.getElementById('conversation').textContent")
         assert "unrecognised event" not in text
+        # The plan is a numbered list whose steps carry their status, updated by plan_step.
+        statuses = page.evaluate(
+            "[...document.querySelectorAll('.msg.plan ol.plan-steps > li')].map(li => li.dataset.status)"
+        )
+        assert statuses == ["pending", "done"]
         for shown in (
             "why?",
             "look at the logs",
@@ -183,6 +216,17 @@ def test_every_event_type_is_rendered(page: Any, tmp_path: Path) -> None:
             "the model failed",
             "90000 → 30000 tokens",
             "Usage limit reached",
+            "Goal: find why checkout fails",
+            "Plan approved by alice",
+            "p99 doubled",
+            "Deviation from the plan",
+            "metrics finished: check the p99 latency",
+            "quote_not_found",
+            "Re-plan 1 of 2",
+            "whether anything is wrong",
+            "found no problem",
+            "Resumed by worker worker-7",
+            "Could not send report to slack-oncall after 3 attempts: HTTP 500",
             "errors",
             "E1",
         ):

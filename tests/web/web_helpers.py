@@ -116,3 +116,22 @@ def screenshot(pg: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     pg.screenshot(path=str(path))
     return path
+
+
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+BLOCKING = {"serious", "critical"}
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """Run axe-core on the page as it is; the violations rated serious or critical."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        # Evaluated through the DevTools protocol: the page's CSP (no inline script) stays on.
+        page.evaluate(AXE.read_text() + "\n;undefined")
+    result = page.evaluate(
+        """async () => {
+             const r = await axe.run(document, {resultTypes: ['violations']});
+             return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                             nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
+           }"""
+    )
+    return [v for v in result if v["impact"] in BLOCKING]

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp
 
 from devops_agent import __version__
 from devops_agent.agent.session import SessionService
-from devops_agent.api import alerts, approvals, catalog, ops, problems, runs, sessions, ws
+from devops_agent.api import alerts, approvals, catalog, ops, plans, problems, runs, sessions, ws
 from devops_agent.api.alerts import AlertIndex
 from devops_agent.api.mcp import MCP_PATH, LateMount, mcp_endpoint
 from devops_agent.api.memory import release_periodically
@@ -113,7 +113,7 @@ def create_app(
     )
     problems.install(app)
     v1 = APIRouter(prefix="/v1")
-    for module in (sessions, runs, approvals, alerts, catalog, ws):
+    for module in (sessions, runs, approvals, plans, alerts, catalog, ws):
         v1.include_router(module.router)
     app.include_router(v1)
     app.include_router(ops.router)

@@ -191,6 +191,28 @@ class ApprovalAnswer(_In):
     confirm: str | None = Field(None, description="CONFIRM, to approve a destructive call")
 
 
+class PlanAnswer(_In):
+    decision: Literal["approve", "edit", "reject"]
+    text: str = Field(
+        "",
+        max_length=4000,
+        description="edit: what to change (required; the model proposes a revised plan); "
+        "reject: why (optional)",
+    )
+
+
+class PendingPlan(BaseModel):
+    """A plan waiting for a decision, as the person deciding must see it."""
+
+    session_id: str
+    revision: int = Field(description="1 for the first proposal, +1 for each revision after an edit")
+    goal: str
+    steps: list[dict[str, Any]] = Field(
+        description="in order: title, intent, tools, specialist, expected_evidence, mutating"
+    )
+    mutating: bool = Field(description="whether any step changes things (each still asks when it runs)")
+
+
 class Me(BaseModel):
     id: str | None
     name: str

@@ -1,7 +1,7 @@
 """The service's runs: start them for a user (within their limit), follow each to its end.
 
 :meth:`RunTracker.start` is the one way the API starts a run (a question, answers to a paused
-run, a resumed run, an alert): it enforces the per-user limit of concurrent runs (429 with
+run or to its plan, a resumed run, an alert): it enforces the per-user limit of concurrent runs (429 with
 Retry-After), opens the run's trace span, and starts a follower that feeds the metrics from the
 run's events and frees the user's slot when the run finishes.
 """
@@ -21,6 +21,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.reasoning.plan import PlanDecision
 from devops_agent.agent.session import SessionService
 from devops_agent.agent.supervisor import RunHandle
 from devops_agent.api.metrics import Metrics
@@ -58,6 +59,7 @@ class RunTracker:
         mode: Mode | None = None,
         inputs: dict[str, Any] | None = None,
         approvals: Mapping[str, ApprovalDecision] | None = None,
+        plan: PlanDecision | None = None,
     ) -> RunHandle:
         """Start a run for ``principal``; raises 429 over their limit and 503 while shutting down."""
         if self.draining:
@@ -88,6 +90,7 @@ class RunTracker:
                 mode=mode,
                 inputs=inputs,
                 approvals=approvals,
+                plan=plan,
                 user_id=principal.id,
             )
         except BaseException:

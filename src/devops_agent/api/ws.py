@@ -1,8 +1,9 @@
 """The WebSocket protocol of an interactive client (``/v1/ws``); docs/api.md shows every message.
 
 Client → server: ``init`` (first: token, optionally resume a session from ``last_seq``),
-``query`` (question, mode, model, inputs), ``cancel``, ``approve`` / ``deny``, ``subscribe`` (follow
-a run from a seq), ``ping``. Server → client: every ``RunEvent`` as it happens, as the event's own
+``query`` (question, mode, model, inputs), ``cancel``, ``approve`` / ``deny``, ``plan`` (decide on a
+waiting plan: ``decision`` approve|edit|reject, ``text``), ``subscribe`` (follow a run from a seq),
+``ping``. Server → client: every ``RunEvent`` as it happens, as the event's own
 JSON (``type`` is the event type, ``seq`` numbers it), and control messages: ``ready``,
 ``accepted``, ``cancel_requested``, ``lagged``, ``pong``, ``problem`` (RFC 9457 fields).
 
@@ -28,9 +29,10 @@ from pydantic import ValidationError
 
 from devops_agent.api.approvals import answer_pending
 from devops_agent.api.auth import authenticate, owned_run, owned_session
+from devops_agent.api.plans import answer_plan
 from devops_agent.api.problems import ApiError, problem_dict
 from devops_agent.api.runs import start_question
-from devops_agent.api.schemas import ApprovalAnswer, RunCreate, SessionOut
+from devops_agent.api.schemas import ApprovalAnswer, PlanAnswer, RunCreate, SessionOut
 from devops_agent.api.state import ServiceState, service_state
 from devops_agent.api.tokens import PERSON_ROLES, Principal
 from devops_agent.errors import DevOpsAgentError, UserError
@@ -209,6 +211,23 @@ async def _answer(client: Client, msg: dict[str, Any]) -> None:
     client.follow(accepted.run_id, 0)
 
 
+async def _plan(client: Client, msg: dict[str, Any]) -> None:
+    assert client.principal is not None
+    session_id = _opt_str(msg, "session_id") or client.session_id
+    if session_id is None:
+        raise UserError("no session whose plan to decide", hint="send session_id")
+    fields = {k: msg[k] for k in ("decision", "text") if k in msg}
+    try:
+        answer = PlanAnswer.model_validate(fields)
+    except ValidationError as exc:
+        raise UserError(
+            f"invalid plan: {exc.errors()[0]['msg']}", hint='{"type": "plan", "decision": "approve"}'
+        ) from None
+    accepted = await answer_plan(client.state, client.principal, session_id, answer)
+    client.send({"type": "accepted", "session_id": accepted.session_id, "run_id": accepted.run_id})
+    client.follow(accepted.run_id, 0)
+
+
 async def _subscribe(client: Client, msg: dict[str, Any]) -> None:
     assert client.principal is not None
     run_id = _opt_str(msg, "run_id")
@@ -229,6 +248,7 @@ HANDLERS = {
     "cancel": _cancel,
     "approve": _answer,
     "deny": _answer,
+    "plan": _plan,
     "subscribe": _subscribe,
     "ping": _ping,
 }

@@ -1,10 +1,11 @@
 """What the TUI asks of the agent: one small client interface, two implementations.
 
 :class:`AgentClient` is everything the screens may do — list sessions, read a session's past
-events, ask a question, follow a run's events from a ``seq``, answer approvals, cancel, change the
-mode, fetch a tool call's full output. :class:`~devops_agent.tui.local.LocalClient` does it over
-the session service in this process (as the CLI does); :class:`~devops_agent.tui.remote.RemoteClient`
-over a server's WebSocket and REST API (docs/api.md). The screens hold no rule of their own: who may
+events, ask a question, follow a run's events from a ``seq``, answer approvals, decide on a plan,
+cancel, change the mode, fetch a tool call's full output.
+:class:`~devops_agent.tui.local.LocalClient` does it over the session service in this process (as
+the CLI does); :class:`~devops_agent.tui.remote.RemoteClient` over a server's WebSocket and REST
+API (docs/api.md). The screens hold no rule of their own: who may
 approve what, and that a destructive call needs ``CONFIRM``, is decided by the client's side (the
 CLI's rules locally, the server's remotely); the dialogs only ask for what those rules require.
 
@@ -114,6 +115,31 @@ class PendingCall:
         )
 
 
+PlanAction = Literal["approve", "edit", "reject"]
+
+
+@dataclass(frozen=True)
+class PendingPlan:
+    """A plan a paused session waits for a decision on, as the person deciding must see it."""
+
+    revision: int
+    goal: str
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def mutating(self) -> bool:
+        """Whether a step changes things (it still asks for its own approval when it runs)."""
+        return any(bool(s.get("mutating")) for s in self.steps)
+
+    @classmethod
+    def from_pending(cls, p: Mapping[str, Any]) -> PendingPlan:
+        """From a session's stored pending plan (``plan`` inside) or a server's ``PendingPlan``."""
+        inner = p.get("plan")
+        plan: Mapping[str, Any] = inner if isinstance(inner, Mapping) else p
+        steps = [dict(s) for s in plan.get("steps") or [] if isinstance(s, Mapping)]
+        return cls(revision=int(p.get("revision", 1)), goal=str(plan.get("goal") or ""), steps=steps)
+
+
 def check_confirm(calls: list[PendingCall], approve: bool, confirm: str | None) -> None:
     """Approving a destructive call takes :data:`CONFIRM` (the rule of the CLI's prompt and the
     API); raises :class:`UserError` naming the call otherwise."""
@@ -173,6 +199,15 @@ class AgentClient(Protocol):
         self, session_id: str, *, approve: bool, reason: str = "", confirm: str | None = None
     ) -> RunRef:
         """Approve or deny every pending call of the session; the run continues as a new run."""
+        ...
+
+    async def pending_plan(self, session_id: str) -> PendingPlan | None:
+        """The plan the session waits for a decision on; ``None`` when none waits."""
+        ...
+
+    async def decide_plan(self, session_id: str, action: PlanAction, text: str = "") -> RunRef:
+        """Approve the waiting plan, ask for changes (``text`` says which; a revised plan follows
+        and waits again) or reject it (``text``: why); the run continues as a new run."""
         ...
 
     async def cancel(self, run_id: str) -> bool:

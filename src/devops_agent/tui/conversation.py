@@ -28,10 +28,21 @@ from textual.widgets import Collapsible, Markdown, Static
 from devops_agent.events import (
     ApprovalRequested,
     ApprovalResolved,
+    ContextCompacted,
+    CouncilResult,
+    CriticReview,
+    Delegation,
     ErrorEvent,
+    LimitReached,
+    NotificationSent,
+    PlanDeviation,
     PlanProposed,
+    PlanResolved,
+    PlanStepEvent,
+    Replan,
     RunEvent,
     RunFinished,
+    RunResumed,
     RunStarted,
     Token,
     ToolCall,
@@ -40,6 +51,19 @@ from devops_agent.events import (
 from devops_agent.textsafe import printable, visible
 
 STATUS_MARK = {"success": "✓", "no_data": "∅", "error": "✗"}
+STEP_MARK = {"pending": "·", "running": "…", "done": "✓", "skipped": "↷", "failed": "✗"}
+DECISION_WORDS = {
+    "approved": "plan approved",
+    "edited": "changes asked to the plan",
+    "rejected": "plan rejected",
+}
+CRITIC_WORDS = {"accepted": "accepted the answer", "applied": "changed the answer", "replan": "sent it back"}
+DEVIATION_WORDS = {
+    "unplanned_call": "a call no step names",
+    "skipped_step": "a step skipped",
+    "out_of_order": "a step out of order",
+    "replan": "re-planned",
+}
 FINISH_STYLE = {"completed": "green", "paused": "yellow", "cancelled": "yellow", "interrupted": "yellow"}
 ARGS_CHARS = 80
 
@@ -80,6 +104,54 @@ class RunState:
     plan: list[str] = field(default_factory=list)
     done: int = 0
     finished: RunFinished | None = None
+
+
+@dataclass
+class PlanState:
+    """The latest plan the session proposed: its steps' statuses (an approved plan runs in the
+    run that continues the one that proposed it) and whether it waits for a decision."""
+
+    proposal: PlanProposed
+    titles: list[str]
+    statuses: list[str]
+    notes: list[str]
+    widget: Static
+    awaiting: bool = False
+    tracked: bool = False
+    """Whether its steps report progress (a model's plan does, with ``plan_step``; a runbook's
+    list of steps does not, so it shows no status that would never change)."""
+
+    def text(self) -> Text:
+        """The plan as a numbered list, each step with its status."""
+        p = self.proposal
+        head = f"plan (revision {p.revision})" if p.revision > 1 else "plan"
+        wait = " — waiting for your decision (ctrl+l)" if self.awaiting else ""
+        out = Text(f"{head}{wait}\n", style="bold")
+        goal = (p.plan or {}).get("goal")
+        if goal:
+            out.append_text(literal(f"  goal: {goal}\n"))
+        if p.feedback:
+            out.append_text(literal(f"  revised after: {p.feedback}\n"))
+        steps = (p.plan or {}).get("steps") or []
+        for i, title in enumerate(self.titles):
+            step = steps[i] if i < len(steps) and isinstance(steps[i], dict) else {}
+            status = self.statuses[i]
+            extra = []
+            if step.get("specialist"):
+                extra.append(f"[{step['specialist']}]")
+            if step.get("mutating"):
+                extra.append("(changes things)")
+            more = (" " + " ".join(extra)) if extra else ""
+            note = f" — {self.notes[i]}" if self.notes[i] else ""
+            if self.tracked:
+                mark = STEP_MARK.get(status, "·")
+                out.append_text(literal(f"  {mark} {i + 1}. {title}{more} [{status}]{note}\n"))
+            else:
+                out.append_text(literal(f"  {i + 1}. {title}{more}\n"))
+        return out
+
+    def refresh(self) -> None:
+        self.widget.update(self.text())
 
 
 class ToolPanel(Collapsible):
@@ -148,6 +220,7 @@ class ConversationView(VerticalScroll):
         self.calls: dict[str, ToolCallInfo] = {}
         self.panels: dict[str, ToolPanel] = {}
         self.last_report: RunFinished | None = None
+        self.plan: PlanState | None = None
         self._answer: Static | None = None
         self._streamed: list[str] = []
 
@@ -188,10 +261,150 @@ class ConversationView(VerticalScroll):
     def draw_plan_proposed(self, event: PlanProposed) -> None:
         run = self._run(event)
         run.plan, run.done = list(event.steps), 0
-        steps = Text("plan:\n", style="bold")
-        for i, step in enumerate(event.steps, 1):
-            steps.append_text(literal(f"  {i}. {step}\n"))
-        self._line(steps, "plan")
+        structured = (event.plan or {}).get("steps")
+        titles = list(event.steps)
+        if isinstance(structured, list) and structured:
+            titles = [str(s.get("title", "")) if isinstance(s, dict) else str(s) for s in structured]
+        widget = Static(classes="plan")
+        self.plan = PlanState(
+            event,
+            titles,
+            ["pending"] * len(titles),
+            [""] * len(titles),
+            widget,
+            awaiting=event.awaiting_decision,
+            tracked=event.plan is not None,
+        )
+        self.plan.refresh()
+        self._add(widget)
+
+    def draw_plan_resolved(self, event: PlanResolved) -> None:
+        self._run(event)
+        if self.plan is not None:
+            self.plan.awaiting = False
+            self.plan.refresh()
+        rev = f" (revision {event.revision})" if event.revision else ""
+        why = f": {event.feedback}" if event.feedback else ""
+        style = "yellow" if event.decision == "rejected" else "green"
+        self._line(literal(f"{DECISION_WORDS[event.decision]} by {event.approver}{rev}{why}", style), "meta")
+
+    def draw_plan_step(self, event: PlanStepEvent) -> None:
+        self._run(event)
+        plan = self.plan
+        if plan is not None and 0 <= event.index < len(plan.statuses):
+            plan.statuses[event.index] = event.status
+            plan.notes[event.index] = event.note
+            plan.tracked = True
+            plan.refresh()
+            if self.current is not None:  # the plan dialog's progress
+                self.current.plan = plan.titles
+                self.current.done = sum(s in ("done", "skipped", "failed") for s in plan.statuses)
+            return
+        note = f" — {event.note}" if event.note else ""
+        self._line(literal(f"step {event.index + 1} ({event.title}): {event.status}{note}"), "meta")
+
+    def draw_plan_deviation(self, event: PlanDeviation) -> None:
+        self._run(event)
+        step = f" (step {event.step + 1})" if event.step is not None else ""
+        words = DEVIATION_WORDS.get(event.kind, event.kind)
+        self._line(literal(f"deviation from the plan: {words}{step}: {event.detail}", "yellow"), "meta")
+
+    def draw_delegation(self, event: Delegation) -> None:
+        self._run(event)
+        if event.phase == "started":
+            text = f"→ [{event.specialist}] asked: {event.task}"
+        else:
+            took = f" in {event.duration_ms:.0f} ms" if event.duration_ms is not None else ""
+            tokens = (event.usage or {}).get("total_tokens")
+            used = f", {tokens} tokens" if tokens else ""
+            text = f"← [{event.specialist}] {event.status or 'finished'}{took}{used}: {event.task}"
+        self._line(literal(text), "meta")
+
+    def draw_critic_review(self, event: CriticReview) -> None:
+        self._run(event)
+        bad = event.action != "accepted"
+        text = Text(
+            f"critic ({event.stage}, round {event.round}): {CRITIC_WORDS[event.action]}\n",
+            style="bold yellow" if bad else "bold green",
+        )
+        for issue in event.issues:
+            check = f"[{issue.get('check')}] " if issue.get("check") else ""
+            title = issue.get("title") or ""
+            detail = issue.get("detail") or ""
+            text.append_text(literal(f"  ✗ {check}{title}{': ' if title and detail else ''}{detail}\n"))
+        for missing in event.missing_evidence:
+            text.append_text(literal(f"  ? missing evidence: {missing}\n"))
+        self._line(text, "plan")
+
+    def draw_replan(self, event: Replan) -> None:
+        self._run(event)
+        self._line(literal(f"re-plan {event.number} of {event.budget}: {event.reason}", "yellow"), "meta")
+
+    def draw_council(self, event: CouncilResult) -> None:
+        self._run(event)
+        text = Text("council: ", style="bold")
+        text.append_text(literal(", ".join(event.members) + "\n"))
+        if not event.disagreements:
+            text.append("  the members agree\n")
+        for d in event.disagreements:
+            text.append_text(literal(f"  disagree on {d.get('topic', '?')}\n", "yellow"))
+            positions = d.get("positions") or {}
+            if isinstance(positions, dict):
+                for who, said in positions.items():
+                    text.append_text(literal(f"    [{who}] {said}\n"))
+            if d.get("resolution"):
+                text.append_text(literal(f"    resolution: {d['resolution']}\n"))
+        self._line(text, "plan")
+
+    def draw_context_compacted(self, event: ContextCompacted) -> None:
+        self._run(event)
+        parts = []
+        if event.replaced:
+            parts.append(f"{len(event.replaced)} results sent as summaries")
+        if event.folded:
+            parts.append(f"{len(event.folded)} older calls folded")
+        if event.cut:
+            parts.append(f"{len(event.cut)} results cut")
+        what = f"; {', '.join(parts)}" if parts else ""
+        self._line(
+            literal(
+                f"context fitted (request {event.request}): {event.tokens_before} → {event.tokens_after} "
+                f"tokens of {event.limit}{what} (full results stay in the session)"
+            ),
+            "meta",
+        )
+
+    def draw_limit_reached(self, event: LimitReached) -> None:
+        self._run(event)
+        self._line(
+            literal(
+                f"usage limit reached: {event.limit} per {event.scope}, {event.used:g} of {event.ceiling:g}; "
+                "the run ends with what it has",
+                "red",
+            ),
+            "error",
+        )
+
+    def draw_run_resumed(self, event: RunResumed) -> None:
+        self._run(event)
+        self._line(
+            literal(
+                f"resumed by worker {event.worker} after event {event.after_seq}: {event.completed_steps} "
+                "completed steps not done again (the step in flight runs again)",
+                "yellow",
+            ),
+            "meta",
+        )
+
+    def draw_notification(self, event: NotificationSent) -> None:
+        self._run(event)
+        tries = f" after {event.attempts} attempts" if event.attempts > 1 else ""
+        if event.ok:
+            text = literal(f"sent {event.kind} to {event.sink}{tries}", "green")
+        else:
+            why = event.error or "failed"
+            text = literal(f"could not send {event.kind} to {event.sink}{tries}: {why}", "red")
+        self._line(text, "meta")
 
     def draw_tool_call(self, event: ToolCall) -> None:
         self._run(event)
@@ -292,6 +505,17 @@ RENDERERS: dict[str, Callable[[ConversationView, Any], None]] = {
     "approval_requested": ConversationView.draw_approval_requested,
     "approval_resolved": ConversationView.draw_approval_resolved,
     "error": ConversationView.draw_error,
+    "plan_resolved": ConversationView.draw_plan_resolved,
+    "plan_step": ConversationView.draw_plan_step,
+    "plan_deviation": ConversationView.draw_plan_deviation,
+    "delegation": ConversationView.draw_delegation,
+    "critic_review": ConversationView.draw_critic_review,
+    "replan": ConversationView.draw_replan,
+    "council": ConversationView.draw_council,
+    "context_compacted": ConversationView.draw_context_compacted,
+    "limit_reached": ConversationView.draw_limit_reached,
+    "run_resumed": ConversationView.draw_run_resumed,
+    "notification": ConversationView.draw_notification,
     "run_finished": ConversationView.draw_run_finished,
 }
 """How each event type is drawn; a test keeps it equal to the types of ``RunEvent``."""

@@ -1,5 +1,6 @@
-"""The TUI's dialogs: approving or denying a paused run's calls, the plan of a run, and saving a
-tool call's full output to a file.
+"""The TUI's dialogs: approving or denying a paused run's calls, deciding on a plan that waits
+(approve, ask for changes, reject), the plan of a run, and saving a tool call's full output to a
+file.
 
 The approval dialog shows what the CLI's prompt shows (the command or the tool and its arguments,
 the classification and why it needs approval, and for a destructive call the impact analysis) and
@@ -26,7 +27,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from devops_agent.errors import UserError
-from devops_agent.tui.client import CONFIRM, KeptOutput, PendingCall, check_confirm
+from devops_agent.tui.client import CONFIRM, KeptOutput, PendingCall, PendingPlan, PlanAction, check_confirm
 from devops_agent.tui.conversation import ToolCallInfo, args_line, literal
 
 DIALOG_CSS = """
@@ -119,6 +120,85 @@ class ApprovalDialog(ModalScreen[ApprovalChoice | None]):
     @on(Button.Pressed, "#deny")
     def deny(self) -> None:
         self.dismiss(ApprovalChoice(False, self._value("reason")))
+
+    @on(Button.Pressed, "#later")
+    def action_later(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    """A decision on a waiting plan: ``text`` is what to change (edit) or why (reject)."""
+
+    action: PlanAction
+    text: str = ""
+
+
+def describe_plan(plan: PendingPlan) -> Text:
+    """A waiting plan as the person deciding must read it (the CLI's ``devops-agent plan``)."""
+    text = Text()
+    text.append_text(literal(f"goal: {plan.goal}\n"))
+    for i, step in enumerate(plan.steps, 1):
+        using = [str(t) for t in step.get("tools") or []]
+        if step.get("specialist"):
+            using.append(f"specialist {step['specialist']}")
+        line = f"{i}. {step.get('title', '')}" + (f" [{', '.join(using)}]" if using else "")
+        text.append_text(literal(line + "\n", "bold"))
+        if step.get("intent"):
+            text.append_text(literal(f"   why: {step['intent']}\n"))
+        if step.get("expected_evidence"):
+            text.append_text(literal(f"   should show: {step['expected_evidence']}\n"))
+        if step.get("mutating"):
+            text.append("   changes things: asks for its own approval when it runs\n", style="yellow")
+    return text
+
+
+class PlanDecisionDialog(ModalScreen[PlanChoice | None]):
+    """Approve a plan that waits, ask for changes (the model proposes a revision), or reject it
+    (nothing runs); Escape leaves it waiting."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="PlanDecisionDialog")
+    BINDINGS = [Binding("escape", "later", "Decide later")]
+
+    def __init__(self, plan: PendingPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            n = len(self.plan.steps)
+            yield Label(
+                f"Plan (revision {self.plan.revision}): {n} step{'s' if n != 1 else ''} — run it?",
+                classes="title",
+            )
+            with VerticalScroll():
+                yield Static(describe_plan(self.plan))
+            yield Input(placeholder="what should change (edit), or why (reject)", id="plan-text")
+            yield Static("", classes="problem", id="problem")
+            with Horizontal():
+                yield Button("Approve", variant="success", id="plan-approve")
+                yield Button("Ask for changes", variant="primary", id="plan-edit")
+                yield Button("Reject", variant="error", id="plan-reject")
+                yield Button("Later", id="later")
+
+    def _text(self) -> str:
+        return self.query_one("#plan-text", Input).value.strip()
+
+    @on(Button.Pressed, "#plan-approve")
+    def approve(self) -> None:
+        self.dismiss(PlanChoice("approve", self._text()))
+
+    @on(Button.Pressed, "#plan-edit")
+    def edit(self) -> None:
+        if not self._text():
+            self.query_one("#problem", Static).update(Text("say what should change, then ask for changes"))
+            self.query_one("#plan-text", Input).focus()
+            return
+        self.dismiss(PlanChoice("edit", self._text()))
+
+    @on(Button.Pressed, "#plan-reject")
+    def reject(self) -> None:
+        self.dismiss(PlanChoice("reject", self._text()))
 
     @on(Button.Pressed, "#later")
     def action_later(self) -> None:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
+from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
 from devops_agent.errors import UserError
 from devops_agent.events import RunEvent, event_from_json
 from devops_agent.policies.modes import MODES
@@ -24,6 +25,8 @@ from devops_agent.tui.client import (
     Identity,
     KeptOutput,
     PendingCall,
+    PendingPlan,
+    PlanAction,
     RunRef,
     RunSummary,
     SessionSummary,
@@ -109,6 +112,16 @@ class LocalClient:
         why = reason or ("" if approve else "denied in the TUI")
         decisions = {c.tool_call_id: ApprovalDecision(approve, why, self.user) for c in calls}
         handle = await self.service.answer(session_id, decisions)
+        return RunRef(handle.session_id, handle.run_id)
+
+    async def pending_plan(self, session_id: str) -> PendingPlan | None:
+        rec = await asyncio.to_thread(self.store.get_session, session_id)
+        pending = rec.context_state.get(PENDING_PLAN_KEY)
+        return PendingPlan.from_pending(pending) if pending else None
+
+    async def decide_plan(self, session_id: str, action: PlanAction, text: str = "") -> RunRef:
+        decision = PlanDecision(action, text.strip(), self.user)  # an edit without text: UserError
+        handle = await self.service.answer_plan(session_id, decision)
         return RunRef(handle.session_id, handle.run_id)
 
     async def cancel(self, run_id: str) -> bool:

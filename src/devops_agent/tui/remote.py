@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import typing
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, cast
@@ -32,6 +33,8 @@ from devops_agent.tui.client import (
     Identity,
     KeptOutput,
     PendingCall,
+    PendingPlan,
+    PlanAction,
     Role,
     RunRef,
     RunSummary,
@@ -41,9 +44,11 @@ from devops_agent.tui.client import (
 log = structlog.get_logger(__name__)
 
 EVENT_TYPES = frozenset(
-    ("run_started", "token", "plan_proposed", "tool_call", "tool_result")
-    + ("approval_requested", "approval_resolved", "error", "run_finished")
+    typing.get_args(cls.model_fields["type"].annotation)[0]
+    for cls in typing.get_args(typing.get_args(RunEvent)[0])
 )
+"""Every ``type`` of the ``RunEvent`` union: a message of one of them is an event of a run (a
+hand list here once dropped the reasoning, worker and context events)."""
 REPLIES = frozenset(("accepted", "cancel_requested", "problem"))
 RECONNECT_TRIES = 5
 
@@ -265,6 +270,22 @@ class RemoteClient:
     async def pending(self, session_id: str) -> list[PendingCall]:
         calls = await self._rest("GET", f"/v1/sessions/{session_id}/approvals")
         return [PendingCall.from_pending(c["tool_call_id"], c) for c in calls]
+
+    async def pending_plan(self, session_id: str) -> PendingPlan | None:
+        try:
+            plan = await self._rest("GET", f"/v1/sessions/{session_id}/plan")
+        except UserError as exc:
+            if exc.fields.get("status") == 409:  # no plan waits
+                return None
+            raise
+        return PendingPlan.from_pending(plan)
+
+    async def decide_plan(self, session_id: str, action: PlanAction, text: str = "") -> RunRef:
+        # Over REST (POST /v1/sessions/{id}/plan): events() subscribes to the run it starts.
+        accepted = await self._rest(
+            "POST", f"/v1/sessions/{session_id}/plan", json={"decision": action, "text": text}
+        )
+        return RunRef(accepted["session_id"], accepted["run_id"])
 
     async def set_mode(self, session_id: str, mode: str) -> None:
         await self._rest("PATCH", f"/v1/sessions/{session_id}", json={"mode": mode})

@@ -25,7 +25,13 @@ from devops_agent.events import RunFinished
 from devops_agent.textsafe import visible
 from devops_agent.tui.client import SessionSummary
 from devops_agent.tui.conversation import ConversationView, literal
-from devops_agent.tui.dialogs import ApprovalDialog, PlanDialog, SaveChoice, SaveOutputDialog
+from devops_agent.tui.dialogs import (
+    ApprovalDialog,
+    PlanDecisionDialog,
+    PlanDialog,
+    SaveChoice,
+    SaveOutputDialog,
+)
 from devops_agent.tui.report_view import ReportScreen
 
 if TYPE_CHECKING:
@@ -214,13 +220,13 @@ class ChatScreen(Screen[None]):
             seen = [e.seq for e in history if e.run_id == runs[-1].id]
             await self._follow(runs[-1].id, max(seen, default=0))
         elif summary.status == "paused":
-            answered = await self._approvals()
+            answered = await self._decide()
             if answered is not None:
                 await self._follow(answered)
 
     async def _follow(self, run_id: str, after_seq: int = 0) -> None:
-        """Draw the run's events until it finishes; a pause opens the approval dialog, and the
-        answers' run is followed the same way."""
+        """Draw the run's events until it finishes; a pause opens the plan or the approval
+        dialog, and the run the decision starts is followed the same way."""
         while True:
             self.running = run_id
             self._status()
@@ -239,10 +245,49 @@ class ChatScreen(Screen[None]):
                 self._status()
             if final is None or final.status != "paused":
                 return
-            answered = await self._approvals()
+            answered = await self._decide()
             if answered is None:
                 return
             run_id, after_seq = answered, 0
+
+    async def _decide(self) -> str | None:
+        """A paused session waits for a decision on its plan, or for approvals: ask for it; the
+        run the decision started (``None``: left for later)."""
+        assert self.session_id is not None
+        try:
+            plan = await self.tui.client.pending_plan(self.session_id)
+        except DevOpsAgentError as exc:
+            tell(self, exc.one_line(), severity="error", title="plan")
+            return None
+        if plan is not None:
+            return await self._plan_decision()
+        return await self._approvals()
+
+    async def _plan_decision(self) -> str | None:
+        """Ask about the plan the session waits for until it is decided or left for later; the
+        run the decision started."""
+        assert self.session_id is not None
+        client = self.tui.client
+        while True:
+            try:
+                plan = await client.pending_plan(self.session_id)
+            except DevOpsAgentError as exc:
+                tell(self, exc.one_line(), severity="error", title="plan")
+                return None
+            if plan is None:
+                return None
+            choice = await self.app.push_screen_wait(PlanDecisionDialog(plan))
+            if choice is None:
+                self._status("paused: the plan waits — ctrl+l decides it")
+                return None
+            try:
+                ref = await client.decide_plan(self.session_id, choice.action, choice.text)
+            except DevOpsAgentError as exc:  # refused (a viewer, nothing waits any more): say so
+                tell(self, exc.one_line(), severity="error", title="plan decision refused")
+                if exc.fields.get("status") == 403:
+                    return None
+                continue
+            return ref.run_id
 
     async def _approvals(self) -> str | None:
         """Ask about the session's pending calls until they are answered or left for later; the
@@ -336,6 +381,10 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(ReportScreen(final))
 
     def action_plan(self) -> None:
+        plan = self.view.plan
+        if plan is not None and plan.awaiting and self.running is None and self.session_id is not None:
+            self._decide_plan_later()
+            return
         run = self.view.current
         if run is None or not run.plan:
             tell(self, "this run proposed no plan", severity="warning")
@@ -347,6 +396,13 @@ class ChatScreen(Screen[None]):
                 self.run_worker(self.cancel_run(), group="cancel")
 
         self.app.push_screen(PlanDialog(run.plan, run.done, running), stop)
+
+    @work(exclusive=True, group="run")
+    async def _decide_plan_later(self) -> None:
+        """Ctrl-L on a plan left waiting: decide it now, and follow the run that continues."""
+        answered = await self._plan_decision()
+        if answered is not None:
+            await self._follow(answered)
 
     @work(group="save")
     async def action_save_output(self) -> None:

@@ -49,8 +49,89 @@ export const EVENT_RENDERERS = {
 
   plan_proposed(view, run, ev) {
     view.closeText(run);
+    view.showPlan(run, ev);
+  },
+
+  plan_resolved(view, run, ev) {
+    view.closeText(run);
+    const words = { approved: "Plan approved", edited: "Changes asked to the plan", rejected: "Plan rejected" };
+    view.planDecided(ev.revision);
     run.items.append(
-      h("div", { class: "msg plan" }, h("h3", {}, "Plan"), h("ol", {}, ev.steps.map((s) => h("li", {}, s)))),
+      h("div", { class: `msg notice plan-resolved ${ev.decision === "rejected" ? "bad" : "ok"}`, dataset: { decision: ev.decision } },
+        `${words[ev.decision] || ev.decision} by ${ev.approver}`, ev.revision ? ` (revision ${ev.revision})` : "",
+        ev.feedback ? h("p", { class: "muted" }, "Feedback: ", ev.feedback) : null),
+    );
+  },
+
+  plan_step(view, run, ev) {
+    view.closeText(run);
+    if (!view.markStep(ev)) {
+      run.items.append(h("div", { class: "msg notice plan-step" }, `Step ${ev.index + 1} (${ev.title}): ${ev.status}`,
+        ev.note ? ` — ${ev.note}` : ""));
+    }
+  },
+
+  plan_deviation(view, run, ev) {
+    view.closeText(run);
+    const words = {
+      unplanned_call: "A call the plan did not name",
+      skipped_step: "A step was skipped",
+      out_of_order: "A step ran out of order",
+      replan: "Re-planned",
+    };
+    run.items.append(
+      h("div", { class: "msg notice deviation", dataset: { kind: ev.kind } }, h("strong", {}, "Deviation from the plan: "),
+        `${words[ev.kind] || ev.kind}`, ev.step !== null && ev.step !== undefined ? ` (step ${ev.step + 1})` : "",
+        ": ", ev.detail, ev.tool_call_id ? h("span", { class: "muted" }, ` (${ev.tool_call_id})`) : null),
+    );
+  },
+
+  delegation(view, run, ev) {
+    view.closeText(run);
+    const done = ev.phase === "finished";
+    const status = done ? (ev.status || "finished") : "started";
+    run.items.append(
+      h("div", { class: "msg notice delegation", dataset: { specialist: ev.specialist, phase: ev.phase } },
+        h("span", { class: "badge agent" }, ev.specialist), done ? " finished: " : " was asked: ", oneLine(ev.task, 200),
+        " ", h("span", { class: `badge ${done ? (status === "failed" || status === "error" ? "status-bad" : "status-ok") : "status-running"}` }, status),
+        done && ev.duration_ms !== null && ev.duration_ms !== undefined ? h("span", { class: "duration" }, " ", fmtDuration(ev.duration_ms)) : null,
+        done && ev.usage && ev.usage.total_tokens ? h("span", { class: "muted" }, ` · ${ev.usage.total_tokens} tokens`) : null),
+    );
+  },
+
+  critic_review(view, run, ev) {
+    view.closeText(run);
+    const verdicts = { accepted: "accepted the answer", applied: "changed the answer", replan: "sent it back for evidence" };
+    const issues = (ev.issues || []).map((i) =>
+      h("li", {}, i.check ? h("span", { class: "badge warn" }, i.check) : null, " ",
+        i.title ? h("strong", {}, i.title) : null, i.title && i.detail ? ": " : "", i.detail || ""));
+    const missing = (ev.missing_evidence || []).map((m) => h("li", {}, "missing evidence: ", m));
+    run.items.append(
+      h("div", { class: `msg notice critic ${ev.action === "accepted" ? "ok" : "bad"}`, dataset: { action: ev.action } },
+        h("strong", {}, `Critic (${ev.stage}, round ${ev.round}) `), verdicts[ev.action] || ev.action,
+        issues.length || missing.length ? h("ul", {}, issues, missing) : h("span", { class: "muted" }, ": no issue found")),
+    );
+  },
+
+  replan(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h("div", { class: "msg notice replan" }, h("strong", {}, `Re-plan ${ev.number} of ${ev.budget}: `), ev.reason),
+    );
+  },
+
+  council(view, run, ev) {
+    view.closeText(run);
+    // A disagreement (agent/reasoning/council.py): topic, each member's position, resolution.
+    const rows = (ev.disagreements || []).map((d) => {
+      const positions = d && typeof d.positions === "object" && d.positions ? Object.entries(d.positions) : [];
+      return h("li", {}, h("strong", {}, oneLine(d.topic || "disagreement", 200)),
+        positions.length ? h("ul", {}, positions.map(([who, said]) => h("li", {}, h("span", { class: "badge agent" }, who), " ", oneLine(said, 300)))) : null,
+        d.resolution ? h("p", { class: "muted" }, "Resolution: ", d.resolution) : null);
+    });
+    run.items.append(
+      h("div", { class: "msg notice council" }, h("strong", {}, "Council: "), ev.members.map((m) => h("span", { class: "badge agent" }, m)),
+        rows.length ? [h("p", {}, `${rows.length} disagreement${rows.length > 1 ? "s" : ""}:`), h("ul", {}, rows)] : h("p", {}, "The members agree.")),
     );
   },
 
@@ -148,14 +229,34 @@ export const EVENT_RENDERERS = {
     );
   },
 
+  run_resumed(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h("div", { class: "msg notice resumed" }, h("strong", {}, "Resumed by worker "), h("code", {}, ev.worker),
+        ` after event ${ev.after_seq}; ${ev.completed_steps} completed steps are not done again`,
+        h("span", { class: "muted" }, " (the step that was in flight runs again)")),
+    );
+  },
+
+  notification(view, run, ev) {
+    view.closeText(run);
+    run.items.append(
+      h("div", { class: `msg notice notification ${ev.ok ? "ok" : "bad"}`, dataset: { sink: ev.sink } },
+        ev.ok ? "Sent " : "Could not send ", `${ev.kind} to `, h("code", {}, ev.sink),
+        ev.attempts > 1 ? ` after ${ev.attempts} attempts` : "", ev.error ? `: ${ev.error}` : ""),
+    );
+  },
+
   run_finished(view, run, ev) {
     view.closeText(run);
+    // Paused on its plan (the proposal is a call that waits too) rather than on a call's approval.
+    const planWaits = ev.status === "paused" && view.plan && view.plan.runId === run.id && view.plan.el.dataset.awaiting === "true";
     for (const card of run.cards.values()) {
       if (card.el.dataset.status !== "running") continue;
       // A paused run's call waits for a person; it runs (or not) in the run that continues it.
       const held = ev.status === "paused";
       card.el.dataset.status = held ? "held" : "unfinished";
-      card.status.textContent = held ? "held for approval" : "no result";
+      card.status.textContent = held ? (planWaits ? "waiting for a decision on the plan" : "held for approval") : "no result";
       card.status.className = held ? "badge warn" : "badge status-bad";
     }
     if (ev.report) {
@@ -165,7 +266,8 @@ export const EVENT_RENDERERS = {
     }
     const usage = ev.usage && ev.usage.total_tokens ? ` · ${ev.usage.total_tokens} tokens` : "";
     const took = run.started && Date.parse(ev.ts) ? ` · ${fmtDuration(Date.parse(ev.ts) - run.started)}` : "";
-    run.footer.textContent = visible((STATUS_WORDS[ev.status] || ev.status) + took + usage);
+    const words = planWaits ? "paused: the plan waits for your decision" : STATUS_WORDS[ev.status] || ev.status;
+    run.footer.textContent = visible(words + took + usage);
     if (ev.status === "interrupted") {
       // The service stopped at a step boundary; any instance on the same store can continue it.
       const button = h("button", { type: "button", class: "small resume" }, "Resume");
@@ -185,8 +287,9 @@ export const HANDLED_EVENT_TYPES = Object.freeze(Object.keys(EVENT_RENDERERS));
 export class Conversation {
   /** container: the log element; fullOutput(toolCallId) → Promise<string>;
    * resume(runId) → Promise<boolean> (an interrupted run continued). */
-  constructor(container, { fullOutput, resume }) {
+  constructor(container, { fullOutput, resume, decidePlan }) {
     this.container = container;
+    this.decidePlan = decidePlan;
     this.fullOutput = fullOutput;
     this.resume = resume;
     this.reset();
@@ -196,6 +299,7 @@ export class Conversation {
     clear(this.container);
     this.runs = new Map();
     this.lastSeq = new Map();
+    this.plan = null;
   }
 
   /** The last seq rendered of a run (0: none). */
@@ -281,6 +385,58 @@ export class Conversation {
       card.brief.textContent = oneLine(args);
     }
     return card;
+  }
+
+  /** Draw a proposed plan as a numbered list of steps, each with its status; a plan that waits
+   * for a person gets the decision buttons (when the page gave a decide callback). */
+  showPlan(run, ev) {
+    const structured = ev.plan && Array.isArray(ev.plan.steps) ? ev.plan.steps : null;
+    const rows = [];
+    const list = h("ol", { class: "plan-steps" });
+    const titles = structured ? structured.map((s) => s.title) : ev.steps;
+    titles.forEach((title, i) => {
+      const step = structured ? structured[i] : {};
+      // Only a model's plan reports its steps' progress (plan_step); a runbook's is a list.
+      const badge = structured ? h("span", { class: "badge step-status" }, "pending") : null;
+      const detail = [];
+      if (step.specialist) detail.push(h("span", { class: "badge agent" }, step.specialist));
+      if (step.tools && step.tools.length) detail.push(h("code", {}, step.tools.join(", ")));
+      if (step.mutating) detail.push(h("span", { class: "badge warn" }, "changes things"));
+      const note = h("span", { class: "muted step-note" });
+      const li = h("li", { dataset: structured ? { status: "pending" } : {} }, badge, badge ? " " : "", title, detail.length ? " " : "", detail,
+        step.intent ? h("div", { class: "muted" }, step.intent) : null, note);
+      rows.push({ li, badge, note });
+      list.append(li);
+    });
+    const head = ev.revision > 1 ? `Plan (revision ${ev.revision})` : "Plan";
+    const el = h("div", { class: "msg plan", dataset: { revision: String(ev.revision || 0), awaiting: ev.awaiting_decision ? "true" : "false" } },
+      h("h3", {}, head), ev.plan && ev.plan.goal ? h("p", {}, h("strong", {}, "Goal: "), ev.plan.goal) : null,
+      ev.feedback ? h("p", { class: "muted" }, "Revised after: ", ev.feedback) : null, list);
+    run.items.append(el);
+    this.plan = { el, rows, revision: ev.revision || 0, actions: null, runId: run.id };
+    if (ev.awaiting_decision && this.decidePlan) {
+      this.plan.actions = this.decidePlan(el, ev);
+    }
+  }
+
+  /** A decision on the plan: its buttons go away (the decision is shown as its own line). */
+  planDecided(revision) {
+    if (!this.plan || (revision && this.plan.revision && revision !== this.plan.revision)) return;
+    if (this.plan.actions) this.plan.actions.remove();
+    this.plan.actions = null;
+    this.plan.el.dataset.awaiting = "false";
+  }
+
+  /** A step's status on the plan it belongs to (the latest one drawn); false if none. */
+  markStep(ev) {
+    const row = this.plan && this.plan.rows[ev.index];
+    if (!row || !row.badge) return false;
+    row.li.dataset.status = ev.status;
+    row.badge.textContent = ev.status;
+    const cls = { done: "status-ok", failed: "status-bad", running: "status-running", skipped: "warn" }[ev.status] || "";
+    row.badge.className = `badge step-status ${cls}`;
+    row.note.textContent = ev.note ? ` — ${visible(ev.note)}` : "";
+    return true;
   }
 
   /** Offer "Show full output" on the cards of calls whose full output the service kept. */

@@ -11,6 +11,7 @@ import { Api, ApiProblem } from "./api.js";
 import { renderApprovals } from "./approvals.js";
 import { clear, h, visible } from "./dom.js";
 import { Conversation, HANDLED_EVENT_TYPES } from "./events.js";
+import { planActions } from "./plans.js";
 import { Sidebar } from "./sessions.js";
 import { Socket } from "./socket.js";
 
@@ -28,7 +29,11 @@ const state = {
   buffered: [],
 };
 
-const conv = new Conversation($("conversation"), { fullOutput, resume: resumeRun });
+const conv = new Conversation($("conversation"), {
+  fullOutput,
+  resume: resumeRun,
+  decidePlan: (el, ev) => planActions(el, ev, { role: state.user ? state.user.role : "viewer", decide: decidePlan }),
+});
 let sidebar = null;
 
 // -- banner ------------------------------------------------------------------------------------
@@ -337,6 +342,25 @@ async function resumeRun(runId) {
       setRunning(true);
       state.socket.send({ type: "subscribe", run_id: accepted.run_id, last_seq: 0 });
     }
+    return true;
+  } catch (err) {
+    showProblem(err);
+    return false;
+  }
+}
+
+/** Decide on the plan the open session waits for; the run that continues is followed. */
+async function decidePlan(decision, text) {
+  hideProblem();
+  const sid = state.sessionId;
+  try {
+    const accepted = await state.api.post(`/v1/sessions/${encodeURIComponent(sid)}/plan`, { decision, text });
+    if (accepted.session_id === state.sessionId) {
+      state.runId = accepted.run_id;
+      setRunning(true);
+      state.socket.send({ type: "subscribe", run_id: accepted.run_id, last_seq: 0 });
+    }
+    sidebar.refresh();
     return true;
   } catch (err) {
     showProblem(err);
