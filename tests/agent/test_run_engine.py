@@ -313,3 +313,33 @@ def test_a_tool_gets_the_same_run_deps_on_both_paths(store_url: str) -> None:
     assert seen[0] == (by_model.session_id, by_model.run_id, True)
     assert seen[1][0] == session.id
     assert seen[1][2] is True
+
+
+def test_a_new_question_reaches_the_store_in_one_thread_trip_and_runs(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the run's first event the service opens the session, records the run and marks both
+    running: one trip to a thread (each waits for a thread and the interpreter lock), not three."""
+    url = f"sqlite:///{tmp_path / 'hops.db'}"
+    settings = Settings(database_url=url, data_dir=tmp_path)
+    trips: list[str] = []
+    real = asyncio.to_thread
+
+    async def counting(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        trips.append(getattr(fn, "__name__", repr(fn)))
+        return await real(fn, *args, **kwargs)
+
+    async def go() -> tuple[list[str], list[RunEvent], str]:
+        with Store(url) as store:
+            service = SessionService(settings, store, registry=registry(), model=scripted({"text": "hi"}))
+            monkeypatch.setattr(asyncio, "to_thread", counting)
+            handle = await service.start("hello", mode="ask")
+            before = list(trips)
+            events = await _collect(service.events(handle.run_id))
+            return before, events, store.get_session(handle.session_id).status
+
+    before, events, status = asyncio.run(go())
+    assert before == ["open_and_begin"]
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].status == "completed"
+    assert status == "completed"

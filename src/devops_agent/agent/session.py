@@ -160,6 +160,7 @@ class SessionService:
         ``profiles`` (a specialist's) add the MCP servers of those profiles to the global ones.
         """
         self._housekeeping()
+        begun: tuple[Runner, RunRequest] | None = None
         if plan is not None:
             if session_id is None:
                 raise UserError("deciding on a plan needs the session id")
@@ -182,21 +183,51 @@ class SessionService:
         else:
             if self.scrub_secrets:  # a token pasted into the question is stored nowhere (title, events)
                 prompt = scrub(prompt).text
-            session = await asyncio.to_thread(
-                self.open_session, session_id, title=prompt, mode=mode, user_id=user_id
+            question = prompt
+
+            def open_and_begin() -> tuple[SessionRecord, tuple[Runner, RunRequest]]:
+                # One trip to a thread for the session and the run: each trip waits for a thread
+                # and for the interpreter lock, a few milliseconds before the first event when busy.
+                opened = self.open_session(session_id, title=question, mode=mode, user_id=user_id)
+                _no_plan_waiting(opened)
+                waiting = opened.context_state.get(PENDING_KEY)
+                if waiting:  # the paused run's calls are answered first; a new question would orphan them
+                    short = opened.id[:12]
+                    raise UserError(
+                        f"session {short} waits for approval of {len(waiting)} call(s)",
+                        hint=f"answer them first: `devops-agent approve {short}` (or --deny)",
+                    )
+                return opened, self._begin(opened, question, inputs, None, None, user_id, profiles)
+
+            session, begun = await asyncio.to_thread(open_and_begin)
+        if begun is None:
+            begun = await asyncio.to_thread(
+                self._begin, session, prompt, inputs, approvals, plan, user_id, profiles
             )
-            _no_plan_waiting(session)
-            waiting = session.context_state.get(PENDING_KEY)
-            if waiting:  # the paused run's calls are answered first; a new question would orphan them
-                short = session.id[:12]
-                raise UserError(
-                    f"session {short} waits for approval of {len(waiting)} call(s)",
-                    hint=f"answer them first: `devops-agent approve {short}` (or --deny)",
-                )
+        runner, request = begun
+        if self.supervisor.executor.remote:
+            # A worker carries the run out; readers follow it through the store (events()).
+            self.supervisor.executor.submit(request)
+            return RunHandle(session.id, request.run_id, None)
+        handle, body = self._prepare(request, session, runner, None, running=True)
+        return self.supervisor.launch(handle, body)
+
+    def _begin(
+        self,
+        session: SessionRecord,
+        prompt: str | None,
+        inputs: dict[str, Any] | None,
+        approvals: Mapping[str, ApprovalDecision] | None,
+        plan: PlanDecision | None,
+        user_id: str | None,
+        profiles: Sequence[str],
+    ) -> tuple[Runner, RunRequest]:
+        """Choose the runner and record the run (in a thread: it writes to the store). A run this
+        process executes is marked running here, its session too, in the same trip."""
         answering = approvals is not None or plan is not None
         runner = self._router(session, answering).choose(prompt, inputs or {}, approvals, plan)
         run_id = uuid.uuid4().hex
-        earlier = await asyncio.to_thread(self.store.list_runs, session.id) if answering else []
+        earlier = self.store.list_runs(session.id) if answering else []
         request = RunRequest(
             session_id=session.id,
             run_id=run_id,
@@ -209,24 +240,20 @@ class SessionService:
             parent_run_id=earlier[-1].id if earlier else None,
             profiles=list(profiles),
         )
-        executor = self.supervisor.executor
+        remote = self.supervisor.executor.remote
         asked = {"prompt": prompt, "mode": request.mode, "inputs": dict(inputs or {})}
-        await asyncio.to_thread(
-            self.store.create_run,
+        self.store.create_run(
             session.id,
             run_id,
             path=runner.name,
             parent_run_id=request.parent_run_id,
             user_id=user_id,
             request=None if prompt is None else asked,  # what resuming an interrupted run repeats
-            status="queued" if executor.remote else "running",
+            status="queued" if remote else "running",
         )
-        if executor.remote:
-            # A worker carries the run out; readers follow it through the store (events()).
-            executor.submit(request)
-            return RunHandle(session.id, run_id, None)
-        handle, body = self._prepare(request, session, runner, None)
-        return self.supervisor.launch(handle, body)
+        if not remote:
+            self.store.update_session(session.id, status="running")
+        return runner, request
 
     async def execute(self, request: RunRequest, durability: Durability | None = None) -> RunFinished | None:
         """Carry out a run another process queued (``execution = "queue"``), here and now.
@@ -273,9 +300,16 @@ class SessionService:
         return recorder.final
 
     def _prepare(
-        self, request: RunRequest, session: SessionRecord, runner: Runner, durability: Durability | None
+        self,
+        request: RunRequest,
+        session: SessionRecord,
+        runner: Runner,
+        durability: Durability | None,
+        *,
+        running: bool = False,
     ) -> tuple[RunHandle, Coroutine[Any, Any, None]]:
-        """The handle and body of one run, ready to launch."""
+        """The handle and body of one run, ready to launch (``running``: its session is already
+        marked running)."""
         profiles = tuple(request.profiles)
         owner = (request.run_id, durability.worker) if durability is not None else None
         run = RunIds(session.id, request.run_id, request.mode, Journal(self.store, owner=owner), profiles)
@@ -299,7 +333,7 @@ class SessionService:
             profiles=profiles,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
-        return handle, self._execute(handle, scope, runner)
+        return handle, self._execute(handle, scope, runner, running=running)
 
     def events(self, run_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
         """Every event of ``run_id`` after ``after_seq``, then each new one, until ``run_finished``."""
@@ -451,9 +485,10 @@ class SessionService:
                 # (masked answer and a note) if the vault is unusable.
                 log.warning("vault_purge_failed", error=exc.message)
 
-    async def _execute(self, handle: RunHandle, scope: RunScope, runner: Runner) -> None:
+    async def _execute(self, handle: RunHandle, scope: RunScope, runner: Runner, *, running: bool) -> None:
         CURRENT_SESSION.set(scope.session.id)  # a finding saved during the run names its session
-        await asyncio.to_thread(self.store.update_session, scope.session.id, status="running")
+        if not running:
+            await asyncio.to_thread(self.store.update_session, scope.session.id, status="running")
         status: RunStatus = "failed"
         output: str | None = None
         report: dict[str, Any] | None = None

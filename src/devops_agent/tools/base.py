@@ -154,11 +154,13 @@ class ToolsetBuilder:
 
     def to_pydantic_ai(self) -> FunctionToolset[Any]:
         """The same tools as a pydantic-ai toolset, each with its spec in the metadata."""
-        from pydantic_ai import FunctionToolset, Tool
+        from pydantic_ai import FunctionToolset
+
+        from devops_agent.tools.schemas import make_tool
 
         if self._tools is None:
             self._tools = [
-                Tool(e.function, name=e.name, metadata={SPEC_KEY: e.spec.model_dump()})
+                make_tool(e.function, name=e.name, metadata={SPEC_KEY: e.spec.model_dump()})
                 for e in self.entries.values()
             ]
         return FunctionToolset(list(self._tools), id=self.name)

@@ -115,3 +115,29 @@ def test_calibration_scales_up_by_the_worst_ratio_seen_never_down() -> None:
     low = Calibration()
     low.observe(counted=1000, reported=800)
     assert low.scale(1000) == 1000
+
+
+def test_a_part_counted_again_is_not_serialized_again_and_a_changed_one_is() -> None:
+    """Each request recounts the run's history: the same part (same content object) is served from
+    the counter's memo; a part whose content was replaced is counted anew."""
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+
+    from devops_agent.policies.context.tokens import EstimateCounter, count_message
+
+    class Counting(EstimateCounter):
+        calls = 0
+
+        def count(self, text: str) -> int:
+            Counting.calls += 1
+            return super().count(text)
+
+    counter = Counting()
+    part = ToolReturnPart("noop", {"i": 1, "rows": list(range(50))}, tool_call_id="c1")
+    message = ModelRequest(parts=[part])
+    first = count_message(counter, message)
+    assert Counting.calls == 1
+    assert count_message(counter, message) == first
+    assert Counting.calls == 1  # served from the memo
+    part.content = {"i": 1, "rows": list(range(500))}  # a new object: counted again, and larger
+    assert count_message(counter, message) > first
+    assert Counting.calls == 2

@@ -49,6 +49,7 @@ from devops_agent.errors import DevOpsAgentError
 from devops_agent.events import Delegation, Token
 from devops_agent.policies.pipeline import TOOL_THREADS, privacy_guard
 from devops_agent.privacy.guard import strip_unknown_args
+from devops_agent.tools.schemas import make_tool
 
 SPECIALIST_RULES = """\
 Investigate only the task you are given, with your tools; never guess what a tool could tell you.
@@ -223,7 +224,7 @@ class Team:
                 "Say exactly what to find out (what, where, the window). Give independent tasks to "
                 "several specialists in the same turn: they run at the same time."
             )
-            tools.append(Tool(make(spec.name), name=spec.delegate_tool, description=description))
+            tools.append(make_tool(make(spec.name), name=spec.delegate_tool, description=description))
         return FunctionToolset(tools, id="specialists")
 
     async def council(self, members: Sequence[str], question: str) -> list[Consultation]:

@@ -36,6 +36,7 @@ from devops_agent.agent.runners.base import RunScope
 from devops_agent.deps import ToolDeps
 from devops_agent.events import PlanProposed, PlanResolved
 from devops_agent.tools.base import spec_from_metadata
+from devops_agent.tools.schemas import make_tool
 
 PROPOSE = "propose_plan"
 _DECIDED = {"approve": "approved", "edit": "edited", "reject": "rejected"}
@@ -97,7 +98,7 @@ class PlanDesk:
             or rejected."""
             return await desk._propose(ctx, Plan(goal=goal, steps=steps), specialists)
 
-        return FunctionToolset([propose_plan], id="plan")
+        return FunctionToolset([make_tool(propose_plan)], id="plan")
 
     async def _propose(self, ctx: RunContext[ToolDeps], plan: Plan, specialists: Mapping[str, Any]) -> str:
         assert self._pipeline is not None

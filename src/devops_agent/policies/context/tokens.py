@@ -124,6 +124,8 @@ class TextCounter(Protocol):
 
     method: str
     margin: float
+    memo: dict[int, tuple[Any, tuple[Any, ...], int]]
+    """Tokens of message parts already counted, by identity (:func:`count_part`)."""
 
     def count(self, text: str) -> int: ...
 
@@ -134,6 +136,7 @@ class EstimateCounter:
 
     method: str = "estimate"
     margin: float = ESTIMATE_MARGIN
+    memo: dict[int, tuple[Any, tuple[Any, ...], int]] = field(default_factory=dict, repr=False)
 
     def count(self, text: str) -> int:
         return _estimate_cached(text)
@@ -151,6 +154,7 @@ class TiktokenCounter:
     encoding_name: str
     method: str = "tokenizer"
     margin: float = TOKENIZER_MARGIN
+    memo: dict[int, tuple[Any, tuple[Any, ...], int]] = field(default_factory=dict, repr=False)
     _enc: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -199,7 +203,22 @@ def _json(value: Any) -> str:
 
 
 def count_part(counter: TextCounter, part: Any) -> int:
-    return counter.count(part_text(part)) + PART_OVERHEAD
+    """Tokens of one part. Every request of a run counts the whole history again (the budget, the
+    usage limits), and serializing a tool call's arguments or a result is most of that cost: a
+    part seen before, with the very same name, content and arguments objects, is not serialized
+    again (the memo holds the part, so its id cannot be reused while it is there)."""
+    fields = (getattr(part, "tool_name", None), getattr(part, "content", None), getattr(part, "args", None))
+    seen = counter.memo.get(id(part))
+    if seen is not None and seen[0] is part and all(a is b for a, b in zip(seen[1], fields, strict=True)):
+        return seen[2]
+    tokens = counter.count(part_text(part)) + PART_OVERHEAD
+    if len(counter.memo) >= _MEMO_MAX:  # a counter lives for a run; a very long one starts over
+        counter.memo.clear()
+    counter.memo[id(part)] = (part, fields, tokens)
+    return tokens
+
+
+_MEMO_MAX = 4096
 
 
 def count_message(counter: TextCounter, message: ModelMessage) -> int:
@@ -219,10 +238,18 @@ def count_messages(counter: TextCounter, messages: Iterable[ModelMessage]) -> in
 
 def count_tools(counter: TextCounter, tools: Sequence[ToolDefinition]) -> int:
     """Tokens of the tool definitions a request carries (name, description, JSON schema)."""
-    return sum(
-        counter.count(f"{t.name} {t.description or ''} {_json(t.parameters_json_schema)}") + PART_OVERHEAD
-        for t in tools
-    )
+    return sum(_count_tool(counter, t) for t in tools)
+
+
+def _count_tool(counter: TextCounter, tool: ToolDefinition) -> int:
+    # Definitions are made anew for each request, their schemas are not: memoized by the schema.
+    schema, fields = tool.parameters_json_schema, (tool.name, tool.description)
+    seen = counter.memo.get(id(schema))
+    if seen is not None and seen[0] is schema and seen[1] == fields:
+        return seen[2]
+    tokens = counter.count(f"{tool.name} {tool.description or ''} {_json(schema)}") + PART_OVERHEAD
+    counter.memo[id(schema)] = (schema, fields, tokens)
+    return tokens
 
 
 @dataclass
