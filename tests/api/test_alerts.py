@@ -11,7 +11,9 @@ from typing import Any
 from api_harness import running_service
 from devops_agent.config import Settings
 
-PAYLOAD: dict[str, Any] = json.loads((Path(__file__).parents[1] / "data/alertmanager/webhook.json").read_text())
+PAYLOAD: dict[str, Any] = json.loads(
+    (Path(__file__).parents[1] / "data/alertmanager/webhook.json").read_text()
+)
 
 
 def _settings(store_url: str) -> Settings:
