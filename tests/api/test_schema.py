@@ -73,14 +73,13 @@ def test_every_operation_answers_within_its_schema(tmp_path: Path) -> None:
             try:
                 check()
             except FlakyFailure:
-                # A failure the replay of the same example did not repeat (schemathesis's formats
-                # draw from `random`, so the replayed body differs): reported, not failed on, with
-                # the request that failed, so it can be reproduced by hand.
+                # Hypothesis could not replay a failure: either a request failed once (reported with
+                # the request, to reproduce by hand) or the example generation was unreliable and no
+                # request failed at all (seen in full-suite runs for POST /v1/runs). Not a failure.
                 with warnings.catch_warnings():  # shown in pytest's warnings summary, not an error
                     warnings.simplefilter("default")
-                    warnings.warn(
-                        f"{operation.label}: not reproducible: {' | '.join(seen)[:1500]}", stacklevel=1
-                    )
+                    what = " | ".join(seen)[:1500] or "no request failed: the example generation itself"
+                    warnings.warn(f"{operation.label}: not reproducible: {what}", stacklevel=1)
             except Exception as exc:  # noqa: BLE001 - collect every operation's failure, then report
                 failures.append(f"{operation.label}: {str(exc)[:600]}\n  " + "\n  ".join(seen)[:1500])
     assert not failures, "\n\n".join(failures)
