@@ -10,16 +10,14 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from devops_agent.config.section import Section
 
 TokenizerName = Literal["o200k_base", "cl100k_base", "estimate"]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ProfileOverride(_Section):
+class ProfileOverride(Section):
     """What to change in a model's profile (``[model.profiles."provider:model"]``); a key left out
     keeps the shipped value, or what a local endpoint reports about itself."""
 
@@ -39,7 +37,7 @@ class ProfileOverride(_Section):
     )
 
 
-class PayloadSettings(_Section):
+class PayloadSettings(Section):
     """When a tool result is summarized by type before a model reads it (the raw result is kept)."""
 
     max_chars: int = Field(12_000, ge=500, description="a result longer than this (as JSON) is summarized")
@@ -47,7 +45,7 @@ class PayloadSettings(_Section):
     summary_chars: int = Field(4_000, ge=500, description="the longest summary of one result")
 
 
-class ContextSettings(_Section):
+class ContextSettings(Section):
     """The token budget every model request is fitted into (``window − reserved output − margin``)."""
 
     budget: bool = Field(True, description="fit each request into the model's window; off: send all")
@@ -73,7 +71,7 @@ class ContextSettings(_Section):
     payloads: PayloadSettings = Field(default_factory=PayloadSettings)
 
 
-class LimitSet(_Section):
+class LimitSet(Section):
     """Ceilings on one scope's model use; unset means no ceiling."""
 
     requests: int | None = Field(None, ge=1, description="model requests")
@@ -85,7 +83,7 @@ class LimitSet(_Section):
         return any(v is not None for v in (self.requests, self.tool_calls, self.tokens, self.cost_usd))
 
 
-class LimitSettings(_Section):
+class LimitSettings(Section):
     """Usage limits per run, per session and per day (UTC, every session of this store together).
     A run that reaches one ends with a partial report that says which."""
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
+
+from devops_agent.config.section import Section
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class WorkerSettings(_Section):
+class WorkerSettings(Section):
     """Where runs execute, and the limits all workers share."""
 
     execution: Literal["inprocess", "queue"] = Field(
@@ -58,7 +56,7 @@ class WorkerSettings(_Section):
         return value
 
 
-class ScheduleSettings(_Section):
+class ScheduleSettings(Section):
     """An investigation the clock starts: a cron expression, a question or runbook, where to send it."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
@@ -85,7 +83,7 @@ def _finished_outcomes() -> list[Outcome]:
     return ["completed", "failed"]
 
 
-class NotifySettings(_Section):
+class NotifySettings(Section):
     """One sink a finished run's result goes to."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from devops_agent.config.settings import Section
+from devops_agent.config.section import Section
 from devops_agent.tools.base import Risk, ToolResult, ToolsetBuilder, tool
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import pytest
 from mcp_types import Tool, ToolAnnotations
 
 from devops_agent.config import Settings, describe, load_settings
-from devops_agent.config.settings import McpServerSettings
+from devops_agent.config.mcp import McpServerSettings
 from devops_agent.errors import ConfigError
 from devops_agent.tools.mcp import pool_for
 from devops_agent.tools.mcp.config import ServerEntry, configured_servers, expand

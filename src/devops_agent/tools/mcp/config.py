@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import SecretStr, ValidationError
 
 from devops_agent.config import Settings
-from devops_agent.config.settings import McpServerSettings
+from devops_agent.config.mcp import McpServerSettings
 from devops_agent.errors import ConfigError
 
 PROJECT_FILE = ".mcp.json"

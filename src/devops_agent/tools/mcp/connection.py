@@ -39,7 +39,7 @@ from mcp_types import CONNECTION_CLOSED
 from mcp_types import Tool as McpTool
 from pydantic_ai.mcp import MCPToolset
 
-from devops_agent.config.settings import McpServerSettings
+from devops_agent.config.mcp import McpServerSettings
 from devops_agent.errors import ConfigError, McpServerUnavailable
 from devops_agent.tools.mcp.config import ServerEntry, expand, expand_secrets
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from devops_agent.config.settings import McpServerSettings
+from devops_agent.config.mcp import McpServerSettings
 from devops_agent.tools.base import Risk, ToolSpec
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
