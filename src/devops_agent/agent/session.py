@@ -545,11 +545,7 @@ class SessionService:
         await asyncio.to_thread(self.store.update_session, scope.session.id, status=status)
         # From here without an await: a reader that got run_finished may end the loop at once
         # (the CLI does), and the event must be stored and the run's row final by then.
-        scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
-        if not _close(scope):
-            return  # taken over while it finished: its status is the new owner's to set
-        _save_usage(self.store, handle.run_id, scope)
-        self.store.update_run(handle.run_id, status=status)
+        self._announce(handle, scope, status, output, report)
 
     def _finish(
         self,
@@ -571,9 +567,21 @@ class SessionService:
         if failure is not None:
             scope.emit(failure)
         self.store.update_session(scope.session.id, status=status)
+        self._announce(handle, scope, status, output, report)
+
+    def _announce(
+        self,
+        handle: RunHandle,
+        scope: RunScope,
+        status: RunStatus,
+        output: str | None,
+        report: dict[str, Any] | None,
+    ) -> None:
+        """The end both finishing paths share: ``run_finished``, the journal closed, the usage
+        and the run's final row."""
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
         if not _close(scope):
-            return
+            return  # taken over while it finished: its status is the new owner's to set
         _save_usage(self.store, handle.run_id, scope)
         self.store.update_run(handle.run_id, status=status)
 
