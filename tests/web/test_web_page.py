@@ -173,6 +173,8 @@ def test_a_destructive_call_needs_an_admin_and_confirm(page: Any, tmp_path: Path
         assert page.locator("article.run").count() == 1  # nothing ran
 
         page.fill("#confirm-input", "CONFIRM")
+        # The refusal above may still be re-drawing the approval card; the button must turn on.
+        page.wait_for_selector("#approve:enabled", timeout=10_000)
         assert page.is_enabled("#approve")
         page.click("#approve")
         run = wait_run(page, "completed")
