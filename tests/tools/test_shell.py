@@ -91,9 +91,7 @@ def test_cancel_kills_the_process_group(tmp_path: Path) -> None:
         task = asyncio.create_task(
             run_command(f"sleep 300 & echo $! > {marker}; sleep 300", cwd=None, timeout_s=60, max_bytes=1000)
         )
-        # Cancel once the command runs. A cancel that lands while asyncio is still starting the
-        # process (5 s were not enough on a loaded machine) waits for the pipes to close, i.e. for
-        # the background `sleep 300`: that is another case than this test's.
+        # Cancel once the command runs (a cancel during the start is the next test's case).
         for _ in range(1200):  # up to 60 s
             if marker.exists() and marker.read_text().strip():
                 break
@@ -111,6 +109,33 @@ def test_cancel_kills_the_process_group(tmp_path: Path) -> None:
     child = int(marker.read_text())
     time.sleep(0.2)
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+def test_cancel_while_the_process_is_being_started_does_not_wait_for_its_background_child(
+    tmp_path: Path,
+) -> None:
+    """A cancel that lands before asyncio has connected the pipes: asyncio's own clean-up would
+    kill the shell alone and wait for the background child holding stdout (30 s here, 300 s in the
+    test above on a loaded machine)."""
+    marker = tmp_path / "pid"
+
+    async def go() -> float:
+        task = asyncio.create_task(
+            run_command(f"sleep 30 & echo $! > {marker}; sleep 30", cwd=None, timeout_s=60, max_bytes=1000)
+        )
+        await asyncio.sleep(0)  # the task ran up to its first wait: the spawn's pipe connection
+        started = time.perf_counter()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.perf_counter() - started
+
+    elapsed = asyncio.run(go())
+    assert elapsed < 10
+    time.sleep(0.2)
+    if marker.exists() and marker.read_text().strip():  # the shell got as far as the child
+        child = int(marker.read_text())
+        assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
 
 
 def test_leftover_background_processes_are_cleaned_up_after_success(tmp_path: Path) -> None:

@@ -126,8 +126,8 @@ async def run_command(
         fds = (filter_fd(),)
         run_argv, env = sandbox.wrap(argv, cwd, fds[0]), Sandbox.environment(os.environ)
     started = time.perf_counter()
-    try:
-        proc = await asyncio.create_subprocess_exec(
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             *run_argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -137,6 +137,20 @@ async def run_command(
             start_new_session=True,
             pass_fds=fds,
         )
+    )
+    try:
+        # Shielded: a cancel that lands while asyncio is still connecting the pipes would make
+        # asyncio kill the shell alone and wait for its pipes to close, i.e. for any background
+        # child (`cmd &`) holding them, up to that child's own end. We let the spawn finish and
+        # end the whole process group ourselves instead.
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            proc = await spawn
+            await kill_group(proc)
+            with contextlib.suppress(TimeoutError):  # read the pipes to EOF so they close now
+                await asyncio.wait_for(proc.communicate(), _DRAIN_GRACE_S)
+        raise
     except FileNotFoundError:
         if sandbox is not None:
             return ToolResult.fail(
