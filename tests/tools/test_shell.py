@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import signal
 import time
+import warnings
 from pathlib import Path
 
 import psutil
@@ -136,6 +138,37 @@ def test_cancel_while_the_process_is_being_started_does_not_wait_for_its_backgro
     if marker.exists() and marker.read_text().strip():  # the shell got as far as the child
         child = int(marker.read_text())
         assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_cancelled_run_whose_pipe_outlives_its_group_leaves_no_open_transport(tmp_path: Path) -> None:
+    """`setsid` takes the child out of the group the cancel kills, so it keeps stdout open: the
+    run gives up on reading it after a grace period and must close the pipes itself (else the
+    transport warns when it is collected, in whatever test runs next)."""
+    marker = tmp_path / "pid"
+
+    async def go() -> None:
+        task = asyncio.create_task(
+            run_command(
+                f"setsid sleep 30 & echo $! > {marker}; sleep 30", cwd=None, timeout_s=60, max_bytes=1000
+            )
+        )
+        for _ in range(1200):
+            if marker.exists() and marker.read_text().strip():
+                break
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            asyncio.run(go())
+            gc.collect()
+    finally:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(marker.read_text()), signal.SIGKILL)
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 def test_leftover_background_processes_are_cleaned_up_after_success(tmp_path: Path) -> None:

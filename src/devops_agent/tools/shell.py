@@ -100,6 +100,17 @@ async def _exited(proc: asyncio.subprocess.Process) -> int:
     return proc.returncode
 
 
+def _release(proc: asyncio.subprocess.Process) -> None:
+    """Close the pipes asyncio still holds for ``proc`` once their readers are given up on.
+
+    A process outside the group (``setsid cmd &``) can keep them open; left to the garbage
+    collector, the transport then warns in whatever code happens to run next.
+    """
+    transport = getattr(proc, "_transport", None)  # asyncio keeps no public handle on it
+    if transport is not None:
+        transport.close()
+
+
 async def kill_group(proc: asyncio.subprocess.Process, grace_s: float = 2.0) -> None:
     """Terminate the process group of ``proc`` (TERM, then KILL after ``grace_s``) and reap it."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -183,6 +194,7 @@ async def run_command(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(readers), _DRAIN_GRACE_S)
         readers.cancel()
+        _release(proc)
         raise
     # The command is done (or was killed); anything it left running in its group goes too.
     # (In the sandbox the kernel has already ended its whole PID namespace with bwrap.)
@@ -192,6 +204,7 @@ async def run_command(
         await asyncio.wait_for(asyncio.shield(readers), _DRAIN_GRACE_S)
     except TimeoutError:
         readers.cancel()  # a process outside the group still holds a pipe: keep what was read
+        _release(proc)
     out, err = bytes(out_buf.kept), bytes(err_buf.kept)
     out_dropped, err_dropped = out_buf.dropped, err_buf.dropped
     stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
