@@ -1,5 +1,6 @@
-"""A Kubernetes API server for tests: the replay server (pytest-httpserver) answering the API reference's shapes
-(``tests/replay/fixtures/kubernetes``), and the real ``kubernetes`` client configured for it.
+"""A Kubernetes API server for tests: the replay server (pytest-httpserver, ``fixtures_replay``)
+answering the API reference's shapes (``tests/replay/fixtures/kubernetes``), and the real
+``kubernetes`` client configured for it.
 
 * ``k8s_server`` (module scope) and ``cluster`` (the server loaded with the cluster's pods, events,
   replica sets, deployments and previous logs) are fixtures.
