@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging("error")
     sys.path.insert(0, str(args.data or ROOT / "tests"))
     import fixtures_workers as fx
-    from replay.server import ReplayServer
+    from fixtures_replay import ReplayServer
 
     base = make_url(args.postgres_url).render_as_string(hide_password=False)
     with ReplayServer() as jenkins:

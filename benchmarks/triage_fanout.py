@@ -52,22 +52,24 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--builds, --repeat and --parallel must be at least 1")
     configure_logging("warning")  # as the CLI does: a log line per tool call is off by default
     sys.path.insert(0, str(args.data or ROOT / "tests"))
-    from replay.triage import SlowReplay, fan_out_ticket
+    from fixtures_replay import ReplayServer
+    from replay.triage import fan_out_ticket
 
     one_s: list[float] = []
     many_s: list[float] = []
     seq_s: list[float] = []
     peak = 0
-    with SlowReplay() as srv:
+    with ReplayServer() as srv:
         fan_out_ticket(srv, "OPS-301", 1)
         fan_out_ticket(srv, "OPS-310", args.builds)
         srv.delay_s = args.latency_ms / 1000
+        srv.watch("/")
         for _ in range(args.repeat):
             one_s.append(timed(srv.url, "OPS-301", args.parallel)[0])
-            srv.peak = 0
+            srv.peak["/"] = 0
             elapsed, report = timed(srv.url, "OPS-310", args.parallel)
             many_s.append(elapsed)
-            peak = max(peak, srv.peak)
+            peak = max(peak, srv.peak["/"])
             if len(report.stats["builds"]) != args.builds:
                 print(
                     f"error: triage saw {len(report.stats['builds'])} of {args.builds} builds",

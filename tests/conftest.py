@@ -25,7 +25,7 @@ from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec
 # cli``). A test module never imports another test module (tests/test_suite_layout.py checks).
 pytest_plugins = [
     # First what the others import, so pytest rewrites their asserts too.
-    "replay.server",
+    "fixtures_replay",
     "replay.triage",
     "api_harness",
     "tui_harness",

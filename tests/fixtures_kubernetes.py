@@ -1,5 +1,6 @@
-"""A Kubernetes API server for tests: the replay server answering the API reference's shapes
-(``tests/replay/fixtures/kubernetes``), and the real ``kubernetes`` client configured for it.
+"""A Kubernetes API server for tests: the replay server (pytest-httpserver, ``fixtures_replay``)
+answering the API reference's shapes (``tests/replay/fixtures/kubernetes``), and the real
+``kubernetes`` client configured for it.
 
 * ``k8s_server`` (module scope) and ``cluster`` (the server loaded with the cluster's pods, events,
   replica sets, deployments and previous logs) are fixtures.
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import threading
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -26,7 +26,7 @@ from devops_agent.config.settings import KubernetesSettings
 from devops_agent.runbooks import load_runbook_file, run_runbooks
 from devops_agent.tools.base import ToolResult, call_directly
 from devops_agent.tools.kubernetes import build
-from replay.server import FIXTURES, ReplayServer, _Handler
+from fixtures_replay import FIXTURES, ReplayServer
 
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.devops-agent-test-token"
 RUNBOOK = Path(devops_agent.runbooks.analyzers.kubernetes.__file__).parents[1] / "data" / "pod-crashloop.yaml"
@@ -59,27 +59,9 @@ def item(fixture: str, name: str) -> dict[str, Any]:
     return found
 
 
-class _PatchHandler(_Handler):
-    do_PATCH = _Handler._serve  # kubectl-style changes are PATCH requests
-
-
-class K8sReplay(ReplayServer):
-    """The replay server answering PATCH too (until server.py routes it itself)."""
-
-    def start(self) -> ReplayServer:
-        import http.server
-
-        handler = type("Handler", (_PatchHandler,), {"replay": self})
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = False
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="replay-server", daemon=True)
-        self._thread.start()
-        return self
-
-
 @pytest.fixture(scope="module")
 def k8s_server() -> Iterator[ReplayServer]:
-    with K8sReplay() as srv:
+    with ReplayServer() as srv:
         yield srv
 
 

@@ -35,7 +35,7 @@ from sqlalchemy.engine import make_url
 from devops_agent.config import load_settings
 from devops_agent.events import RunFinished, event_from_json
 from devops_agent.store import Store
-from replay.server import ReplayServer
+from fixtures_replay import ReplayServer
 
 RUNBOOKS = Path(__file__).parent / "data" / "workers"
 SCRIPTS = Path(__file__).parent / "data" / "worker_scripts"

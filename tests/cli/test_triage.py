@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from fixtures_cli import assert_one_line_error, cli
-from replay.triage import API, TOKEN, USER, SlowReplay, add_ticket
+from fixtures_replay import ReplayServer
+from replay.triage import API, TOKEN, USER, add_ticket
 
 pytest.importorskip("jira")
 pytestmark = pytest.mark.slow
@@ -20,8 +21,8 @@ ALL_CLEAR = "No failing build was found"
 
 
 @pytest.fixture(scope="module")
-def jira() -> Iterator[SlowReplay]:
-    with SlowReplay() as srv:
+def jira() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
         srv.require_basic(USER, TOKEN)
         srv.add("GET", f"{API}/field", fixture="jira/fields.json")
         add_ticket(srv, "OPS-7", description="The checkout is slow since this morning.")
@@ -52,7 +53,7 @@ def test_triage_without_jira_configured_is_refused() -> None:
     assert ALL_CLEAR not in proc.stdout
 
 
-def test_a_ticket_that_cannot_be_read_is_a_failure_with_the_report(jira: SlowReplay) -> None:
+def test_a_ticket_that_cannot_be_read_is_a_failure_with_the_report(jira: ReplayServer) -> None:
     proc = cli("triage", "OPS-404", env=_env(jira.url))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
@@ -67,7 +68,7 @@ def test_a_ticket_that_cannot_be_read_is_a_failure_with_the_report(jira: SlowRep
     assert [g["step"] for g in report["gaps"]][:1] == ["triage/ticket"]
 
 
-def test_a_ticket_that_links_no_build_says_so(jira: SlowReplay) -> None:
+def test_a_ticket_that_links_no_build_says_so(jira: ReplayServer) -> None:
     proc = cli("triage", "OPS-7", env=_env(jira.url))
     assert proc.returncode == 0, proc.stderr
     assert ALL_CLEAR not in proc.stdout

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from werkzeug import Response
 
 from devops_agent.config import Settings
 from devops_agent.errors import ConfigError, NotFoundError, RuntimeFailure, UserError
@@ -24,7 +25,7 @@ from devops_agent.knowledge.index import KnowledgeIndex
 from devops_agent.knowledge.storage_format import storage_to_markdown
 from devops_agent.tools import knowledge
 from fixtures_cli import cli as run_cli
-from replay.server import FIXTURES, ReplayServer, Reply
+from fixtures_replay import FIXTURES, ReplayServer
 
 USER, TOKEN = "sre@acme.example", "api-token-123"
 CONTENT = "/wiki/rest/api/content"
@@ -180,10 +181,8 @@ def test_bearer_token_without_user(tmp_path: Path, srv: ReplayServer) -> None:
 
 def test_wrong_credentials_are_a_user_error_with_the_fix(tmp_path: Path, srv: ReplayServer) -> None:
     serve(srv)
-    srv.unauthorized = Reply(
-        401,
-        (FIXTURES / "confluence" / "error_401.json").read_bytes(),
-        {"Content-Type": "application/json"},
+    srv.unauthorized = Response(
+        (FIXTURES / "confluence" / "error_401.json").read_bytes(), 401, content_type="application/json"
     )
     srv.require_basic(USER, "another-token")
     with pytest.raises(UserError) as info:
@@ -212,16 +211,7 @@ def test_server_error_mid_way_leaves_the_index_as_it_was(tmp_path: Path, srv: Re
     edited["results"][0]["version"]["number"] = 4
     edited["results"][0]["body"]["storage"]["value"] = "<p>rewritten</p>"
     serve(srv, page1=edited)
-    srv.routes[("GET", CONTENT)].insert(
-        0,
-        Reply(
-            500,
-            (FIXTURES / "confluence" / "error_500.json").read_bytes(),
-            {"Content-Type": "application/json"},
-            {"start": "2"},
-            times=1,
-        ),
-    )
+    srv.add("GET", CONTENT, fixture="confluence/error_500.json", status=500, query={"start": "2"}, times=1)
     with pytest.raises(RuntimeFailure) as info:
         index_space(settings)
     assert "500" in info.value.message

@@ -18,7 +18,7 @@ from devops_agent.cli.context import AppState
 from devops_agent.cli.memory_cmd import memory_app
 from devops_agent.knowledge.chunking import chunk_text
 from devops_agent.knowledge.storage_format import storage_to_markdown
-from replay.server import FIXTURES, ReplayServer
+from fixtures_replay import FIXTURES, ReplayServer
 
 # -- prose chunking: citations land on the section that holds the words -----------------------
 

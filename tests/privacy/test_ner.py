@@ -10,10 +10,10 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
+from devops_agent.config.settings import PrivacySettings
 from devops_agent.errors import UserError
 from devops_agent.privacy import PLACEHOLDER_RX, REDACTED, Anonymizer, Candidate, deanonymize
 from devops_agent.privacy.anonymizer import fill_gaps
@@ -165,9 +165,9 @@ def test_missing_model_names_the_extra() -> None:
 
 def test_settings_modes() -> None:
     missing = "no_such_spacy_model_pkg"
-    assert from_settings(SimpleNamespace(ner="off")) is None
+    assert from_settings(PrivacySettings(ner="off")) is None
     with pytest.raises(UserError):
-        from_settings(SimpleNamespace(ner="on", ner_model=missing))
+        from_settings(PrivacySettings(ner="on", ner_model=missing))
 
 
 def test_auto_with_a_misspelt_model_is_an_error_not_names_in_clear(tmp_path: Path) -> None:
@@ -175,7 +175,7 @@ def test_auto_with_a_misspelt_model_is_an_error_not_names_in_clear(tmp_path: Pat
     masking off (names would then reach a hosted model)."""
     for missing in ("en_core_web_mdd", str(tmp_path / "no-such-pipeline")):
         with pytest.raises(UserError) as err:
-            from_settings(SimpleNamespace(ner="auto", ner_model=missing))
+            from_settings(PrivacySettings(ner="auto", ner_model=missing))
         assert "privacy.ner_model" in str(err.value)
         assert "privacy.ner = 'off'" in (err.value.hint or "")
 
@@ -186,7 +186,7 @@ def test_unknown_entity_type_is_refused(ner: NerRecognizer) -> None:
 
 
 def test_auto_turns_on_when_installed(ner: NerRecognizer) -> None:
-    got = from_settings(SimpleNamespace(ner="auto", ner_entities=["PERSON"]))
+    got = from_settings(PrivacySettings(ner="auto", ner_entities=["PERSON"]))
     assert got is not None
     assert got.model == ner.model
 

@@ -1,16 +1,15 @@
 """The triage replay rig shared by ``tests/runbooks/test_triage.py`` and ``benchmarks/triage_fanout.py``.
 
-The real Jira and Jenkins tools run through the real tool pipeline against :class:`SlowReplay`, a
-replay server that can add latency per response and gauges how many requests are in flight;
-:class:`Harness` calls them as a triage run does.
+The real Jira and Jenkins tools run through the real tool pipeline against a
+:class:`~fixtures_replay.ReplayServer` (pytest-httpserver; ``delay_s`` adds latency per response and
+``watch("/")`` gauges how many requests are in flight); :class:`Harness` calls them as a triage run
+does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +26,7 @@ from devops_agent.runbooks.triage import run_triage
 from devops_agent.tools import jenkins as jenkins_tools
 from devops_agent.tools import jira as jira_tools
 from devops_agent.tools.base import ToolsetBuilder
-from replay.server import FIXTURES, Recorded, ReplayServer, Reply
+from fixtures_replay import FIXTURES, ReplayServer
 
 USER, TOKEN = "mia@example.com", "11e5f0d1c2b3a4958677f0e1d2c3b4a5a6"
 API = "/rest/api/2"
@@ -37,31 +36,6 @@ DEPLOY, BUILD, NIGHTLY = (
     "/job/checkout/job/nightly/57",
 )
 TRIAGE = FIXTURES / "triage"
-
-
-class SlowReplay(ReplayServer):
-    """The replay server with a per-response delay and a gauge of requests in flight."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.delay_s = 0.0
-        self.in_flight = 0
-        self.peak = 0
-        self._gauge = threading.Lock()
-
-    def _reply_for(self, rec: Recorded) -> Reply:
-        with self._gauge:
-            self.in_flight += 1
-            self.peak = max(self.peak, self.in_flight)
-        try:
-            time.sleep(self.delay_s)
-            return super()._reply_for(rec)
-        finally:
-            with self._gauge:
-                self.in_flight -= 1
-
-    def count(self, path: str) -> int:
-        return len([r for r in self.requests if r.path == path])
 
 
 def add_ticket(srv: ReplayServer, key: str, description: str | None = None) -> None:

@@ -18,7 +18,7 @@ from devops_agent.runbooks.question_inputs import inputs_from_question
 pytest.importorskip("kubernetes")
 
 from fixtures_kubernetes import kubeconfig  # noqa: E402
-from replay.server import ReplayServer  # noqa: E402
+from fixtures_replay import ReplayServer  # noqa: E402
 
 POD = "api-7d9f8c6b5-x2kqp"  # OOMKilled in the payments namespace of the recorded cluster
 

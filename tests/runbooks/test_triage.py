@@ -23,7 +23,7 @@ from devops_agent.runbooks.triage import (
     run_triage,
 )
 from devops_agent.tools.base import ToolResult
-from replay.server import FIXTURES
+from fixtures_replay import FIXTURES, ReplayServer
 from replay.triage import (
     API,
     BUILD,
@@ -32,7 +32,6 @@ from replay.triage import (
     TOKEN,
     USER,
     Harness,
-    SlowReplay,
     add_build,
     add_ticket,
     fan_out_ticket,
@@ -43,15 +42,17 @@ pytest.importorskip("jenkins")
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[SlowReplay]:
-    with SlowReplay() as srv:
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
         yield srv
 
 
 @pytest.fixture
-def srv(server: SlowReplay) -> SlowReplay:
+def srv(server: ReplayServer) -> ReplayServer:
     server.reset()
-    server.delay_s, server.peak = 0.0, 0
+    server.delay_s = 0.0
+    server.watch("/")
+    server.peak["/"] = 0
     server.require_basic(USER, TOKEN)
     add_ticket(server, "OPS-200")
     server.add("GET", f"{API}/field", fixture="jira/fields.json")
@@ -100,7 +101,7 @@ def test_signature_skips_jenkins_boilerplate() -> None:
     assert error_signature("Started by timer\n[Pipeline] End of Pipeline\nFinished: FAILURE\n") is None
 
 
-def test_offline_triage_end_to_end(srv: SlowReplay) -> None:
+def test_offline_triage_end_to_end(srv: ReplayServer) -> None:
     harness = Harness(srv.url)
     report = harness.run(f"Checkout is down, see {srv.url}/browse/OPS-200 please", backoff_s=0.01)
     md = render_triage_markdown(report)
@@ -141,7 +142,7 @@ def test_offline_triage_end_to_end(srv: SlowReplay) -> None:
     assert all(harness.events.index(calls[r.tool_call_id]) < harness.events.index(r) for r in results)
 
 
-def test_a_failing_build_endpoint_still_gives_a_report(srv: SlowReplay) -> None:
+def test_a_failing_build_endpoint_still_gives_a_report(srv: ReplayServer) -> None:
     for page in ("logText/progressiveText", "testReport/api/json", "api/json"):
         srv.fail_next("GET", f"{DEPLOY}/{page}", 500, times=100)
     harness = Harness(srv.url)
@@ -160,7 +161,7 @@ def test_a_failing_build_endpoint_still_gives_a_report(srv: SlowReplay) -> None:
     assert "GatewayClientTest" not in md.split("## Failing builds")[1].split("## Root-cause")[0]
 
 
-def test_a_transient_failure_is_retried_with_backoff(srv: SlowReplay) -> None:
+def test_a_transient_failure_is_retried_with_backoff(srv: ReplayServer) -> None:
     srv.fail_next("GET", f"{DEPLOY}/testReport/api/json", 503, times=1)
     harness = Harness(srv.url)
     report = harness.run("OPS-200", backoff_s=0.05)
@@ -176,7 +177,7 @@ def test_a_transient_failure_is_retried_with_backoff(srv: SlowReplay) -> None:
     assert sorted(e.status for e in retried) == ["error", "no_data", "success", "success"]
 
 
-def test_fan_out_is_parallel_and_bounded(srv: SlowReplay) -> None:
+def test_fan_out_is_parallel_and_bounded(srv: ReplayServer) -> None:
     # How much faster than one build at a time: benchmarks/triage_fanout.py (a figure, not a test).
     fan_out_ticket(srv, "OPS-310", 10)
     srv.delay_s = 0.2
@@ -187,11 +188,11 @@ def test_fan_out_is_parallel_and_bounded(srv: SlowReplay) -> None:
     assert all(b["failing"] for b in ten.stats["builds"])
     # console, tests, build info each; ticket, related search, kb, memory
     assert ten.stats["tool_calls"] == 3 * 10 + 4
-    assert srv.peak <= 8  # the in-flight cap holds
-    assert srv.peak >= 6  # really in parallel: 30 build calls of 200 ms each overlap
+    assert srv.peak["/"] <= 8  # the in-flight cap holds
+    assert srv.peak["/"] >= 6  # really in parallel: 30 build calls of 200 ms each overlap
 
 
-def test_identical_calls_run_once_per_session(srv: SlowReplay) -> None:
+def test_identical_calls_run_once_per_session(srv: ReplayServer) -> None:
     # OPS-100 links the same deploy build as OPS-200 (and one more); the session's cache is shared.
     add_ticket(srv, "OPS-100", description=f"Deploy again: {srv.url}/job/payments/job/deploy/412/console")
     cache = TriageCache()
@@ -207,7 +208,7 @@ def test_identical_calls_run_once_per_session(srv: SlowReplay) -> None:
     assert srv.count(f"{API}/issue/OPS-200") == 1
 
 
-def test_critic_reads_the_full_console_when_the_tail_has_no_signature(srv: SlowReplay) -> None:
+def test_critic_reads_the_full_console_when_the_tail_has_no_signature(srv: ReplayServer) -> None:
     harness = Harness(srv.url)
     report = harness.run("OPS-200")
 
@@ -227,7 +228,7 @@ def test_critic_reads_the_full_console_when_the_tail_has_no_signature(srv: SlowR
     assert not [g for g in report.gaps if "no error signature" in g.reason]
 
 
-def test_step_budget_bounds_the_run_and_says_so(srv: SlowReplay) -> None:
+def test_step_budget_bounds_the_run_and_says_so(srv: ReplayServer) -> None:
     report = Harness(srv.url).run("OPS-200", step_budget=4)
     md = render_triage_markdown(report)
 
@@ -249,7 +250,7 @@ def test_no_ticket_key_is_a_gap_not_a_crash() -> None:
     assert all(f"## {h}" in md for h in SECTIONS)
 
 
-def test_the_session_service_runs_triage_for_a_ticket(srv: SlowReplay, tmp_path: Any) -> None:
+def test_the_session_service_runs_triage_for_a_ticket(srv: ReplayServer, tmp_path: Any) -> None:
     """Wired end to end: the default registry's Jira/Jenkins toolsets, the guard, the store."""
     from devops_agent.agent.session import SessionService
     from devops_agent.store import Store
@@ -301,7 +302,7 @@ def kb_settings(tmp_path: Path, **kwargs: Any) -> Settings:
     return settings
 
 
-def test_triage_links_the_kb_article_and_the_finding_that_match(srv: SlowReplay, tmp_path: Path) -> None:
+def test_triage_links_the_kb_article_and_the_finding_that_match(srv: ReplayServer, tmp_path: Path) -> None:
     from devops_agent.tools import knowledge
 
     kb = knowledge.build(kb_settings(tmp_path, project="payments"))
@@ -346,7 +347,7 @@ def big_console() -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: SlowReplay, tmp_path: Path) -> None:
+def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: ReplayServer, tmp_path: Path) -> None:
     """The same tools with a (scripted) model: the runbook arrives as guidance, the evidence
     reaches the model without the ticket key or secrets, a summarized log is kept whole for the user."""
     from devops_agent.agent.scripted import Script
@@ -445,7 +446,7 @@ def test_model_triage_with_privacy_keeps_evidence_and_full_outputs(srv: SlowRepl
 
 
 def test_triage_post_comments_the_report_after_approval(
-    srv: SlowReplay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    srv: ReplayServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from typer.testing import CliRunner
 

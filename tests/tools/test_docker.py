@@ -24,7 +24,7 @@ from devops_agent.config.settings import DockerSettings  # noqa: E402
 from devops_agent.tools.base import call_directly, spec_of  # noqa: E402
 from devops_agent.tools.docker import build, check, docker_inspect, docker_stop, register  # noqa: E402
 from devops_agent.tools.registry import ToolRegistry  # noqa: E402
-from replay.server import FIXTURES, ReplayServer  # noqa: E402
+from fixtures_replay import FIXTURES, ReplayServer  # noqa: E402
 
 DOCKER = FIXTURES / "docker"
 V = "/v1.47"
@@ -153,8 +153,7 @@ def test_containers_default_running_only_with_filters_and_limit(daemon: ReplaySe
     assert data["truncated"] is True
     assert daemon.requests_to(f"{V}/containers/json")[0].query["all"] == ["0"]
     empty_filter = json.dumps({"name": ["nope"], "label": ["com.docker.compose.project=shop"]})
-    daemon.add("GET", f"{V}/containers/json", body=[], query={"filters": empty_filter})
-    daemon.routes[("GET", f"{V}/containers/json")].reverse()
+    daemon.add("GET", f"{V}/containers/json", body=[], query={"filters": empty_filter}, first=True)
     result = run(name="nope", label="com.docker.compose.project=shop")
     assert result.status == "no_data"
     assert "running containers" in (result.hint or "")

@@ -32,7 +32,7 @@ from devops_agent.tools.github import (
     serves,
 )
 from devops_agent.tools.registry import ToolRegistry
-from replay.server import FIXTURES, ReplayServer
+from fixtures_replay import FIXTURES, ReplayServer
 
 pytest.importorskip("github")
 
@@ -589,7 +589,7 @@ def test_repo_given_as_a_browser_url_or_ssh_remote(gh: GitHub) -> None:
         f"{gh.web}/acme/payments/pull/482",
         f"git@{host}:acme/payments.git",  # `git remote get-url origin`
     ):
-        gh.srv.requests.clear()
+        gh.srv.clear_log()
         result = commits(repo=repo_ref, limit=2)
         assert result.status == "success", (repo_ref, result)
         assert result.data["repo"] == "acme/payments"

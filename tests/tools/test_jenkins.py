@@ -16,7 +16,7 @@ from devops_agent.config.settings import JenkinsSettings
 from devops_agent.tools.base import call_directly, spec_of
 from devops_agent.tools.jenkins import build, check, jenkins_console, register
 from devops_agent.tools.registry import ToolRegistry
-from replay.server import FIXTURES, ReplayServer
+from fixtures_replay import FIXTURES, ReplayServer
 
 pytest.importorskip("jenkins")
 
@@ -129,9 +129,12 @@ def test_console_tail_of_a_long_log_reads_only_the_last_window(ci: ReplayServer)
     window = 4096
     offset = len(MAVEN_LOG) - window
     ci.add(
-        "GET", f"{DEPLOY}/412/logText/progressiveText", body=MAVEN_LOG[offset:], query={"start": str(offset)}
+        "GET",
+        f"{DEPLOY}/412/logText/progressiveText",
+        body=MAVEN_LOG[offset:],
+        query={"start": str(offset)},
+        first=True,
     )
-    ci.routes[("GET", f"{DEPLOY}/412/logText/progressiveText")].reverse()
     windowed = tools(ci.url, console_max_bytes=window)["jenkins_console"](
         "payments/deploy", number=412, tail_lines=25
     )
@@ -151,8 +154,13 @@ def test_console_tail_of_a_long_log_reads_only_the_last_window(ci: ReplayServer)
 
 def test_console_full_is_capped_and_continues(ci: ReplayServer) -> None:
     cap = 16_384  # the rest (about 1.9 kB) fits in one more call
-    ci.add("GET", f"{DEPLOY}/412/logText/progressiveText", body=MAVEN_LOG[cap:], query={"start": str(cap)})
-    ci.routes[("GET", f"{DEPLOY}/412/logText/progressiveText")].reverse()
+    ci.add(
+        "GET",
+        f"{DEPLOY}/412/logText/progressiveText",
+        body=MAVEN_LOG[cap:],
+        query={"start": str(cap)},
+        first=True,
+    )
     console = tools(ci.url, console_max_bytes=cap)["jenkins_console"]
     first = console("payments/deploy", number=412, full=True)
     assert first.data["truncated"] is True
@@ -393,8 +401,7 @@ def test_console_tail_of_a_single_line_longer_than_the_window_is_not_empty(ci: R
     path = f"{DEPLOY}/416/logText/progressiveText"
     ci.add("GET", path, body=line, headers={"X-Text-Size": str(len(line))}, query={"start": "0"})
     offset = len(line) - window
-    ci.add("GET", path, body=line[offset:], query={"start": str(offset)})
-    ci.routes[("GET", path)].reverse()
+    ci.add("GET", path, body=line[offset:], query={"start": str(offset)}, first=True)
     result = tools(ci.url, console_max_bytes=window)["jenkins_console"](
         "payments/deploy", number=416, summarize=False
     )

@@ -18,7 +18,7 @@ from devops_agent.tools import jira as jira_tools
 from devops_agent.tools.base import ToolResult, call_directly, spec_of
 from devops_agent.tools.jira import build, check, is_cloud, jira_search, parse_issue_key, register
 from devops_agent.tools.registry import ToolRegistry
-from replay.server import ReplayServer
+from fixtures_replay import ReplayServer
 
 pytest.importorskip("jira")
 
@@ -187,8 +187,9 @@ def test_search_stops_at_limit(jira_srv: ReplayServer) -> None:
 
 
 def test_search_with_no_results_is_no_data(jira_srv: ReplayServer) -> None:
-    jira_srv.add("GET", f"{API}/search", fixture="jira/search_empty.json", query={"jql": "project = NONE"})
-    jira_srv.routes[("GET", f"{API}/search")].reverse()  # the specific route first
+    jira_srv.add(  # the specific route first
+        "GET", f"{API}/search", fixture="jira/search_empty.json", query={"jql": "project = NONE"}, first=True
+    )
     result = tools(jira_srv.url)["jira_search"]("project = NONE")
     assert result.status == "no_data"
 

@@ -35,7 +35,7 @@ from fixtures_kubernetes import (  # noqa: E402
     tools,
     toolset,
 )
-from replay.server import ReplayServer  # noqa: E402
+from fixtures_replay import ReplayServer  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -94,8 +94,8 @@ def test_pods_default_namespace_and_selector_are_sent(cluster: ReplayServer, tmp
         "/api/v1/namespaces/payments/pods",
         body={"kind": "PodList", "items": []},
         query={"labelSelector": "app=none"},
+        first=True,
     )
-    cluster.routes[("GET", "/api/v1/namespaces/payments/pods")].reverse()
     result = tools(tmp_path, cluster.url, namespace="payments")["k8s_pods"](selector="app=none")
     assert result.status == "no_data"
     assert cluster.requests[0].query["labelSelector"] == ["app=none"]

@@ -17,11 +17,11 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from devops_agent.agent.doctor import check_integrations
 from devops_agent.analysis.alert_intake import (
@@ -31,6 +31,7 @@ from devops_agent.analysis.alert_intake import (
     to_question,
 )
 from devops_agent.config import LoadedSettings, Settings
+from devops_agent.config.settings import PrometheusSettings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolsetBuilder
 from devops_agent.tools.prometheus import (
@@ -92,10 +93,17 @@ def test_toolset_registers_read_only_metrics_tools_with_documented_args() -> Non
 
 def test_url_comes_from_settings_section_when_present() -> None:
     assert PromConfig.from_settings(Settings()).url == DEFAULT_URL
-    section = SimpleNamespace(url="http://prom.example:9090/", timeout_s=3, max_points=50_000)
-    config = PromConfig.from_settings(SimpleNamespace(prometheus=section))
-    assert config == PromConfig("http://prom.example:9090", 3.0, PROMETHEUS_MAX_POINTS)
+    section = PrometheusSettings(url="http://prom.example:9090/", timeout_s=3, max_points=500)
+    config = PromConfig.from_settings(Settings(prometheus=section))
+    assert config == PromConfig("http://prom.example:9090", 3.0, 500)
     assert set(build(Settings()).entries) == TOOLS
+
+
+def test_more_points_than_prometheus_serves_is_refused_by_the_settings() -> None:
+    """Prometheus answers at most 11,000 points per series; the setting cannot ask for more."""
+    assert Settings().prometheus.max_points == PROMETHEUS_MAX_POINTS
+    with pytest.raises(ValidationError, match="max_points"):
+        PrometheusSettings(max_points=PROMETHEUS_MAX_POINTS + 1)
 
 
 def test_automatic_step_is_nice_and_stays_within_the_point_limit() -> None:

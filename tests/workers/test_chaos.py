@@ -19,6 +19,7 @@ from devops_agent.store import Store
 from devops_agent.workers.meta import QueueMeta
 from devops_agent.workers.status import queue_metrics, workers_status
 from devops_agent.workers.submit import QueueExecutor, list_queue, queue_service, submit
+from fixtures_replay import ReplayServer
 from fixtures_workers import (
     MODEL_SCRIPT,
     SCRIPTS,
@@ -29,7 +30,6 @@ from fixtures_workers import (
     submit_many,
     wait_finished,
 )
-from replay.server import ReplayServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -55,7 +55,7 @@ def test_workers_killed_mid_run_lose_and_repeat_nothing(
     cluster = worker_cluster
     if kind == "model":
         cluster.model = f"scripted:{MODEL_SCRIPT}"
-    jenkins_replay.prefix_routes.clear()
+    jenkins_replay.drop_prefixes()
     jenkins_replay.add_prefix("GET", "/job/", fixture="jenkins/build_deploy_412.json", delay_s=0.5)
     cluster.concurrency = 2
     cluster.max_parallel = 2  # a and b at once, then c: a run is mid-way for a while

@@ -22,8 +22,8 @@ from devops_agent.workers.meta import QueueMeta
 from devops_agent.workers.notify import SIGNATURE_HEADER, TIMESTAMP_HEADER, RunSummary, deliver
 from devops_agent.workers.submit import QueueExecutor, queue_service, submit
 from fixtures_prometheus import free_port
+from fixtures_replay import ReplayServer
 from fixtures_workers import Cluster, stream_problems, wait_finished
-from replay.server import ReplayServer
 
 REPORT = {
     "title": "Checkout errors",

@@ -12,8 +12,8 @@ from sqlalchemy import create_engine, text
 
 from devops_agent.workers.schedules import Scheduler
 from devops_agent.workers.submit import QueueExecutor, list_queue, queue_service, submit_alert
+from fixtures_replay import ReplayServer
 from fixtures_workers import Cluster, wait_finished
-from replay.server import ReplayServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

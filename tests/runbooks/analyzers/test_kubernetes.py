@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("kubernetes")
 
 from fixtures_kubernetes import PAYMENTS, init_crashloop_pod, item, run_runbook, status, tools  # noqa: E402
-from replay.server import ReplayServer  # noqa: E402
+from fixtures_replay import ReplayServer  # noqa: E402
 
 MIGRATE_LOG = 'applying migration 0042_add_ledger_index\nERROR: relation "ledger" does not exist\n'
 
