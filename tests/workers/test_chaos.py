@@ -135,6 +135,9 @@ def test_an_integration_limit_holds_across_workers(
     sees more than 2 in flight, and both workers did their share."""
     cluster = worker_cluster
     cluster.integration_limits = {"jenkins": 2}
+    # No worker dies here: a worker that a loaded machine stalls past the usual 3 s would be
+    # fenced and exit, which is the chaos tests' subject, not this one's.
+    cluster.workers["dead_after_s"] = 30.0
     cluster.write_config()
     store = cluster.store()
     cluster.start("w1")
