@@ -346,7 +346,8 @@ def test_the_mcp_inspector_cli_drives_our_server(tmp_path: Path, npm_bin: Path) 
 
     def inspect(*args: str) -> Any:
         proc = subprocess.run(
-            [str(npm_bin / "mcp-inspector"), "--cli", *serve, *args],
+            # The server's start (Python, our imports) took over the default 15 s on a loaded machine.
+            [str(npm_bin / "mcp-inspector"), "--cli", "--connect-timeout", "120000", *serve, *args],
             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180, check=False,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]
