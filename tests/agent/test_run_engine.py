@@ -141,6 +141,9 @@ def test_cancel_from_another_service_on_the_same_store_stops_the_run(store_url: 
             assert other.supervisor.local(handle.run_id) is None, "the other service does not run it"
             assert other.cancel(handle.run_id) is True
             events = await asyncio.wait_for(_collect(runner.events(handle.run_id)), 10)
+            # The cancelled tool's thread is still waiting; free it before asyncio.run joins the
+            # default executor's threads at exit (else that join waits out the 30 s).
+            RELEASE.set()
             final = events[-1]
             assert isinstance(final, RunFinished)
             again = other.cancel(handle.run_id)
