@@ -25,10 +25,7 @@ from typing import Any
 
 from pydantic_ai.exceptions import UserError as PydanticAIUserError
 from pydantic_ai.models import Model, infer_model
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.profiles.openai import OpenAIModelProfile
 from pydantic_ai.providers import Provider, infer_provider_class
-from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings as RequestSettings
 
 from devops_agent.agent.scripted import ScriptedModel, load_script
@@ -53,14 +50,6 @@ _EXAMPLES = (
     "vllm:NAME, llamacpp:NAME, openai-compatible:NAME or scripted"
 )
 
-# llama.cpp and some vLLM builds reject strict tool schemas, tool_choice=required and
-# max_completion_tokens (measured; see docs/models.md). ``supports_forced_tool_choice`` is the
-# current name of ``openai_supports_tool_choice_required``: the old one warned on every run.
-_COMPAT_PROFILE = OpenAIModelProfile(
-    openai_supports_strict_tool_definition=False,
-    supports_forced_tool_choice=False,
-    openai_chat_supports_max_completion_tokens=False,
-)
 # Providers whose SDK takes a timeout in seconds only, not an httpx.Timeout with a connect phase.
 _NUMERIC_TIMEOUT = ("google", "google-gla", "google-vertex", "mistral")
 
@@ -141,7 +130,24 @@ def resolve_model(settings: ModelSettings) -> Model | None:
                     f"model {name!r} needs model.base_url", hint="e.g. http://127.0.0.1:8000/v1"
                 )
             key = settings.api_key.get_secret_value() if settings.api_key else "not-needed"
-            profile = _COMPAT_PROFILE if settings.profile in ("auto", "llamacpp", "vllm") else None
+            # Imported here: the openai SDK takes over a second to import, which every CLI
+            # command that only looks at the model settings (doctor, the offline path) paid.
+            from pydantic_ai.models.openai import OpenAIChatModel
+            from pydantic_ai.profiles.openai import OpenAIModelProfile
+            from pydantic_ai.providers.openai import OpenAIProvider
+
+            # llama.cpp and some vLLM builds reject strict tool schemas, tool_choice=required and
+            # max_completion_tokens (measured; see docs/models.md). ``supports_forced_tool_choice``
+            # is the current name of ``openai_supports_tool_choice_required`` (the old one warned).
+            profile = (
+                OpenAIModelProfile(
+                    openai_supports_strict_tool_definition=False,
+                    supports_forced_tool_choice=False,
+                    openai_chat_supports_max_completion_tokens=False,
+                )
+                if settings.profile in ("auto", "llamacpp", "vllm")
+                else None
+            )
             return OpenAIChatModel(
                 model_name, provider=OpenAIProvider(base_url=base_url, api_key=key), profile=profile
             )
