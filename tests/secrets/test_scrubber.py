@@ -5,6 +5,10 @@ Token values below are synthetic: right shape and length, random-looking, valid 
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import string
+
 import pytest
 
 from devops_agent.privacy import REDACTED, find_secrets, scrub
@@ -312,13 +316,63 @@ def test_hand_typed_placeholders_are_not_secrets(placeholder: str, real: str | N
         assert find_secrets(real), real
 
 
-def test_a_provider_shaped_value_is_masked_even_when_it_looks_typed_by_hand() -> None:
-    # Issue 30: in front of a model, masking a value that only looks like a placeholder costs
-    # little and missing a real token leaks it; the token shape decides, not how tidy the body is.
-    text = '"token": "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d"'
-    assert [text[f.start : f.end] for f in find_secrets(text)] == [
-        "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d"
-    ]
+def _random(alphabet: str, n: int, seed: str) -> str:
+    """``n`` characters of ``alphabet`` drawn from SHA-256 of ``seed``: random-looking, reproducible."""
+    out: list[str] = []
+    i = 0
+    while len(out) < n:
+        out.extend(alphabet[b % len(alphabet)] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
+        i += 1
+    return "".join(out[:n])
+
+
+B62 = string.ascii_letters + string.digits
+
+
+@pytest.mark.parametrize(
+    ("typed", "real"),
+    [
+        # a generated provider format (Anthropic: prefix, 93 characters, "AA"), its body typed
+        # (a marker word repeated) or edited (a marker word inside)
+        (
+            "sk-ant-api03-" + ("SAMPLE" * 16)[:93] + "AA",
+            "sk-ant-api03-" + _random(B62 + "-_", 93, "anthropic") + "AA",
+        ),
+        (
+            "sk-ant-api03-" + _random(B62, 30, "a") + "EXAMPLEKEY" + _random(B62, 53, "b") + "AA",
+            "sk-ant-api03-" + _random(B62, 93, "anthropic-2") + "AA",
+        ),
+        # a prefix no rule names (the shapes): the body's groups repeat, or a mask ends it
+        ("qz_live-4321-4321-4321-" + _random("0123456789abcdef", 32, "q"), None),
+        ("tkn_" + _random(B62, 24, "tkn") + "XXXXXXXX", "tkn_" + _random(B62, 32, "tkn")),
+    ],
+)
+def test_a_token_whose_body_was_typed_by_hand_is_left(typed: str, real: str | None) -> None:
+    # The provider formats and the shapes apply the documentation-value test the context rules
+    # always applied: a real token never holds a repeated unit, a marker word or a counting run.
+    assert find_secrets(f"token: {typed}") == [], typed
+    if real is not None:
+        text = f"token: {real}"
+        assert [text[f.start : f.end] for f in find_secrets(text)] == [real]
+
+
+def test_base64_of_zero_bytes_is_not_a_typed_run() -> None:
+    # DER structures (an encrypted login record, a key) carry runs of zero bytes, "AAAA…" in base64:
+    # binary padding, not a placeholder someone typed.
+    blob = base64.b64encode(
+        bytes([0x30, 0x3A, 0x04, 0x10]) + bytes(14) + hashlib.sha256(b"der").digest()
+    ).decode()
+    assert "AAAAAAAAAAAA" in blob
+    line = f'"client_secret": "{blob}"'
+    assert [line[f.start : f.end] for f in find_secrets(line)] == [blob]
+
+
+def test_hexadecimal_with_a_stray_capital_is_a_digest_not_a_token() -> None:
+    digest = hashlib.sha1(b"commit").hexdigest()
+    edited = digest[:4] + digest[4].upper() + digest[5:] if digest[4].isalpha() else "C" + digest[1:]
+    assert find_secrets(f"ref {edited} merged") == []
+    token = _random(B62, 40, "bare")
+    assert find_secrets(f"ref {token} merged")
 
 
 @pytest.mark.parametrize(

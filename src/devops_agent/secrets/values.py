@@ -23,6 +23,7 @@ _SEQUENCES = tuple(
 )
 _REPEAT_HINT_RX = re.compile(r"(...).{0,3}\1")  # needed for a repeat, and cheap: most values stop here
 _REPEAT_RX = re.compile(r"(.)\1{7}|(..)\2{4,}|(...)\3\3|(....)\4\4|(.....)\5\5|(......)\6\6")
+_ZERO_RUN_RX = re.compile(r"A{4,}")
 MASK_TAIL = ("####", "****", "xxxx", "XXXX", "...", "…")
 
 
@@ -34,7 +35,10 @@ def is_dummy(value: str) -> bool:
     in them (``ExamplePas123``) are no evidence of a placeholder. Placeholders are short, so only
     the head of a long value is looked at.
     """
-    head = value[:64].lower()
+    head = value[:64]
+    if len(value) >= 32 and not value.isupper():
+        head = _ZERO_RUN_RX.sub("A", head)  # base64 of zero bytes (DER padding), not a typed run
+    head = head.lower()
     if _DUMMY_RX.search(head) or (len(value) >= 12 and len(set(head)) < 6):
         return True
     if any(q in head for q in _SEQUENCES):
