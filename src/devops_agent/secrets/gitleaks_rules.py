@@ -176,3 +176,39 @@ def known_public_value(value: str) -> bool:
         return True
     low = value.lower()
     return any(w in low for w in stopwords)
+
+
+# gitleaks builds its "<provider name> ... = <value>" rules with one helper, whose regex carries this
+# piece; every other rule is a token format that starts with its own literal prefix.
+_NAMED_CONTEXT = r"(?:[ \t\w.-]{0,20})"
+
+
+@functools.cache
+def _prefix_rules() -> tuple[tuple[str, bool, tuple[re.Pattern[str], ...]], ...]:
+    """``(prefix, ignore_case, regexes)``: the keywords (4+ characters) that token-format rules
+    start with, as the regex writes them (``API-`` for Octopus Deploy: an ``api-…`` run is not
+    claimed), and the regexes of the rules that claim each."""
+    claims: dict[tuple[str, bool], list[re.Pattern[str]]] = {}
+    for rule in generated_rules():
+        pattern = rule.regex.pattern
+        if _NAMED_CONTEXT in pattern:
+            continue
+        head = pattern.replace("\\", "")[:60]
+        for kw in rule.keywords:
+            at = head.lower().find(kw)
+            if len(kw) < 4 or kw.startswith("http") or at < 0:
+                continue
+            ignore_case = "(?i" in head[:at]
+            prefix = kw if ignore_case else head[at : at + len(kw)]
+            claims.setdefault((prefix, ignore_case), []).append(rule.regex)
+    return tuple((p, i, tuple(rxs)) for (p, i), rxs in sorted(claims.items()))
+
+
+def claimed_but_malformed(run: str) -> bool:
+    """Whether ``run`` starts with a prefix a provider's token format claims (``ghp_``, ``glpat-``,
+    ``sk-ant-api03``) yet matches none of the formats that claim it: a lookalike (a token cut
+    short, padded, or with characters the provider never issues), not that provider's token. The
+    provider's format, maintained upstream, knows its tokens better than a generic shape does."""
+    head, low = run[:40], run[:40].lower()
+    regexes = [rx for p, i, rxs in _prefix_rules() if (low if i else head).startswith(p) for rx in rxs]
+    return bool(regexes) and not any(rx.search(run + "\n") for rx in regexes)

@@ -39,7 +39,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from devops_agent.secrets.gitleaks_rules import generated_rules, global_allowlist, known_public_value
+from devops_agent.secrets.gitleaks_rules import (
+    claimed_but_malformed,
+    generated_rules,
+    global_allowlist,
+    known_public_value,
+)
 from devops_agent.secrets.keyword_index import LineIndex, index_keywords
 from devops_agent.secrets.rules import TOKEN_RULES
 from devops_agent.secrets.shapes import find_hook_urls, find_jwts, find_prefixed_tokens, random_body
@@ -750,10 +755,12 @@ def find_secrets(
         i = bisect.bisect_right(starts, start) - 1
         return i >= 0 and found[i].end >= end
 
+    # A shape whose prefix a provider's format claims defers to that format when provider rules run
+    # (see claimed_but_malformed); without them (a provider no rule names) the shape decides alone.
     raw.extend(
         SecretFinding("prefixed_token", s, e)
         for s, e in find_prefixed_tokens(text, 0, len(text), covered)
-        if not _is_dummy(text[s:e])
+        if not _is_dummy(text[s:e]) and not (provider_rules and claimed_but_malformed(text[s:e]))
     )
     if secret_file and not raw and text.strip():
         start = len(text) - len(text.lstrip())

@@ -21,6 +21,10 @@ _DUMMY_RX = re.compile(
 _SEQUENCES = tuple(
     run[i : i + 6] for run in ("abcdefghijklmnopqrstuvwxyz", "0123456789") for i in range(len(run) - 5)
 )
+_L3 = "|".join("abcdefghijklmnopqrstuvwxyz"[i : i + 3] for i in range(24))
+_D3 = "|".join("0123456789"[i : i + 3] for i in range(8))
+# Three letters and three digits counting up, side by side (``abc123``, ``456def``): a typed filler.
+_COUNTING_PAIR_RX = re.compile(f"(?:{_L3})(?:{_D3})|(?:{_D3})(?:{_L3})")
 _REPEAT_HINT_RX = re.compile(r"(...).{0,3}\1")  # needed for a repeat, and cheap: most values stop here
 _REPEAT_RX = re.compile(r"(.)\1{7}|(..)\2{4,}|(...)\3\3|(....)\4\4|(.....)\5\5|(......)\6\6")
 _ZERO_RUN_RX = re.compile(r"A{4,}")
@@ -41,7 +45,7 @@ def is_dummy(value: str) -> bool:
     head = head.lower()
     if _DUMMY_RX.search(head) or (len(value) >= 12 and len(set(head)) < 6):
         return True
-    if any(q in head for q in _SEQUENCES):
+    if any(q in head for q in _SEQUENCES) or _COUNTING_PAIR_RX.search(head):
         return True
     return _REPEAT_HINT_RX.search(head) is not None and _REPEAT_RX.search(head) is not None
 
