@@ -184,11 +184,11 @@ _NAMED_CONTEXT = r"(?:[ \t\w.-]{0,20})"
 
 
 @functools.cache
-def _prefix_rules() -> tuple[tuple[str, bool, tuple[re.Pattern[str], ...]], ...]:
-    """``(prefix, ignore_case, regexes)``: the keywords (4+ characters) that token-format rules
-    start with, as the regex writes them (``API-`` for Octopus Deploy: an ``api-…`` run is not
-    claimed), and the regexes of the rules that claim each."""
-    claims: dict[tuple[str, bool], list[re.Pattern[str]]] = {}
+def _prefix_rules() -> dict[str, tuple[tuple[str, bool, re.Pattern[str]], ...]]:
+    """``(prefix, ignore_case, regex)`` of every token-format rule and keyword (4+ characters) it
+    starts with, as the regex writes it (``API-`` for Octopus Deploy: an ``api-…`` run is not
+    claimed), by the prefix's first four characters (lower case where the rule ignores case)."""
+    claims: dict[str, list[tuple[str, bool, re.Pattern[str]]]] = {}
     for rule in generated_rules():
         pattern = rule.regex.pattern
         if _NAMED_CONTEXT in pattern:
@@ -200,8 +200,8 @@ def _prefix_rules() -> tuple[tuple[str, bool, tuple[re.Pattern[str], ...]], ...]
                 continue
             ignore_case = "(?i" in head[:at]
             prefix = kw if ignore_case else head[at : at + len(kw)]
-            claims.setdefault((prefix, ignore_case), []).append(rule.regex)
-    return tuple((p, i, tuple(rxs)) for (p, i), rxs in sorted(claims.items()))
+            claims.setdefault(prefix[:4], []).append((prefix, ignore_case, rule.regex))
+    return {k: tuple(v) for k, v in claims.items()}
 
 
 def claimed_but_malformed(run: str) -> bool:
@@ -209,6 +209,8 @@ def claimed_but_malformed(run: str) -> bool:
     ``sk-ant-api03``) yet matches none of the formats that claim it: a lookalike (a token cut
     short, padded, or with characters the provider never issues), not that provider's token. The
     provider's format, maintained upstream, knows its tokens better than a generic shape does."""
-    head, low = run[:40], run[:40].lower()
-    regexes = [rx for p, i, rxs in _prefix_rules() if (low if i else head).startswith(p) for rx in rxs]
+    claims = _prefix_rules()
+    low = run[:40].lower()
+    candidates = claims.get(run[:4], ()) + (claims.get(low[:4], ()) if low[:4] != run[:4] else ())
+    regexes = [rx for p, i, rx in candidates if (low if i else run).startswith(p)]
     return bool(regexes) and not any(rx.search(run + "\n") for rx in regexes)
