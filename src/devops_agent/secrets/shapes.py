@@ -176,8 +176,14 @@ def _is_token_shape(run: str) -> bool:
         core = max(body.split("."), key=len) if "." in body else body
         if not random_body(_SEP_RX.sub("", core)):
             return False
-    elif run.islower() or run.isupper() or run.startswith(("eyJ", "ewo")) or _hex_digest(run):
-        return False  # a bare run needs both cases (lower-case base32 is a public key or an id);
+    elif (
+        run.islower()
+        or (run.isupper() and len(run) < 48)
+        or run.startswith(("eyJ", "ewo"))
+        or _hex_digest(run)
+    ):
+        return False  # a bare run needs both cases (lower-case base32 is a public key or an id;
+        # capitals and digits are ids up to ULIDs' 26 and beyond, a key from 48: base32 TOTP seeds);
         # base64 JSON (eyJ…) is find_jwts' to judge by what it holds; a hex run is a digest
     elif not random_body(run, 32):
         return False
