@@ -289,3 +289,33 @@ def test_command_line_passwords_of_database_and_ssh_clients(text: str, kind: str
 )
 def test_command_line_password_near_misses(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("CREATE USER 'shop'@'%' IDENTIFIED BY 'Pl8n-Tr33s!';", "Pl8n-Tr33s!"),
+        ("GRANT ALL ON shop.* TO 'shop'@'10.%' IDENTIFIED BY \"Pl8nTr33s\";", "Pl8nTr33s"),
+        ("ALTER USER 'root'@'localhost' IDENTIFIED WITH caching_sha2_password BY 'Pl8nTr33s';", "Pl8nTr33s"),
+        ("create user scott identified by tiger42;", "tiger42"),  # Oracle: unquoted, ends the statement
+        ("ALTER ROLE app IDENTIFIED BY Tr33sPl8n", "Tr33sPl8n"),
+    ],
+)
+def test_sql_statements_that_set_a_password(text: str, secret: str) -> None:
+    assert [(f.kind, text[f.start : f.end]) for f in find_secrets(text)] == [("sql_password", secret)]
+    assert find_secrets(text, provider_rules=False)  # a format, not a provider
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "users are identified by their badge number",  # prose
+        "grant access to anyone identified by their email address",
+        "CREATE USER app IDENTIFIED BY $APP_PASSWORD;",  # a variable
+        "CREATE USER app IDENTIFIED BY '<password>';",  # a placeholder
+        "CREATE USER app IDENTIFIED EXTERNALLY;",
+        "CREATE USER app IDENTIFIED BY fingerprint and more words",  # unquoted, not ending the statement
+    ],
+)
+def test_sql_password_near_misses(text: str) -> None:
+    assert find_secrets(text) == []

@@ -763,3 +763,59 @@ def test_new_patterns_stay_fast_on_adversarial_input() -> None:
         t0 = time.perf_counter()
         guard.anonymize(text)
         assert time.perf_counter() - t0 < 2.0, text[:40]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('<property name="db.password" value="Pl8n-Tr33s!"/>', "Pl8n-Tr33s!"),  # Spring, Ant
+        (
+            '<add key="PaymentApiSecret" value="Zq8xK2mP9vL4nB7cT1wR5yH3" />',
+            "Zq8xK2mP9vL4nB7cT1wR5yH3",
+        ),  # .NET
+        ('<entry key="smtp.password" type="string" value="Pl8nTr33s"/>', "Pl8nTr33s"),  # attributes between
+        ('<input type="password" name="password" value="Pl8nTr33s">', "Pl8nTr33s"),  # a pre-filled form
+    ],
+)
+def test_xml_name_value_pairs_with_a_secret_name(text: str, secret: str) -> None:
+    assert [text[f.start : f.end] for f in find_secrets(text)] == [secret]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<add key="Timeout" value="30"/>',
+        '<property name="passwordField" value="pw"/>',  # metadata about a password
+        '<param name="password" value="${db.password}"/>',  # a reference
+        '<input type="hidden" name="authenticity_token" value="' + R36 + '"/>',  # anti-forgery
+        '<input type="hidden" name="__RequestVerificationToken" value="' + R36 + '"/>',
+    ],
+)
+def test_xml_name_value_near_misses(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("    LDAP password            ----   K7#vQ2!mZp", "K7#vQ2!mZp"),  # a table laid out for reading
+        ("Admin password .......... Wint3r-Harb0r!", "Wint3r-Harb0r!"),
+        ("root pwd   ->   Pl8n-Tr33s9", "Pl8n-Tr33s9"),
+    ],
+)
+def test_a_password_after_a_leader_in_a_table(text: str, secret: str) -> None:
+    assert [text[f.start : f.end] for f in find_secrets(text)] == [secret]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Password   ----   see the vault",  # words, not one value
+        "Reset password ........ https://id.example.org/reset",  # a URL
+        "Password policy   ->   enforced",  # an English word
+        "password --------------- 8 characters",
+        "  --password-file   /etc/app/pw",  # a flag and a path
+    ],
+)
+def test_leader_layout_near_misses(text: str) -> None:
+    assert find_secrets(text) == []
