@@ -343,7 +343,7 @@ def _value_is_secret(key: str, value: str, quoted: bool, *, compared: bool = Fal
     if not value or value != value.strip() or _is_meta_key(key):
         return False
     low_key = key.lower()
-    if any(w in low_key for w in ("csrf", "xsrf", "authenticity", "verificationtoken")):
+    if "csrf" in low_key or "xsrf" in low_key or "authenticity" in low_key or "verificationtoken" in low_key:
         return False  # anti-forgery tokens (forms too) are per session and useless without its cookie
     inner = value.strip("\"'")  # DATABASE_PASSWORD="'$VAR'" quotes the interpolation twice
     if _is_placeholder(value) or (inner != value and _is_placeholder(inner)) or _NOT_LITERAL_RX.search(inner):
@@ -737,11 +737,10 @@ def find_secrets(
         if rule.multiline:
             ranges = [(0, len(text))]
         for lo, hi in ranges:
-            raw.extend(
-                SecretFinding(rule.kind, s, e)
-                for s, e in rule.find(text, lo, hi)
-                if e > s and not (rule.skip_dummies and _is_dummy(text[s:e]))
-            )
+            spans = rule.find(text, lo, hi)
+            if rule.skip_dummies:
+                spans = [(s, e) for s, e in spans if not _is_dummy(text[s:e])]
+            raw.extend(SecretFinding(rule.kind, s, e) for s, e in spans if e > s)
     # Token shapes last, over the whole text: a run inside a span already found needs no shape test
     # (the union is the same), which spares most of the work on secret-dense text.
     found = _merge(list(raw))
