@@ -250,6 +250,13 @@ def test_new_rules_stay_fast_on_adversarial_input() -> None:
         "AUTH " * 30_000,
         "127.0.0.1:6379> AUTH " + "a " * 50_000,
         "AUTH PLAIN " + "A" * 100_000 + "!",
+        "LDAP password " + "-" * 100_000,  # a leader that never reaches a value
+        "admin password" + " " * 100_000 + "\n" + "pwd ->" * 20_000,
+        '<property name="password" ' + 'x="1" ' * 30_000 + 'value="v"/>',
+        "CREATE USER " + "a " * 50_000 + "IDENTIFIED BY 'x'",
+        "GRANT ALL TO " * 20_000 + "IDENTIFIED BY",  # was quadratic before the atomic group
+        "CREATE USER " * 20_000 + "IDENTIFIED BY",
+        '<p name="password" ' * 20_000 + "value=",
     ]
     for text in evil:
         t0 = time.perf_counter()

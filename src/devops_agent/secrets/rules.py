@@ -117,11 +117,12 @@ TOKEN_RULES: tuple[TokenSpec, ...] = (
     ),
     # SQL: CREATE/ALTER USER|ROLE|LOGIN or GRANT … TO … IDENTIFIED [WITH <plugin>] BY [PASSWORD]
     # '<pw>' (MySQL, MariaDB, Oracle; PostgreSQL's "WITH PASSWORD '<pw>'" is a config-line match). An
-    # unquoted value must end the statement (Oracle: IDENTIFIED BY tiger;), not a sentence.
+    # unquoted value must end the statement (Oracle: IDENTIFIED BY tiger;), not a sentence. The atomic
+    # group keeps the first "TO" after GRANT (two nested lazy scans were quadratic on a long line).
     _t(
         "sql_password",
         ["identified"],
-        r"(?i:\b(?:(?:CREATE|ALTER)[ \t]+(?:USER|ROLE|LOGIN)|GRANT[ \t][^;\n]{0,200}?[ \t]TO)"
+        r"(?i:\b(?:(?:CREATE|ALTER)[ \t]+(?:USER|ROLE|LOGIN)|GRANT[ \t](?>[^;\n]{0,200}?[ \t]TO))"
         r"[ \t][^;\n]{0,200}?[ \t]IDENTIFIED(?:[ \t]+WITH[ \t]+[\w'\"]{1,40})?"
         r"[ \t]+BY(?:[ \t]+PASSWORD)?)[ \t]+"
         r"(?P<q>['\"])?(?P<v>[^\s'\";$%<{]{3,200})(?(q)(?P=q)|(?=[ \t]*(?:;|$)))",
