@@ -304,6 +304,7 @@ _LEADER_PASSWORD_RX = re.compile(
     r"(?:[ \t]{2,}(?:(?:-{2,}|\.{2,}|_{2,}|->|=>)[ \t]+)?|[ \t]+(?:-{2,}|\.{2,}|_{2,}|->|=>)[ \t]+)"
     r"(?P<v>[^\s\"'`$%<{(\[-][^\s]{2,199})[ \t]*$"
 )
+_LEADER_GAP_RX = re.compile(r"  |\.\.|--|__|->|=>")  # cheap test first: most lines have no gap
 _XML_ELEM_RX = re.compile(r"(?i)<(?P<key>" + _KEY + r")(?:\s[^>]{0,200})?>(?P<qv>[^<\r\n]{1,500})</")
 _WS_PASSWORD_RX = re.compile(
     r"(?im)(?:^[ \t]*|\blogin[ \t]+\S+[ \t]+)(?P<key>password|passwd|passphrase)[ \t]+"
@@ -461,7 +462,7 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
             key = m.group("key")
             if _SECRET_KEY_RX.search(key) and _value_is_secret(key, m.group("qv"), True):
                 yield m.span("qv")
-    if ("pass" in low or "pwd" in low) and any(gap in low for gap in ("  ", "..", "--", "__", "->", "=>")):
+    if ("pass" in low or "pwd" in low) and _LEADER_GAP_RX.search(low):
         for m in _LEADER_PASSWORD_RX.finditer(text, lo, hi):
             if _prose_password(m.group("v")):
                 yield m.span("v")
