@@ -139,3 +139,33 @@ def test_values_that_the_rule_set_allowlists_are_public() -> None:
     assert not known_public_value("AKIAQX4ZRT7MWN2PLK5B")
     assert known_public_value("x" * 300) is False  # blobs are not looked at
     assert find_secrets("aws_access_key_id = AKIAIOSFODNN7" + "EXAMPLE") == []
+
+
+B62 = string.ascii_letters + string.digits
+
+
+@pytest.mark.parametrize(
+    ("lookalike", "real"),
+    [
+        # GitHub's format is ghp_ + exactly 36 base62: one short, or with a character it never issues
+        ("ghp_" + body(B62, 35, "gh"), "ghp_" + body(B62, 36, "gh")),
+        ("ghp_" + body(B62, 20, "gh2") + "-" + body(B62, 15, "gh3"), "ghp_" + body(B62, 36, "gh4")),
+        # GitLab's pipeline trigger token is glptt- + 40 hex: base62 after the prefix is not it
+        ("glptt-" + body(B62, 40, "gl"), "glptt-" + body("0123456789abcdef", 40, "gl")),
+    ],
+)
+def test_a_shape_whose_prefix_a_provider_claims_defers_to_that_format(lookalike: str, real: str) -> None:
+    # With provider rules on, the provider's format decides for its own prefix; a lookalike of it is
+    # left. Without them (a provider nobody named) the shape still masks it.
+    assert find_secrets(f"value {lookalike} end") == [], lookalike
+    assert find_secrets(f"value {lookalike} end", provider_rules=False)
+    text = f"value {real} end"
+    assert [text[f.start : f.end] for f in find_secrets(text)] == [real]
+
+
+def test_an_unclaimed_prefix_or_another_case_is_still_a_shape() -> None:
+    # Octopus Deploy claims "API-" (capitals, as its format writes it); a lower-case "api-" token of
+    # a provider no rule names is not its lookalike.
+    token = "api-" + body(B62, 32, "octo")
+    assert find_secrets(f"value {token} end")
+    assert find_secrets(f"value zx9_{body(B62, 32, 'zx')} end")

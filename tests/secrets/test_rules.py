@@ -250,6 +250,13 @@ def test_new_rules_stay_fast_on_adversarial_input() -> None:
         "AUTH " * 30_000,
         "127.0.0.1:6379> AUTH " + "a " * 50_000,
         "AUTH PLAIN " + "A" * 100_000 + "!",
+        "LDAP password " + "-" * 100_000,  # a leader that never reaches a value
+        "admin password" + " " * 100_000 + "\n" + "pwd ->" * 20_000,
+        '<property name="password" ' + 'x="1" ' * 30_000 + 'value="v"/>',
+        "CREATE USER " + "a " * 50_000 + "IDENTIFIED BY 'x'",
+        "GRANT ALL TO " * 20_000 + "IDENTIFIED BY",  # was quadratic before the atomic group
+        "CREATE USER " * 20_000 + "IDENTIFIED BY",
+        '<p name="password" ' * 20_000 + "value=",
     ]
     for text in evil:
         t0 = time.perf_counter()
@@ -288,4 +295,34 @@ def test_command_line_passwords_of_database_and_ssh_clients(text: str, kind: str
     ],
 )
 def test_command_line_password_near_misses(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("CREATE USER 'shop'@'%' IDENTIFIED BY 'Pl8n-Tr33s!';", "Pl8n-Tr33s!"),
+        ("GRANT ALL ON shop.* TO 'shop'@'10.%' IDENTIFIED BY \"Pl8nTr33s\";", "Pl8nTr33s"),
+        ("ALTER USER 'root'@'localhost' IDENTIFIED WITH caching_sha2_password BY 'Pl8nTr33s';", "Pl8nTr33s"),
+        ("create user scott identified by tiger42;", "tiger42"),  # Oracle: unquoted, ends the statement
+        ("ALTER ROLE app IDENTIFIED BY Tr33sPl8n", "Tr33sPl8n"),
+    ],
+)
+def test_sql_statements_that_set_a_password(text: str, secret: str) -> None:
+    assert [(f.kind, text[f.start : f.end]) for f in find_secrets(text)] == [("sql_password", secret)]
+    assert find_secrets(text, provider_rules=False)  # a format, not a provider
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "users are identified by their badge number",  # prose
+        "grant access to anyone identified by their email address",
+        "CREATE USER app IDENTIFIED BY $APP_PASSWORD;",  # a variable
+        "CREATE USER app IDENTIFIED BY '<password>';",  # a placeholder
+        "CREATE USER app IDENTIFIED EXTERNALLY;",
+        "CREATE USER app IDENTIFIED BY fingerprint and more words",  # unquoted, not ending the statement
+    ],
+)
+def test_sql_password_near_misses(text: str) -> None:
     assert find_secrets(text) == []

@@ -157,3 +157,17 @@ def test_shapes_stay_fast_on_long_runs() -> None:
         t0 = time.perf_counter()
         find_secrets(text)
         assert time.perf_counter() - t0 < 2.0, text[:40]
+
+
+UPPER36 = string.ascii_uppercase + string.digits
+
+
+def test_a_long_run_of_capitals_and_digits_is_a_key_a_short_one_an_id() -> None:
+    key = body(UPPER36, 64, "upper")  # base36 in capitals, as some generators write keys
+    assert spans(f"value {key}") == [key]
+    for text in (
+        "order " + body(UPPER36, 26, "ulid"),  # a ULID or an order number: an id
+        "id " + body(UPPER36, 40, "mid"),  # under 48 characters
+        "sum " + body("0123456789ABCDEF", 64, "hexup"),  # upper-case hex: a digest
+    ):
+        assert [f for f in find_secrets(text) if f.kind == "prefixed_token"] == [], text

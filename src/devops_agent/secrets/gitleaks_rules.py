@@ -176,3 +176,41 @@ def known_public_value(value: str) -> bool:
         return True
     low = value.lower()
     return any(w in low for w in stopwords)
+
+
+# gitleaks builds its "<provider name> ... = <value>" rules with one helper, whose regex carries this
+# piece; every other rule is a token format that starts with its own literal prefix.
+_NAMED_CONTEXT = r"(?:[ \t\w.-]{0,20})"
+
+
+@functools.cache
+def _prefix_rules() -> dict[str, tuple[tuple[str, bool, re.Pattern[str]], ...]]:
+    """``(prefix, ignore_case, regex)`` of every token-format rule and keyword (4+ characters) it
+    starts with, as the regex writes it (``API-`` for Octopus Deploy: an ``api-…`` run is not
+    claimed), by the prefix's first four characters (lower case where the rule ignores case)."""
+    claims: dict[str, list[tuple[str, bool, re.Pattern[str]]]] = {}
+    for rule in generated_rules():
+        pattern = rule.regex.pattern
+        if _NAMED_CONTEXT in pattern:
+            continue
+        head = pattern.replace("\\", "")[:60]
+        for kw in rule.keywords:
+            at = head.lower().find(kw)
+            if len(kw) < 4 or kw.startswith("http") or at < 0:
+                continue
+            ignore_case = "(?i" in head[:at]
+            prefix = kw if ignore_case else head[at : at + len(kw)]
+            claims.setdefault(prefix[:4], []).append((prefix, ignore_case, rule.regex))
+    return {k: tuple(v) for k, v in claims.items()}
+
+
+def claimed_but_malformed(run: str) -> bool:
+    """Whether ``run`` starts with a prefix a provider's token format claims (``ghp_``, ``glpat-``,
+    ``sk-ant-api03``) yet matches none of the formats that claim it: a lookalike (a token cut
+    short, padded, or with characters the provider never issues), not that provider's token. The
+    provider's format, maintained upstream, knows its tokens better than a generic shape does."""
+    claims = _prefix_rules()
+    low = run[:40].lower()
+    candidates = claims.get(run[:4], ()) + (claims.get(low[:4], ()) if low[:4] != run[:4] else ())
+    regexes = [rx for p, i, rx in candidates if (low if i else run).startswith(p)]
+    return bool(regexes) and not any(rx.search(run + "\n") for rx in regexes)

@@ -12,6 +12,7 @@ without nested unbounded quantifiers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -114,6 +115,20 @@ TOKEN_RULES: tuple[TokenSpec, ...] = (
         r"\$(?:1|2[abxy]?|5|6|8|9|7|apr1|y|gy|sha1|md5|pbkdf2(?:-sha\d+)?|krb5[a-z]+|argon2(?:id|i|d))\$"
         r"[./A-Za-z0-9=,+@:$-]{0,60}\$[./A-Za-z0-9=+:$-]{20,}",
     ),
+    # SQL: CREATE/ALTER USER|ROLE|LOGIN or GRANT … TO … IDENTIFIED [WITH <plugin>] BY [PASSWORD]
+    # '<pw>' (MySQL, MariaDB, Oracle; PostgreSQL's "WITH PASSWORD '<pw>'" is a config-line match). An
+    # unquoted value must end the statement (Oracle: IDENTIFIED BY tiger;), not a sentence. The atomic
+    # group keeps the first "TO" after GRANT (two nested lazy scans were quadratic on a long line).
+    _t(
+        "sql_password",
+        ["identified"],
+        r"(?i:\b(?:(?:CREATE|ALTER)[ \t]+(?:USER|ROLE|LOGIN)|GRANT[ \t](?>[^;\n]{0,200}?[ \t]TO))"
+        r"[ \t][^;\n]{0,200}?[ \t]IDENTIFIED(?:[ \t]+WITH[ \t]+[\w'\"]{1,40})?"
+        r"[ \t]+BY(?:[ \t]+PASSWORD)?)[ \t]+"
+        r"(?P<q>['\"])?(?P<v>[^\s'\";$%<{]{3,200})(?(q)(?P=q)|(?=[ \t]*(?:;|$)))",
+        re.MULTILINE,
+        group="v",
+    ),
     # redis.conf / sentinel.conf: "requirepass <pw>", "masterauth <pw>" (a commented line is not one).
     _t(
         "redis_password",
@@ -139,6 +154,6 @@ TOKEN_RULES: tuple[TokenSpec, ...] = (
 FORMAT_KINDS = frozenset({
     "jwt", "base64_private_key", "pgpass_password", "psexec_password", "mysql_password",
     "sshpass_password", "password_hash", "redis_password", "sasl_credentials", "dotnet_credential",
-    "jenkins_setup_password", "k8s_bootstrap_token",
+    "jenkins_setup_password", "k8s_bootstrap_token", "sql_password",
 })  # fmt: skip
 TOKEN_RULES = tuple(replace(r, provider=r.kind not in FORMAT_KINDS) for r in TOKEN_RULES)

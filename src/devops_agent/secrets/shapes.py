@@ -52,6 +52,18 @@ _FILE_EXT_RX = re.compile(r"\.(?:[a-z]{1,5}\d?)$")
 _VERSION_RX = re.compile(r"[.-]v?\d+(?:\.\d+)+$")  # an image or package name ending in a version
 _HEX_RX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _NOT_HEX_RX = re.compile(r"[^0-9a-fA-F]")
+_ANY_HEX_RX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _hex_digest(run: str) -> bool:
+    """Hexadecimal in one case, or with a stray letter or two of the other (an edited digest):
+    a random base62 run of 20+ characters is all hex about once in 10^9."""
+    if _ANY_HEX_RX.fullmatch(run) is None:
+        return False
+    upper = sum(map(str.isupper, run))
+    return min(upper, sum(map(str.islower, run))) <= 2
+
+
 # Letter runs that may be words (a capital and lower-case letters, or capitals): what identifiers
 # are made of. A run is a word when it has vowels where words have them (see _wordlike).
 _WORD_RX = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
@@ -164,8 +176,14 @@ def _is_token_shape(run: str) -> bool:
         core = max(body.split("."), key=len) if "." in body else body
         if not random_body(_SEP_RX.sub("", core)):
             return False
-    elif run.islower() or run.isupper() or run.startswith(("eyJ", "ewo")) or _HEX_RX.fullmatch(run):
-        return False  # a bare run needs both cases (lower-case base32 is a public key or an id);
+    elif (
+        run.islower()
+        or (run.isupper() and len(run) < 48)
+        or run.startswith(("eyJ", "ewo"))
+        or _hex_digest(run)
+    ):
+        return False  # a bare run needs both cases (lower-case base32 is a public key or an id;
+        # capitals and digits are ids up to ULIDs' 26 and beyond, a key from 48: base32 TOTP seeds);
         # base64 JSON (eyJ…) is find_jwts' to judge by what it holds; a hex run is a digest
     elif not random_body(run, 32):
         return False

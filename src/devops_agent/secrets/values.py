@@ -14,15 +14,19 @@ import re
 
 # Documentation and hand-typed values, never generated: marker words, one character repeated, six
 # ascending letters or digits (``abcdef``, ``123456``: under 1 in 10^8 per position by chance in a
-# random token), and a short unit repeated (``1234-1234-1234-``).
+# random token), three letters and three digits counting up side by side (``abc123``, ``456def``),
+# and a short unit repeated (``1234-1234-1234-``).
 _DUMMY_RX = re.compile(
     r"xxxx|\*\*\*\*|####|example|your|here|placeholder|dummy|fake|sample|qwerty|change[_-]?me|a1b2c3"
 )
-_SEQUENCES = tuple(
-    run[i : i + 6] for run in ("abcdefghijklmnopqrstuvwxyz", "0123456789") for i in range(len(run) - 5)
-)
+# Each byte maps to the byte that would follow it in an ascending run (a-y, 0-8); others to 0x80,
+# which no ASCII character equals. See _ascending_steps.
+_NEXT = bytes(c + 1 if chr(c) in "abcdefghijklmnopqrstuvwxy012345678" else 0x80 for c in range(256))
+# Candidates for a counting pair (character classes only: cheap); each is then read in Python.
+_PAIR_RX = re.compile(r"[a-z]{3}[0-9]{3}|[0-9]{3}[a-z]{3}")
 _REPEAT_HINT_RX = re.compile(r"(...).{0,3}\1")  # needed for a repeat, and cheap: most values stop here
 _REPEAT_RX = re.compile(r"(.)\1{7}|(..)\2{4,}|(...)\3\3|(....)\4\4|(.....)\5\5|(......)\6\6")
+_ZERO_RUN_RX = re.compile(r"A{4,}")
 MASK_TAIL = ("####", "****", "xxxx", "XXXX", "...", "…")
 
 
@@ -34,12 +38,35 @@ def is_dummy(value: str) -> bool:
     in them (``ExamplePas123``) are no evidence of a placeholder. Placeholders are short, so only
     the head of a long value is looked at.
     """
-    head = value[:64].lower()
+    head = value[:64]
+    if len(value) >= 32 and "AAAA" in head and not value.isupper():
+        head = _ZERO_RUN_RX.sub("A", head)  # base64 of zero bytes (DER padding), not a typed run
+    head = head.lower()
     if _DUMMY_RX.search(head) or (len(value) >= 12 and len(set(head)) < 6):
         return True
-    if any(q in head for q in _SEQUENCES):
+    steps = _ascending_steps(head)
+    if b"\0\0\0\0\0" in steps:
+        return True  # six letters or digits counting up
+    if steps.count(b"\0\0") >= 2 and any(_counts_up(m.group()) for m in _PAIR_RX.finditer(head)):
         return True
     return _REPEAT_HINT_RX.search(head) is not None and _REPEAT_RX.search(head) is not None
+
+
+def _ascending_steps(head: str) -> bytes:
+    """One byte per pair of neighbours in ``head`` (lower case), zero where the second follows the
+    first in the alphabet or in 0-9: six counting up are five zeros in a row. Computed with two
+    big-integer operations instead of a Python loop (this runs on every candidate value)."""
+    raw = head.encode("ascii", "replace")
+    if len(raw) < 2:
+        return b"\xff"
+    n = len(raw) - 1
+    diff = int.from_bytes(raw[1:], "big") ^ int.from_bytes(raw[:-1].translate(_NEXT), "big")
+    return diff.to_bytes(n, "big")
+
+
+def _counts_up(pair: str) -> bool:
+    """Both halves of a three-and-three pair (``abc123``) count up by one."""
+    return all(ord(pair[i + 1]) - ord(pair[i]) == 1 for i in (0, 1, 3, 4))
 
 
 _PLACEHOLDER_RX = re.compile(

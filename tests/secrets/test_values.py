@@ -1,0 +1,68 @@
+"""Value tests of the secret scrubber: what reads as typed by hand, and what does not.
+
+Values are built here (runs, units, hashes); none is taken from a benchmark or a real credential.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import string
+
+import pytest
+
+from devops_agent.secrets.values import is_dummy
+
+B62 = string.ascii_letters + string.digits
+
+
+def _random(n: int, seed: str) -> str:
+    out: list[str] = []
+    i = 0
+    while len(out) < n:
+        out.extend(B62[b % 62] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
+        i += 1
+    return "".join(out[:n])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Zk" + "mnopqr" + "Xw92",  # six letters counting up, any case
+        "tok9" + "345678" + "Qz",  # six digits
+        "K" + "RSTUVW".lower() + "1",
+        "q9Zx" + "ghi" + "789",  # three letters then three digits, both counting up
+        "Wt2" + "234" + "lmn" + "R",  # and the other way round
+        "1234-1234-1234-1234",  # a unit repeated
+        "zzzzzzzzzzzz",
+        _random(20, "m") + "EXAMPLE",
+    ],
+)
+def test_typed_values(value: str) -> None:
+    assert is_dummy(value), value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Zk" + "mnopq" + "Xw92",  # five counting up is chance often enough in a long token
+        "q9Zx" + "ghi" + "780",  # the digits do not count
+        "q9Zx" + "gik" + "789",  # the letters do not
+        "Qt" + "xyz01" + "Lp",  # z then 0 does not continue a run of six
+        "hunter22",
+    ],
+)
+def test_values_that_are_not_typed(value: str) -> None:
+    assert not is_dummy(value), value
+
+
+def test_random_tokens_are_not_typed() -> None:
+    tokens = [_random(n, f"t{i}") for i, n in enumerate([20, 32, 40, 64, 100] * 200)]
+    assert [t for t in tokens if is_dummy(t)] == []
+
+
+def test_zero_bytes_in_base64_are_binary_not_a_repeat() -> None:
+    blob = base64.b64encode(bytes(12) + hashlib.sha256(b"x").digest()).decode()
+    assert blob.startswith("AAAAAAAAAAAAAAAA")
+    assert not is_dummy(blob)
+    assert is_dummy("A" * 40)  # all of one letter is still a filler
