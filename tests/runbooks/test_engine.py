@@ -1032,7 +1032,19 @@ def test_all_shipped_runbooks_against_the_real_tools(tmp_path: Path) -> None:
     assert any(f.source.startswith("logs_errors") and "×" in f.title for f in report.findings)
     if "repo" in inputs:
         assert any(f.source.startswith("git_log") and f.severity == "medium" for f in report.findings)
-    assert render_markdown(report).count("\n## ") == 5  # summary, findings, next steps, read, gaps
+    # summary, findings, timeline, next steps, read, gaps
+    assert render_markdown(report).count("\n## ") == 6
+    # The timeline dates what the real tools read: the first error line, the commits, each call.
+    kinds = {e.kind for e in report.timeline}
+    assert {"error_onset", "tool_call", "finding"} <= kinds
+    assert [e.at for e in report.timeline] == sorted(e.at for e in report.timeline)
+    # (host-health reads the machine's own logs too: their first error is another entry)
+    (onset,) = [e for e in report.timeline if e.label == "first error: db: connection refused to <IP>"]
+    assert onset.at == datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    calls = {e.tool_call_id for e in report.timeline if e.kind == "tool_call"}
+    assert onset.tool_call_id in calls
+    if "repo" in inputs:
+        assert sum(e.kind == "commit" for e in report.timeline) == 2
 
 
 @pytest.mark.skipif(bool(_missing("git")), reason="git tool module not there yet")
