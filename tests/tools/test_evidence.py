@@ -21,12 +21,12 @@ T0 = datetime(2026, 11, 27, 14, 0, tzinfo=UTC)
 
 def _log(path: Path) -> Path:
     lines = [f"{(T0 + timedelta(seconds=i)).isoformat()} INFO request ok id={i}" for i in range(120)]
-    # errors begin at 14:05:00; a burst of 40 refusals in the minute after 14:10
+    # errors begin at 14:05:00; a burst of 40 refusals from 14:10:30 (its time bucket begins earlier)
     lines += [
         f"{(T0 + timedelta(minutes=5, seconds=i)).isoformat()} ERROR disk full on /var/{i}" for i in range(3)
     ]
     lines += [
-        f"{(T0 + timedelta(minutes=10, seconds=i)).isoformat()} ERROR connect to 10.0.0.{i % 9}:5432 refused"
+        f"{(T0 + timedelta(minutes=10, seconds=30 + i)).isoformat()} ERROR connect to 10.0.0.{i % 9}:5432 refused"
         for i in range(40)
     ]
     path.write_text("\n".join(lines) + "\n")
@@ -53,8 +53,8 @@ def test_patterns_become_a_template_table_by_count(tmp_path: Path) -> None:
     assert table.lines == 163
     assert table.errors_only is False
     refused = table.rows[1]
-    assert refused.first_seen == T0 + timedelta(minutes=10)
-    assert refused.last_seen == T0 + timedelta(minutes=10, seconds=39)
+    assert refused.first_seen == T0 + timedelta(minutes=10, seconds=30)
+    assert refused.last_seen == T0 + timedelta(minutes=11, seconds=9)
     assert refused.sample.endswith("ERROR connect to 10.0.0.0:5432 refused")
 
 
@@ -70,7 +70,8 @@ def test_error_groups_date_the_first_error_and_the_burst(tmp_path: Path) -> None
     assert (onset.kind, onset.at) == ("error_onset", T0 + timedelta(minutes=5))
     assert onset.label.startswith("first error: disk full on")
     bursts = [e for e in ev.timeline if e.label.startswith("error burst:")]
-    assert [b.at for b in bursts] == [T0 + timedelta(minutes=10)]
+    # at its first line, not at the start of its bucket: a burst never precedes the first error
+    assert [b.at for b in bursts] == [T0 + timedelta(minutes=10, seconds=30)]
     assert "refused" in bursts[0].label
 
 

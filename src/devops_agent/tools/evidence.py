@@ -59,6 +59,9 @@ def error_groups_evidence(data: Mapping[str, Any]) -> Evidence:
         timeline.append(entry(at, "error_onset", f"first error: {first.template}"))
     for group in groups:
         start = parse_time(group.get("spike_start"))
+        first_seen = parse_time(group.get("first_seen"))
+        if start is not None and first_seen is not None:
+            start = max(start, first_seen)  # the burst's bucket may begin before its first line
         if start is not None and group.get("spike"):
             words = group.get("spike_description") or f"{group.get('count')} errors"
             timeline.append(entry(start, "error_onset", f"error burst: {words} — {group.get('shape') or ''}"))

@@ -50,5 +50,6 @@ def range_evidence(
         series.append(made)
         label_text = ",".join(f"{k}={v}" for k, v in sorted(made.labels.items()))
         title = f"{made.name}{{{label_text}}}" if label_text else made.name
-        timeline += [entry(w.start, "anomaly", f"{title}: {w.explanation or w.kind}") for w in made.anomalies]
+        # the detector's explanation names the series already
+        timeline += [entry(w.start, "anomaly", w.explanation or f"{title}: {w.kind}") for w in made.anomalies]
     return Evidence(series=series, timeline=timeline)
