@@ -182,10 +182,12 @@ def make_series(
 ) -> Series:
     """A bounded :class:`Series`: points downsampled, the latest :data:`MAX_ANOMALIES` windows."""
     finite = [(t, v) for t, v in points if math.isfinite(v)]
+    # milliseconds and 6 significant digits are more than a chart can show, and halve the JSON
+    drawn = [(round(t, 3), float(f"{v:.6g}")) for t, v in downsample(finite)]
     return Series(
         name=_cut(name),
         labels={k: _cut(v) for k, v in labels.items()},
-        points=downsample(finite),
+        points=drawn,
         points_total=len(finite),
         anomalies=list(anomalies)[-MAX_ANOMALIES:],
     )

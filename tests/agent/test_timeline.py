@@ -48,6 +48,9 @@ def test_a_model_report_gets_the_calls_and_its_findings_on_a_timeline(
     assert timeline[0]["at"] == call.ts.isoformat().replace("+00:00", "Z")
     assert timeline[1]["at"] == result.ts.isoformat().replace("+00:00", "Z")
     assert timeline[1]["label"] == "[HIGH] api down since 14:05"
+    # the runner fills it before rendering: the answer's Markdown shows the same timeline
+    assert "## Timeline" in (kit.final(events).output or "")
+    assert "finding: [HIGH] api down since 14:05" in (kit.final(events).output or "")
 
 
 def test_events_give_each_call_its_start_end_and_evidence_and_the_alert_its_start() -> None:

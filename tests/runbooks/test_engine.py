@@ -1268,6 +1268,15 @@ def test_unreadable_log_output_does_not_cost_the_metric_finding() -> None:
     (gap,) = [g for g in report.gaps if g.tool == "analyzer:metric_alert"]
     assert gap.step == "metric-alert/errors"
     assert "truncated by the size cap" in gap.reason
+    # the alert's start heads the timeline; the finding sits where the metric's call came back
+    start = report.timeline[0]
+    assert (start.kind, start.at, start.label) == ("alert_start", onset, "the alert started")
+    (placed,) = [e for e in report.timeline if e.kind == "finding"]
+    metric_call = next(
+        e for e in report.timeline if e.kind == "tool_call" and e.label.startswith("prom_anomalies")
+    )
+    assert placed.tool_call_id == metric_call.tool_call_id
+    assert placed.at >= metric_call.at
 
 
 def test_the_window_is_not_claimed_for_a_runbook_that_read_everything() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from devops_agent.tools import logs, prometheus
 from devops_agent.tools.registry import ToolRegistry
 
-from .web_helpers import ask, axe_violations, screenshot, sign_in, wait_run, web_service
+from .web_helpers import HOSTILE_LINE, ask, axe_violations, screenshot, sign_in, wait_run, web_service
 
 SHIFT_AGO_S = 600
 
@@ -39,6 +39,7 @@ def _log(path: Path, shift: float) -> Path:
     lines += [
         f"{(start + timedelta(minutes=3, seconds=i)).isoformat()} ERROR disk full on /data" for i in range(2)
     ]
+    lines.append(f"{(start + timedelta(minutes=4)).isoformat()} {HOSTILE_LINE}")  # drawn as inert text
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -112,18 +113,24 @@ def test_chart_template_table_and_timeline(page: Any, tmp_path: Path, prometheus
         errors = run.locator('details.tool[data-tool="logs_errors"]')
         errors.locator("> summary").click()
         table = errors.locator("table.templates")
-        assert table.locator("caption").inner_text() == "Error templates: 2 of 2 from 42 error records"
+        assert table.locator("caption").inner_text() == "Error templates: 3 of 3 from 43 error records"
 
         def counts() -> list[str]:
             return [str(c) for c in table.locator("tbody tr td.num").all_inner_texts()]
 
-        assert counts() == ["40", "2"]
+        assert counts() == ["40", "2", "1"]
         assert "refused" in table.locator("tbody tr").first.inner_text()
         table.locator("button.sort").click()
-        assert counts() == ["2", "40"]
+        assert counts() == ["1", "2", "40"]
         assert table.locator("th[aria-sort]").get_attribute("aria-sort") == "ascending"
         table.locator("button.sort").click()
-        assert counts() == ["40", "2"]
+        assert counts() == ["40", "2", "1"]
+        hostile = table.locator("tbody tr").last.inner_text()
+        assert "<script>window.__pwned=1</script>" in hostile  # text, not markup
+        assert "\x1b" not in hostile
+        assert "␛[31m" in hostile
+        assert page.evaluate("window.__pwned") is None
+        assert table.locator("script, img").count() == 0
 
         # -- the report's timeline: in time order, each moment linked to its call ----------------
         timeline = run.locator(".report .report-timeline ol.timeline > li")

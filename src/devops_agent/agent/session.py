@@ -332,6 +332,7 @@ class SessionService:
             durability=durability,
             plan_decision=request.plan,
             profiles=profiles,
+            history=lambda: recorder.history,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
         return handle, self._execute(handle, scope, runner, running=running)

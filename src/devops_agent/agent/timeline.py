@@ -1,10 +1,11 @@
 """The incident timeline of a run's report, from the events the run emitted.
 
 The runbook engine builds its own (it knows its calls); every other path — a model's loop, a
-plan, a council, triage — ends with a report whose timeline is filled here, just before
-``run_finished``, from the run's ``tool_call`` / ``tool_result`` events (their times and the
-evidence the results carried) and the report's findings (by the calls they cite). A report that
-already has a timeline is left as it is.
+plan, a council, triage — ends with a report whose timeline is filled here (by the runner before
+it renders the report, :func:`report_with_timeline`, or else just before ``run_finished``), from
+the run's ``tool_call`` / ``tool_result`` events (their times and the evidence the results
+carried) and the report's findings (by the calls they cite). A report that already has a
+timeline is left as it is.
 
 This module must not import the runtime or any interface.
 """
@@ -17,8 +18,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from devops_agent.events import RunEvent, ToolCall, ToolResultEvent
-from devops_agent.evidence import parse_time
-from devops_agent.report import CallMoment, Finding, incident_timeline
+from devops_agent.evidence import TimelineEntry, parse_time
+from devops_agent.report import CallMoment, Finding, Report, incident_timeline
 
 
 def call_moments(events: Sequence[RunEvent]) -> list[CallMoment]:
@@ -43,6 +44,21 @@ def call_moments(events: Sequence[RunEvent]) -> list[CallMoment]:
             )
     moments.sort(key=lambda m: m.started_at)
     return moments
+
+
+def report_with_timeline(report: Report, events: Sequence[RunEvent], inputs: Mapping[str, Any]) -> Report:
+    """``report`` with its timeline filled from ``events`` when it has none: for a runner to call
+    before it renders the report, so the Markdown and the report show the same timeline."""
+    if report.timeline:
+        return report
+    filled = with_timeline(
+        {"timeline": [], "findings": [f.model_dump() for f in report.findings]}, events, inputs
+    )
+    if not filled or not filled.get("timeline"):
+        return report
+    return report.model_copy(
+        update={"timeline": [TimelineEntry.model_validate(e) for e in filled["timeline"]]}
+    )
 
 
 def with_timeline(
