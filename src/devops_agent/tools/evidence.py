@@ -41,6 +41,25 @@ def patterns_evidence(data: Mapping[str, Any]) -> Evidence:
     return Evidence(templates=template_table(rows, total=total, lines=int(data.get("lines") or 0)))
 
 
+def summary_evidence(summary: Mapping[str, Any]) -> Evidence:
+    """A long log condensed by :func:`~devops_agent.analysis.logsummary.summarize_log` (a pod's,
+    a container's, a Jenkins console): its templates as a table, error signatures first, and the
+    first error signature's first line as the ``error_onset``."""
+    errors = [_row(v, "template") for v in summary.get("error_signatures") or []]
+    others = [_row(v, "template") for v in summary.get("other_templates") or []]
+    table = template_table(
+        [*errors, *others],
+        total=int(summary.get("templates_total") or len(errors) + len(others)),
+        lines=int(summary.get("lines") or 0),
+    )
+    dated = [(r.first_seen, r) for r in errors if r.first_seen is not None]
+    timeline = []
+    if dated:
+        at, first = min(dated, key=lambda pair: pair[0])
+        timeline.append(entry(at, "error_onset", f"first error: {first.template}"))
+    return Evidence(templates=table, timeline=timeline)
+
+
 def error_groups_evidence(data: Mapping[str, Any]) -> Evidence:
     """``logs_errors``' groups as a table of error templates, and when errors began: the earliest
     first-seen (``error_onset``) and each group's burst (its spike's start)."""
