@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from pydantic import ValidationError
 
@@ -176,3 +178,43 @@ def test_report_json_round_trips() -> None:
     assert again == report
     assert again.generated_at.tzinfo is not None
     assert again.findings[1].evidence == report.findings[1].evidence
+
+
+def test_incident_timeline_places_calls_moments_and_findings() -> None:
+    from datetime import timedelta
+
+    from devops_agent.evidence import Evidence, entry
+    from devops_agent.report import CallMoment, incident_timeline
+
+    t0 = datetime(2026, 11, 27, 14, 0, tzinfo=UTC)
+    commit = entry(t0 - timedelta(hours=1), "commit", "abc123 Raise pool size (Dana)")
+    calls = [
+        CallMoment("c1", "git_log", t0, t0 + timedelta(seconds=2), "success", Evidence(timeline=[commit])),
+        CallMoment("c2", "logs_errors", t0, t0 + timedelta(seconds=5), "success", step="log-errors/errors"),
+    ]
+    findings = [
+        Finding(severity="high", title="refused", source="logs_errors (log-errors/errors)"),
+        Finding(severity="medium", title="a change", citations=["c1"]),
+        Finding(severity="low", title="from nowhere", source="k8s_events"),
+    ]
+    timeline = incident_timeline(
+        calls, findings, alert_start=t0 - timedelta(minutes=5), alert_label="HighErrors"
+    )
+    assert [(e.kind, e.label, e.tool_call_id) for e in timeline] == [
+        ("commit", "abc123 Raise pool size (Dana)", "c1"),
+        ("alert_start", "HighErrors", None),
+        ("tool_call", "git_log: success", "c1"),
+        ("tool_call", "logs_errors (log-errors/errors): success", "c2"),
+        ("finding", "[MEDIUM] a change", "c1"),
+        ("finding", "[HIGH] refused", "c2"),
+    ]  # a finding whose call is not among the calls has no time to be placed at
+    report = Report(title="t", findings=findings, timeline=timeline)
+    text = render_markdown(report)
+    section = text.split("## Timeline\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section == [
+        "- 2026-11-27 13:00:00 UTC — commit: abc123 Raise pool size (Dana) · `c1`",
+        "- 2026-11-27 13:55:00 UTC — alert start: HighErrors",
+        "- 2026-11-27 14:00:02 UTC — finding: [MEDIUM] a change · `c1`",
+        "- 2026-11-27 14:00:05 UTC — finding: [HIGH] refused · `c2`",
+    ]  # the calls are in the events; the Markdown lists the incident's moments
+    assert "## Timeline" not in render_markdown(Report(title="t"))

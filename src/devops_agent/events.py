@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from devops_agent.evidence import Evidence
+
 SCHEMA_VERSION = 1
 
 
@@ -168,6 +170,9 @@ class ToolResultEvent(_EventBase):
     truncated: bool = False
     error: str | None = None
     summary: str | None = None
+    evidence: Evidence | None = None
+    """What the call showed, to draw: a metric series with its anomaly windows, a log template
+    table, timeline entries (bounded; masked like the rest of the output)."""
 
 
 class ApprovalRequested(_EventBase):

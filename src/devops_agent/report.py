@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from devops_agent.evidence import Evidence, TimelineEntry, build_timeline, entry
 
 Severity = Literal["critical", "high", "medium", "low", "info"]
 Verdict = Literal["problems_found", "all_clear", "inconclusive"]
@@ -173,12 +176,59 @@ class Report(BaseModel):
     disagreements: list[Disagreement] = Field(default_factory=list)
     plan: PlanOutcome | None = None
     critic: CriticNotes | None = None
+    timeline: list[TimelineEntry] = Field(
+        default_factory=list, description="the incident's moments and the tool calls, in time order"
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def verdict(self) -> Verdict:
         """Derived from findings, gaps and checks on every read: it cannot claim more than they show."""
         return derive_verdict(self.findings, self.gaps, self.checks)
+
+
+@dataclass(frozen=True)
+class CallMoment:
+    """One tool call of a run as the timeline sees it: when it ran and what it showed."""
+
+    tool_call_id: str
+    tool: str
+    started_at: datetime
+    ended_at: datetime
+    status: str
+    evidence: Evidence | None = None
+    step: str = ""
+
+
+def incident_timeline(
+    calls: Sequence[CallMoment],
+    findings: Sequence[Finding] = (),
+    *,
+    alert_start: datetime | None = None,
+    alert_label: str = "",
+) -> list[TimelineEntry]:
+    """The run's timeline: the alert's start, the moments the calls' evidence dates (anomalies,
+    error onsets and bursts, commits, deploys), each call, and each finding at the time the last
+    call it rests on (its citations, else its ``source`` tool) came back. Bounded and in time
+    order (:func:`devops_agent.evidence.build_timeline`)."""
+    entries: list[TimelineEntry] = []
+    if alert_start is not None:
+        entries.append(entry(alert_start, "alert_start", alert_label or "the alert started"))
+    for call in calls:
+        what = f"{call.tool} ({call.step})" if call.step else call.tool
+        entries.append(entry(call.started_at, "tool_call", f"{what}: {call.status}", call.tool_call_id))
+        if call.evidence is not None:
+            entries += call.evidence.for_call(call.tool_call_id).timeline
+    by_id = {c.tool_call_id: c for c in calls}
+    for finding in findings:
+        behind = [by_id[c] for c in finding.citations if c in by_id]
+        if not behind and finding.source:
+            behind = [c for c in calls if finding.source.startswith(c.tool) or c.tool in finding.source]
+        if behind:
+            last = max(behind, key=lambda c: c.ended_at)
+            label = f"[{finding.severity.upper()}] {finding.title}"
+            entries.append(entry(last.ended_at, "finding", label, last.tool_call_id))
+    return build_timeline(entries)
 
 
 VERDICT_WORDS: dict[Verdict, str] = {
@@ -297,7 +347,7 @@ def render_markdown(report: Report) -> str:
         if finding.next_steps:
             out += ["Next steps:", *(f"- {step}" for step in finding.next_steps), ""]
 
-    out += _hypotheses(report.hypotheses) + _disagreements(report.disagreements)
+    out += _hypotheses(report.hypotheses) + _disagreements(report.disagreements) + _timeline(report.timeline)
 
     out += ["## Next steps", ""]
     if report.next_steps:
@@ -361,6 +411,19 @@ def _disagreements(disagreements: Sequence[Disagreement]) -> list[str]:
         out += [f"  - {who}: {_one_line(said)}" for who, said in d.positions.items()]
         if d.resolution:
             out.append(f"  - weighed: {_one_line(d.resolution)}")
+    return [*out, ""]
+
+
+def _timeline(timeline: Sequence[TimelineEntry]) -> list[str]:
+    # The incident's moments only: every tool call is in the run's events already.
+    moments = [e for e in timeline if e.kind != "tool_call"]
+    if not moments:
+        return []
+    out = ["## Timeline", ""]
+    for e in moments:
+        when = e.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        cites = f" · `{e.tool_call_id}`" if e.tool_call_id else ""
+        out.append(f"- {when} UTC — {e.kind.replace('_', ' ')}: {_one_line(e.label)}{cites}")
     return [*out, ""]
 
 

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from devops_agent.evidence import Evidence
+
 Risk = Literal["safe", "sensitive", "destructive"]
 Status = Literal["success", "error", "no_data", "approval_required"]
 
@@ -36,6 +38,7 @@ class ToolResult(BaseModel):
     hint: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     _raw: str | None = PrivateAttr(default=None)
+    _evidence: Evidence | None = PrivateAttr(default=None)
 
     @property
     def raw(self) -> str | None:
@@ -49,6 +52,17 @@ class ToolResult(BaseModel):
 
     def with_raw(self, raw: str | None) -> ToolResult:
         self._raw = raw
+        return self
+
+    @property
+    def evidence(self) -> Evidence | None:
+        """What the result shows, for the user's faces to draw (a series, a template table,
+        timeline entries); like :attr:`raw`, never serialized, so never sent to a model. The
+        privacy wrapper masks it as it masks ``data``; the ``tool_result`` event carries it."""
+        return self._evidence
+
+    def with_evidence(self, evidence: Evidence | None) -> ToolResult:
+        self._evidence = evidence if evidence is None or not evidence.empty else None
         return self
 
     @classmethod

@@ -256,3 +256,53 @@ def test_a_tool_without_parameters_runs_when_the_model_adds_keys(store_url: str)
     assert final.status == "completed"
     assert received == [{}], "the tool ran, without the smuggled key"
     assert "auth_ping: success: pong" in (final.output or "")
+
+
+@pytest.mark.parametrize("privacy", ["on", "off"])
+def test_evidence_on_the_event_is_masked_as_the_output_is(
+    store_url: str, tmp_path: Path, privacy: str
+) -> None:
+    """A log's template table travels to the viewers on the ``tool_result`` event. With the guard on
+    it holds the placeholders the model read, never the host or address; a secret is scrubbed in
+    either case (the guard off still scrubs secrets); without the guard the identifiers stay."""
+    log = tmp_path / "app.log"
+    log.write_text(
+        "".join(
+            f"2026-11-27T14:0{i}:00Z ERROR login for {EMAIL} to {DB_HOST} failed password={TOOL_PASSWORD}\n"
+            for i in range(3)
+        )
+    )
+    script = Script.model_validate(
+        {
+            "turns": [
+                {"tool_calls": [{"tool": "logs_patterns", "args": {"paths": [str(log)]}}]},
+                {"text": "done"},
+            ]
+        }
+    )
+    settings = Settings(
+        database_url=store_url,
+        files={"roots": [str(tmp_path)]},
+        privacy={"enabled": privacy, "hmac_key": KEY},
+    )
+    with Store(store_url) as store:
+        model = RecordingModel(script)
+        service = SessionService(settings, store, model=model)
+        events, final = asyncio.run(service.run("what do the logs say?"))
+    assert final.status == "completed"
+    (result,) = [e for e in events if e.type == "tool_result"]
+    assert result.evidence is not None
+    assert result.evidence.templates is not None
+    (row,) = result.evidence.templates.rows
+    shown = result.evidence.model_dump_json()
+    assert row.count == 3
+    assert TOOL_PASSWORD not in shown
+    if privacy == "on":
+        assert DB_HOST not in shown
+        assert EMAIL not in shown
+        host = Anonymizer(KEY.encode(), final.session_id).placeholder("HOST", DB_HOST)
+        assert host in row.sample
+        assert host in assert_not_sent(model, DB_HOST, EMAIL), "the model read the same placeholder"
+    else:
+        assert DB_HOST in row.sample
+        assert EMAIL in row.sample

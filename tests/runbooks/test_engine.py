@@ -1032,7 +1032,19 @@ def test_all_shipped_runbooks_against_the_real_tools(tmp_path: Path) -> None:
     assert any(f.source.startswith("logs_errors") and "×" in f.title for f in report.findings)
     if "repo" in inputs:
         assert any(f.source.startswith("git_log") and f.severity == "medium" for f in report.findings)
-    assert render_markdown(report).count("\n## ") == 5  # summary, findings, next steps, read, gaps
+    # summary, findings, timeline, next steps, read, gaps
+    assert render_markdown(report).count("\n## ") == 6
+    # The timeline dates what the real tools read: the first error line, the commits, each call.
+    kinds = {e.kind for e in report.timeline}
+    assert {"error_onset", "tool_call", "finding"} <= kinds
+    assert [e.at for e in report.timeline] == sorted(e.at for e in report.timeline)
+    # (host-health reads the machine's own logs too: their first error is another entry)
+    (onset,) = [e for e in report.timeline if e.label == "first error: db: connection refused to <IP>"]
+    assert onset.at == datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    calls = {e.tool_call_id for e in report.timeline if e.kind == "tool_call"}
+    assert onset.tool_call_id in calls
+    if "repo" in inputs:
+        assert sum(e.kind == "commit" for e in report.timeline) == 2
 
 
 @pytest.mark.skipif(bool(_missing("git")), reason="git tool module not there yet")
@@ -1256,6 +1268,15 @@ def test_unreadable_log_output_does_not_cost_the_metric_finding() -> None:
     (gap,) = [g for g in report.gaps if g.tool == "analyzer:metric_alert"]
     assert gap.step == "metric-alert/errors"
     assert "truncated by the size cap" in gap.reason
+    # the alert's start heads the timeline; the finding sits where the metric's call came back
+    start = report.timeline[0]
+    assert (start.kind, start.at, start.label) == ("alert_start", onset, "the alert started")
+    (placed,) = [e for e in report.timeline if e.kind == "finding"]
+    metric_call = next(
+        e for e in report.timeline if e.kind == "tool_call" and e.label.startswith("prom_anomalies")
+    )
+    assert placed.tool_call_id == metric_call.tool_call_id
+    assert placed.at >= metric_call.at
 
 
 def test_the_window_is_not_claimed_for_a_runbook_that_read_everything() -> None:

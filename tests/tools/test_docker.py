@@ -242,6 +242,19 @@ def test_long_logs_are_summarized_with_quoted_error_lines(daemon: ReplayServer) 
     access = {t["template"] for t in data["other_templates"]}
     assert not any("charge failed" in template for template in access)
     assert daemon.requests_to(f"{V}/containers/shop-api-1/logs")[0].query["tail"] == ["1000"]
+    # the faces draw the same templates as a table (error signatures first) and date the first error
+    table = result.evidence.templates
+    assert table.total == data["templates_total"]
+    assert table.lines == len(LOG_LINES)
+    by_text = {row.template: row.count for row in table.rows}
+    assert by_text[charge["template"]] == len(charge_lines)
+    assert by_text[pool["template"]] == len(pool_lines)
+    (onset,) = result.evidence.timeline
+    first_seen = min(s["first_seen"] for s in signatures if s.get("first_seen"))
+    assert (onset.kind, onset.at.isoformat().replace("+00:00", "Z")) == (
+        "error_onset",
+        first_seen.replace("+00:00", "Z"),
+    )
 
 
 def test_logs_are_capped_in_bytes_at_a_line_boundary(daemon: ReplayServer) -> None:

@@ -150,11 +150,19 @@ def test_describe_deployment_pod_and_node(cluster: ReplayServer, tmp_path: Path)
 
 
 def test_rollout_history_lists_revisions_newest_first(cluster: ReplayServer, tmp_path: Path) -> None:
-    data = tools(tmp_path, cluster.url)["k8s_rollout_history"]("api", namespace="payments").data
+    result = tools(tmp_path, cluster.url)["k8s_rollout_history"]("api", namespace="payments")
+    data = result.data
     assert [r["revision"] for r in data["revisions"]] == [7, 6, 5]
     assert data["revisions"][1]["images"] == ["registry.example.com/payments/api:3.8.1"]
     assert data["current"] == "7"
     assert cluster.requests[-1].query["labelSelector"] == ["app=api"]
+    # each revision is a deploy on the incident timeline, at the time its ReplicaSet was created
+    deploys = result.evidence.timeline
+    assert [e.kind for e in deploys] == ["deploy"] * 3
+    assert [e.at.isoformat() for e in deploys] == [
+        r["created"].replace("Z", "+00:00") for r in data["revisions"]
+    ]
+    assert deploys[1].label.startswith("api revision 6: registry.example.com/payments/api:3.8.1")
 
 
 def test_rollout_history_of_a_deployment_with_null_annotations(cluster: ReplayServer, tmp_path: Path) -> None:

@@ -707,3 +707,40 @@ def test_doctor_checks_a_configured_prometheus(prometheus_url: str) -> None:
     assert "must start with http://" in check("127.0.0.1:9090").detail
     default = check_integrations(LoadedSettings(Settings()))
     assert all(c.name != "prometheus" for c in default)
+
+
+def test_anomalies_attach_the_series_and_the_window_to_chart(prom: ToolsetBuilder) -> None:
+    """The chart's evidence: the real points (bounded), the anomaly window where the level shifted,
+    its start on the timeline; a model reads none of it (it is not in ``data``)."""
+    shift = time.time() - 600  # the series jumps from 1 to 50 ten minutes ago
+    query = f"1 + 49 * (time() > bool {shift:.0f})"
+    r = call(prom, "prom_anomalies", query=query, start="40m")
+    assert r.status == "success", r
+    evidence = r.evidence
+    assert evidence is not None
+    (series,) = evidence.series
+    assert series.name == query
+    assert 200 < len(series.points) <= 500
+    assert series.points_total == len(series.points)
+    assert {v for _t, v in series.points} == {1.0, 50.0}
+    first_high = min(t for t, v in series.points if v == 50.0)
+    assert series.anomalies, "the level shift is a window"
+    window = series.anomalies[0]
+    assert abs(window.start.timestamp() - first_high) <= 30  # where the jump is, within a step or so
+    assert window.end >= window.start
+    assert window.score > 0
+    moment = evidence.timeline[0]
+    assert moment.kind == "anomaly"
+    assert moment.at == window.start
+    # what a model reads is the summary: the points are not serialized with the result
+    assert "evidence" not in r.model_dump()
+    assert len(r.model_dump_json()) < 2_000 < len(evidence.model_dump_json())
+
+
+def test_a_range_query_charts_its_highest_series_first(prom: ToolsetBuilder) -> None:
+    three = " or ".join(f'label_replace(vector({v}), "i", "{v}", "", "")' for v in (1, 3, 2))
+    r = call(prom, "prom_query_range", query=three, start="10m")
+    assert r.status == "success"
+    assert r.evidence is not None
+    assert [s.labels["i"] for s in r.evidence.series] == ["3", "2", "1"]
+    assert all(s.anomalies == [] for s in r.evidence.series)  # the range query does not judge

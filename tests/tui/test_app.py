@@ -36,6 +36,7 @@ from devops_agent.events import (
     ToolCall,
     ToolResultEvent,
 )
+from devops_agent.evidence import Evidence, TemplateRow, make_series, template_table
 from devops_agent.tui.conversation import RENDERERS, ConversationView, ToolPanel
 from devops_agent.tui.dialogs import ApprovalDialog, PlanDialog, SaveOutputDialog
 from devops_agent.tui.report_view import ReportScreen
@@ -65,7 +66,17 @@ ONE_OF_EACH: list[RunEvent] = [
     PlanProposed(**IDS, seq=2, steps=["look at the disk", "look at memory"]),
     ToolCall(**IDS, seq=3, tool_call_id="c1", tool="probe", args={"name": "[bold]x\x1b[31m"}),
     ToolResultEvent(
-        **IDS, seq=4, tool_call_id="c1", tool="probe", status="success", duration_ms=12.0, summary="ok"
+        **IDS,
+        seq=4,
+        tool_call_id="c1",
+        tool="probe",
+        status="success",
+        duration_ms=12.0,
+        summary="ok",
+        evidence=Evidence(
+            series=[make_series("p99", {"job": "api"}, [(1.0, 0.2), (2.0, 0.9), (3.0, 0.3)])],
+            templates=template_table([TemplateRow(template="timeout after <*>", count=7)], total=1, lines=7),
+        ),
     ),
     Token(**IDS, seq=5, text="The disk "),
     Token(**IDS, seq=6, text="is full."),
@@ -143,6 +154,8 @@ def test_every_event_type_is_rendered_by_the_tui() -> None:
             assert "\x1b" not in shown
             assert "[bold]x" in shown
             assert "The disk is full." in shown
+            assert "p99{job=api}" in shown  # the tool result's evidence: its chart and its table
+            assert "log templates: 1 of 1 from 7 lines" in shown
             assert "CONFIRM" in shown
             assert "denied by ann: not now" in shown
             assert "the probe broke (look at it)" in shown

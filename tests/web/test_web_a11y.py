@@ -135,7 +135,30 @@ SAMPLES: dict[str, dict[str, Any]] = {
         ],
     },
     "tool_call": {"tool_call_id": "c1", "tool": "probe", "args": {"name": "a"}},
-    "tool_result": {"tool_call_id": "c1", "tool": "probe", "status": "success", "duration_ms": 3.5},
+    "tool_result": {
+        "tool_call_id": "c1",
+        "tool": "probe",
+        "status": "success",
+        "duration_ms": 3.5,
+        "evidence": {
+            "series": [
+                {
+                    "name": "p99",
+                    "labels": {"job": "api"},
+                    "points": [[1795820000, 0.2], [1795820060, 0.9], [1795820120, 0.3]],
+                    "points_total": 3,
+                    "anomalies": [
+                        {"start": "2026-11-27T10:00:00Z", "end": "2026-11-27T10:01:00Z", "score": 2.5}
+                    ],
+                }
+            ],
+            "templates": {
+                "rows": [{"template": "timeout after <*>", "count": 7, "sample": "timeout after 30s"}],
+                "total": 1,
+                "lines": 7,
+            },
+        },
+    },
     "approval_requested": {
         "tool_call_id": "c2",
         "tool": "restart",
@@ -170,6 +193,14 @@ SAMPLES: dict[str, dict[str, Any]] = {
             "title": "Report",
             "verdict": "problems_found",
             "findings": [{"severity": "high", "title": "errors", "evidence": ["E1"], "source": "probe"}],
+            "timeline": [
+                {
+                    "at": "2026-11-27T09:58:00Z",
+                    "kind": "deploy",
+                    "label": "api revision 7",
+                    "tool_call_id": "c1",
+                }
+            ],
         },
     },
 }
@@ -203,6 +234,7 @@ def test_every_event_type_is_rendered(page: Any, tmp_path: Path) -> None:
             assert after > before or kind == "run_started", f"{kind} rendered nothing"
         text = page.evaluate("document.getElementById('conversation').textContent")
         assert "unrecognised event" not in text
+        assert page.locator("svg.chart rect.anomaly").count() == 1  # the tool result's evidence
         # The plan is a numbered list whose steps carry their status, updated by plan_step.
         statuses = page.evaluate(
             "[...document.querySelectorAll('.msg.plan ol.plan-steps > li')].map(li => li.dataset.status)"
@@ -229,6 +261,8 @@ def test_every_event_type_is_rendered(page: Any, tmp_path: Path) -> None:
             "Could not send report to slack-oncall after 3 attempts: HTTP 500",
             "errors",
             "E1",
+            "timeout after <*>",
+            "api revision 7",
         ):
             assert shown in text
         # An event the page does not know is still shown, never dropped; a replayed seq is skipped.

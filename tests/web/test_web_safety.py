@@ -195,6 +195,8 @@ def test_the_assets_hold_nothing_the_policy_would_need_to_allow() -> None:
     for js in sorted((STATIC_DIR / "js").glob("*.js")):
         code = "\n".join(line for line in js.read_text().splitlines() if not line.strip().startswith("//"))
         assert not sinks.search(code), f"{js.name} uses an HTML or code sink"
+        # SVG's namespace name (createElementNS, for the evidence chart) is an identifier, not a load
+        code = code.replace('"http://www.w3.org/2000/svg"', "")
         assert "http://" not in code
         assert "https://" not in code
     assert "@import" not in (STATIC_DIR / "app.css").read_text()

@@ -58,16 +58,19 @@ def web_service(
     roots: list[Path] | None = None,
     server: dict[str, Any] | None = None,
     registry_: ToolRegistry | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Iterator[Service]:
     """The service on SQLite with the scripted model playing ``turns`` (or ``runs``; neither: no
     model, runs take the offline runbook path); ``roots``:
-    the directories its files and logs tools may read; ``server``: ``[server]`` settings."""
+    the directories its files and logs tools may read; ``server``: ``[server]`` settings;
+    ``extra``: other settings sections (``prometheus``, say)."""
     url = sqlite_url(tmp_path)
     fields: dict[str, Any] = {"database_url": url}
     if roots is not None:
         fields["files"] = {"roots": roots}
     if server is not None:
         fields["server"] = server
+    fields.update(extra or {})
     settings = Settings(**fields)
     with running_service(
         url,

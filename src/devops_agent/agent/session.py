@@ -45,6 +45,7 @@ from devops_agent.agent.runners.planner import PlannerRunner
 from devops_agent.agent.runners.router import Router
 from devops_agent.agent.runners.triage import TriageCaches
 from devops_agent.agent.supervisor import Executor, InProcessExecutor, RunHandle, RunSupervisor
+from devops_agent.agent.timeline import with_timeline
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
@@ -331,6 +332,7 @@ class SessionService:
             durability=durability,
             plan_decision=request.plan,
             profiles=profiles,
+            history=lambda: recorder.history,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
         return handle, self._execute(handle, scope, runner, running=running)
@@ -579,6 +581,8 @@ class SessionService:
     ) -> None:
         """The end both finishing paths share: ``run_finished``, the journal closed, the usage
         and the run's final row."""
+        if handle.recorder is not None:
+            report = with_timeline(report, handle.recorder.history, scope.inputs)
         scope.emit(RunFinished(**scope.ids, status=status, output=output, report=report, usage=scope.usage))
         if not _close(scope):
             return  # taken over while it finished: its status is the new owner's to set

@@ -15,6 +15,7 @@ for the report.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +26,8 @@ from pydantic_ai.toolsets import AbstractToolset
 from devops_agent.agent.durability import Durability
 from devops_agent.agent.journal import Journal
 from devops_agent.config import Settings
+from devops_agent.events import RunEvent, ToolResultEvent
+from devops_agent.evidence import Evidence
 from devops_agent.policies.breaker import BreakerBoard, BreakerSnapshot
 from devops_agent.policies.guard import Verdict
 from devops_agent.policies.modes import Mode
@@ -66,6 +69,10 @@ class RunIds:
     """The profiles the run names: which MCP servers it gets besides the global ones."""
 
 
+EVIDENCE_HELD = 256
+"""Calls whose evidence waits for its event, at most (a call whose event never comes is dropped)."""
+
+
 @dataclass
 class Toolbox:
     """The service's tools; a pipeline over them per run."""
@@ -79,11 +86,27 @@ class Toolbox:
     breakers: BreakerBoard = field(init=False)
     _gaps: dict[str, GapLog] = field(init=False, default_factory=dict)
     _fallbacks: dict[str, AbstractToolset[Any]] | None = field(init=False, default=None)
+    _evidence: OrderedDict[tuple[str, str], Evidence] = field(init=False, default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         self.breakers = BreakerBoard(self.settings.tools.breaker, listener=self._save_breaker)
         if self.mcp is not None:
             self.mcp.listener = self._save_server_breaker
+
+    def keep_evidence(self, session_id: str, call_id: str, evidence: Evidence) -> None:
+        """Hold a call's evidence until its ``tool_result`` event is emitted (a model's run
+        builds that event from what pydantic-ai streams, which carries no evidence)."""
+        self._evidence[(session_id, call_id)] = evidence
+        while len(self._evidence) > EVIDENCE_HELD:
+            self._evidence.popitem(last=False)
+
+    def with_evidence(self, event: RunEvent) -> RunEvent:
+        """``event`` with the evidence its call left (:meth:`keep_evidence`), when it is a
+        ``tool_result`` that has none; the evidence is handed out once."""
+        if not isinstance(event, ToolResultEvent) or event.evidence is not None:
+            return event
+        evidence = self._evidence.pop((event.session_id, event.tool_call_id), None)
+        return event if evidence is None else event.model_copy(update={"evidence": evidence})
 
     def take_gaps(self, run_id: str) -> list[dict[str, Any]]:
         """What run ``run_id`` could not use of its MCP servers (``Gap`` fields); forgotten after."""
@@ -182,6 +205,8 @@ class Toolbox:
             kept = kept_output(info.raw, keep)
             if kept is not None and info.tool_call_id:
                 KEPT.remember(run.session_id, info.tool_call_id, kept)
+            if r.evidence is not None and info.tool_call_id:
+                self.keep_evidence(run.session_id, info.tool_call_id, r.evidence)
             run.journal.tool_call(
                 ToolCallRecord(
                     session_id=run.session_id,

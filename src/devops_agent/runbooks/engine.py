@@ -20,11 +20,13 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.events import PlanProposed, RunEvent, ToolCall, ToolResultEvent
-from devops_agent.report import Checked, Finding, Gap, Report
+from devops_agent.evidence import parse_time
+from devops_agent.report import CallMoment, Checked, Finding, Gap, Report, incident_timeline
 from devops_agent.results import ToolResult
 from devops_agent.runbooks.analysis import analyze, build_report
 from devops_agent.runbooks.model import Runbook
@@ -94,9 +96,11 @@ async def _execute(
             ),
         )
         started = time.perf_counter()
+        call.started_at = datetime.now(UTC)
         result = await call_guarded(call_tool, call.tool, call.args)
         measured = (time.perf_counter() - started) * 1000
     call.result = result
+    call.ended_at = datetime.now(UTC)
     call.duration_ms = float(result.metadata.get("duration_ms") or measured)
     await emit_event(
         emit,
@@ -110,6 +114,7 @@ async def _execute(
             truncated=bool(result.metadata.get("truncated", False)),
             error=result.error,
             summary=result_summary(result),
+            evidence=result.evidence,
         ),
     )
 
@@ -188,4 +193,28 @@ async def run_runbooks(
         "max_parallel": max_parallel,
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
     }
-    return build_report(runbooks, inputs, plan.contexts, plan.calls, findings, gaps, stats, checks)
+    report = build_report(runbooks, inputs, plan.contexts, plan.calls, findings, gaps, stats, checks)
+    report.timeline = incident_timeline(
+        call_moments(plan.calls),
+        report.findings,
+        alert_start=parse_time(inputs.get("onset")),
+        alert_label=str(inputs.get("alert_title") or "") or "the alert started",
+    )
+    return report
+
+
+def call_moments(calls: Sequence[PlannedCall]) -> list[CallMoment]:
+    """The calls that ran, for the report's timeline."""
+    return [
+        CallMoment(
+            tool_call_id=c.call_id,
+            tool=c.tool,
+            started_at=c.started_at,
+            ended_at=c.ended_at or c.started_at,
+            status=c.result.status,
+            evidence=c.result.evidence,
+            step=c.step_names,
+        )
+        for c in calls
+        if c.result is not None and c.started_at is not None
+    ]

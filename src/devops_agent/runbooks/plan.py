@@ -10,6 +10,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
@@ -29,6 +30,8 @@ class PlannedCall:
     call_id: str = field(default_factory=lambda: f"rb_{uuid.uuid4().hex[:12]}")
     result: ToolResult | None = None
     duration_ms: float = 0.0
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
     @property
     def fallback_for(self) -> list[str]:

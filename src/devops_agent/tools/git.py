@@ -21,6 +21,7 @@ from devops_agent.analysis.timeparse import parse_since
 from devops_agent.config import Settings
 from devops_agent.errors import PathAccessError, ToolError, UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.evidence import commits_evidence
 from devops_agent.tools.paths import resolve_in_roots, roots_of
 from devops_agent.tools.registry import ToolRegistry
 
@@ -368,7 +369,7 @@ def build(settings: Settings) -> ToolsetBuilder:
                 "shallow clone: history stops at the commits marked shallow_boundary (their file "
                 f"changes are unknown here); {_SHALLOW.split(': ', 1)[1]}"
             )
-        return ToolResult.ok(data, source="git log")
+        return ToolResult.ok(data, source="git log").with_evidence(commits_evidence(commits))
 
     @ts.tool(category="git", read_only=True)
     def git_diff(

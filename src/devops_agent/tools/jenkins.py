@@ -30,6 +30,7 @@ from devops_agent.config import Settings
 from devops_agent.config.settings import JenkinsSettings
 from devops_agent.deps import ToolDeps
 from devops_agent.tools.base import ToolResult
+from devops_agent.tools.evidence import summary_evidence
 from devops_agent.tools.http_status import ErrorTable, Rule, bad_base_url, retry_after_seconds
 from devops_agent.tools.integration import Integration, ToolFailure
 
@@ -367,7 +368,11 @@ def jenkins_console(
         if summary is None:
             return ToolResult.ok({"url": ref.url, **data}, source="jenkins console")
         text = data.pop("text")
-        return ToolResult.ok({"url": ref.url, **data, **summary}, source="jenkins console").with_raw(text)
+        return (
+            ToolResult.ok({"url": ref.url, **data, **summary}, source="jenkins console")
+            .with_raw(text)
+            .with_evidence(summary_evidence(summary))
+        )
 
     return JENKINS.call(ctx.deps.settings, "job or build", run)
 

@@ -37,6 +37,7 @@ from devops_agent.analysis.timeparse import iso
 from devops_agent.config import Settings
 from devops_agent.errors import UserError
 from devops_agent.tools.base import ToolResult, ToolsetBuilder
+from devops_agent.tools.evidence import error_groups_evidence, patterns_evidence
 from devops_agent.tools.logfiles import (
     MAX_SCAN_FILES,
     FileRead,
@@ -378,7 +379,7 @@ def build(settings: Settings) -> ToolsetBuilder:
             ranked_tally={
                 "groups": {"count": "count", "shown": "groups_shown", "hidden": "records_in_hidden_groups"}
             },
-        )
+        ).with_evidence(error_groups_evidence(data))
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
     def logs_patterns(
@@ -415,7 +416,9 @@ def build(settings: Settings) -> ToolsetBuilder:
                 skipped=skipped[:50],
                 partial=budget.spent,
             )
-        return ToolResult.ok(data, source=", ".join(paths), ranked=["templates", "error_signatures"])
+        return ToolResult.ok(
+            data, source=", ".join(paths), ranked=["templates", "error_signatures"]
+        ).with_evidence(patterns_evidence(data))
 
     @ts.tool(category="logs", read_only=True, risk="sensitive")
     def logs_journal(

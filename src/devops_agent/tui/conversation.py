@@ -49,6 +49,7 @@ from devops_agent.events import (
     ToolResultEvent,
 )
 from devops_agent.textsafe import printable, visible
+from devops_agent.tui.evidence import EvidenceView
 
 STATUS_MARK = {"success": "✓", "no_data": "∅", "error": "✗"}
 STEP_MARK = {"pending": "·", "running": "…", "done": "✓", "skipped": "↷", "failed": "✗"}
@@ -171,9 +172,11 @@ class ToolPanel(Collapsible):
         self.done = False
         self.result_view = Static(Text("running…", style="italic"))
         self.result_view.add_class("body")
+        self.evidence_view = EvidenceView()  # empty until a result brings evidence
         super().__init__(
             self.args_view,
             self.result_view,
+            self.evidence_view,
             title=escape(f"… {self.head}"),
             collapsed=True,
         )
@@ -199,6 +202,8 @@ class ToolPanel(Collapsible):
         if result.truncated:
             lines.append("the output was cut for the model; ctrl+o saves the full output\n", style="yellow")
         self.result_view.update(lines)
+        if result.evidence is not None:
+            self.evidence_view.show(result.evidence)
 
 
 class ConversationView(VerticalScroll):

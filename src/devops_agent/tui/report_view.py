@@ -1,7 +1,7 @@
 """The report of a finished run: verdict and summary, the findings to step through (severity,
-detail, evidence quoted from tool output, where it came from, next steps), what each check read,
-and what could not be gathered (gaps). A model run's answer has no structured report: its text is
-shown instead.
+detail, evidence quoted from tool output, where it came from, next steps), the incident timeline,
+what each check read, and what could not be gathered (gaps). A model run's answer has no
+structured report: its text is shown instead.
 
 The report is the run's own (``run_finished.report``, a :class:`~devops_agent.report.Report`);
 nothing here judges it. Evidence and details are drawn as literal text.
@@ -24,6 +24,7 @@ from devops_agent.events import RunFinished
 from devops_agent.report import VERDICT_WORDS, Finding, Report
 from devops_agent.textsafe import visible
 from devops_agent.tui.conversation import literal
+from devops_agent.tui.evidence import timeline_text
 
 SEVERITY_STYLE = {
     "critical": "bold white on red",
@@ -84,6 +85,7 @@ class ReportScreen(Screen[None]):
     ReportScreen #findings { width: 40%; min-width: 30; }
     ReportScreen #detail { width: 1fr; padding: 0 1; }
     ReportScreen #checks { height: auto; max-height: 12; padding: 0 1; border-top: solid $primary; }
+    ReportScreen #timeline { height: auto; max-height: 12; padding: 0 1; border-top: solid $primary; }
     """
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -122,6 +124,9 @@ class ReportScreen(Screen[None]):
             yield OptionList(*options, id="findings")
             with VerticalScroll(id="detail"):
                 yield Static(Text("no findings" if not r.findings else ""), id="finding")
+        if r.timeline:
+            with VerticalScroll(id="timeline"):
+                yield Static(Text("timeline\n", style="bold") + timeline_text(r.timeline))
         yield Static(checks_text(r), id="checks")
         yield Footer()
 

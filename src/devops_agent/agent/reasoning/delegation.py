@@ -172,7 +172,7 @@ class Team:
                             continue
                         for out in translate(ev, ids, scrub_errors=scope.toolbox.scrub_errors):
                             if not isinstance(out, Token):  # its answer comes back whole, not as text
-                                scope.emit(out)
+                                scope.emit(scope.toolbox.with_evidence(out))
                         if isinstance(ev, FunctionToolResultEvent | FunctionToolCallEvent):
                             self.ledger.add_event(ev, name)
                             if self.on_event is not None:

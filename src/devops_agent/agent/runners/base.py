@@ -7,7 +7,7 @@ tasks, or mark the session: the session service does that around it, the same fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -16,11 +16,13 @@ from devops_agent.agent.broker import ApprovalBroker
 from devops_agent.agent.durability import Durability
 from devops_agent.agent.journal import Journal
 from devops_agent.agent.reasoning.plan import PlanDecision
+from devops_agent.agent.timeline import report_with_timeline
 from devops_agent.agent.toolbox import RunIds, Toolbox
 from devops_agent.config import Settings
 from devops_agent.deps import ToolDeps
 from devops_agent.events import RunEvent
 from devops_agent.policies.modes import Mode
+from devops_agent.report import Report
 from devops_agent.store import SessionRecord, Store
 
 
@@ -51,10 +53,16 @@ class RunScope:
     """A person's decision on the plan the session waits for (the planner continues with it)."""
     profiles: tuple[str, ...] = ()
     """The profiles the run names (a specialist's): which MCP servers it gets besides global ones."""
+    history: Callable[[], Sequence[RunEvent]] = lambda: ()
+    """The events the run emitted so far (its recorder's), for the report's timeline."""
 
     def notify(self, event: RunEvent) -> None:
         """:attr:`emit` for sinks that expect nothing back (the runbook engine's)."""
         self.emit(event)
+
+    def with_timeline(self, report: Report) -> Report:
+        """``report`` with the run's timeline (from its events) when it has none yet."""
+        return report_with_timeline(report, self.history(), self.inputs)
 
     @property
     def ids(self) -> dict[str, str]:

@@ -240,6 +240,7 @@ def partial_report(
             }
         },
     )
+    report = scope.with_timeline(report)
     return render_markdown(report), report.model_dump(mode="json")
 
 

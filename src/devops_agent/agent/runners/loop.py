@@ -191,7 +191,7 @@ class ModelLoop:
                         else:
                             _note_unknown_tool(ev, self._unknown)
                             for out in translate(ev, scope.ids, scrub_errors=scrub_errors):
-                                scope.emit(out)
+                                scope.emit(scope.toolbox.with_evidence(out))
                             if on_event is not None:
                                 on_event(ev)
         except Exception as exc:

@@ -457,7 +457,7 @@ class _PlannerRun:
             critic=notes,
             disagreements=disagreements,
         )
-        report = self._restored(report)
+        report = self.scope.with_timeline(self._restored(report))
         self.scope.usage = self.loop.usage()
         self._save(clear=(REASONING_KEY, ACTIVE_PLAN_KEY))
         return RunOutcome("completed", output=render_markdown(report), report=report.model_dump(mode="json"))

@@ -66,4 +66,5 @@ class DigestToolset(WrapperToolset[Any]):
                 "original_items": items,
             },
         )
-        return digested.with_raw(result.raw if result.raw is not None else as_text(data))
+        raw = result.raw if result.raw is not None else as_text(data)
+        return digested.with_raw(raw).with_evidence(result.evidence)

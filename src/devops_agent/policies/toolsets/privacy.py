@@ -45,6 +45,9 @@ LEARN_CHARS = 16_000
 def masked(guard: PrivacyGuard, result: ToolResult) -> ToolResult:
     """``result`` with every field masked for the reader (namespace ``tool_out``); its ``raw``
     output rides along unmasked, for the session store (secrets scrubbed there), never a model.
+    Its ``evidence`` (series names and labels, templates, timeline labels) is masked the same way,
+    after ``data``, so a value the data masked has the same placeholder in the chart or table, and
+    a viewer of the ``tool_result`` event sees nothing the masked output would not show.
 
     A digest (``metadata.digest``) keeps lines of the raw text out of their context (a template,
     an error group's example), and context is what marks some identifiers (``< com.example:app >``
@@ -53,7 +56,10 @@ def masked(guard: PrivacyGuard, result: ToolResult) -> ToolResult:
     if result.raw is not None and result.metadata.get("digest"):
         guard.mask(result.raw[:LEARN_CHARS], "tool_out")
     fields = {f: guard.mask_value(plain(getattr(result, f)), "tool_out") for f in _FIELDS}
-    return ToolResult.model_validate(fields).with_raw(result.raw)
+    evidence = result.evidence
+    if evidence is not None:
+        evidence = evidence.map_text(lambda text: guard.mask(text, "tool_out") if text else text)
+    return ToolResult.model_validate(fields).with_raw(result.raw).with_evidence(evidence)
 
 
 @dataclass

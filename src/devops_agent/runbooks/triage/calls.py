@@ -109,6 +109,7 @@ class TriageCalls:
                 truncated=bool(result.metadata.get("truncated", False)),
                 error=result.error,
                 summary=summary,
+                evidence=result.evidence,
             ),
         )
         return result

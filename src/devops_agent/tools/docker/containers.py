@@ -36,6 +36,7 @@ from devops_agent.tools.docker.summaries import (
     status_counts,
     tail_bytes,
 )
+from devops_agent.tools.evidence import summary_evidence
 
 LIMIT_MAX = 500
 TAIL_MAX = 5000
@@ -185,7 +186,11 @@ def docker_logs(
         if summary is None:
             return ToolResult.ok(data, source="docker logs", truncated=truncated)
         del data["text"]
-        return ToolResult.ok(data | summary, source="docker logs", truncated=truncated).with_raw(text)
+        return (
+            ToolResult.ok(data | summary, source="docker logs", truncated=truncated)
+            .with_raw(text)
+            .with_evidence(summary_evidence(summary))
+        )
 
     return DOCKER.call(ctx.deps.settings, f"container {container}", run)
 

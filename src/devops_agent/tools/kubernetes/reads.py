@@ -17,6 +17,7 @@ from devops_agent.analysis.logsummary import summarize_log
 from devops_agent.config.settings import KubernetesSettings
 from devops_agent.deps import ToolDeps
 from devops_agent.tools.base import ToolResult
+from devops_agent.tools.evidence import rollout_evidence, summary_evidence
 from devops_agent.tools.kubernetes.client import KUBERNETES, Cluster, _api_message
 from devops_agent.tools.kubernetes.events import EVENTS_FETCH, event_kind, events_for
 from devops_agent.tools.kubernetes.pods import crashing_container, pod_summary
@@ -222,7 +223,11 @@ def k8s_logs(
         if summary is None:
             return ToolResult.ok(data, source="kubernetes logs")
         del data["text"]
-        return ToolResult.ok(data | summary, source="kubernetes logs").with_raw(text)
+        return (
+            ToolResult.ok(data | summary, source="kubernetes logs")
+            .with_raw(text)
+            .with_evidence(summary_evidence(summary))
+        )
 
     return KUBERNETES.call(ctx.deps.settings, f"pod {pod or selector}", run, verb="get")
 
@@ -307,7 +312,9 @@ def k8s_rollout_history(
             "deployment.kubernetes.io/revision"
         )
         data = {"deployment": deployment, "namespace": ns, "current": current, "revisions": revisions}
-        return ToolResult.ok(data, source="kubernetes replicasets")
+        return ToolResult.ok(data, source="kubernetes replicasets").with_evidence(
+            rollout_evidence(deployment, revisions)
+        )
 
     return KUBERNETES.call(ctx.deps.settings, f"deployment {deployment}", run, verb="list")
 

@@ -7,11 +7,12 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from devops_agent.analysis.anomaly import ANOMALY_MIN_POINTS, detect
+from devops_agent.analysis.anomaly import ANOMALY_MIN_POINTS, Anomaly, detect
 from devops_agent.analysis.slo import format_window
 from devops_agent.results import ToolResult
 from devops_agent.tools.base import ToolsetBuilder
 from devops_agent.tools.prometheus.client import PromError
+from devops_agent.tools.prometheus.evidence import range_evidence
 from devops_agent.tools.prometheus.params import num
 from devops_agent.tools.prometheus.server import Server
 from devops_agent.tools.prometheus.summaries import labels_of, points_text
@@ -78,10 +79,11 @@ def add_anomaly_tools(ts: ToolsetBuilder, server: Server) -> None:
                 f"no series match {query!r} {between}: {check}", **meta(warnings, **facts)
             )
         anomalous: list[dict[str, Any]] = []
+        windows: dict[int, list[Anomaly]] = {}  # every anomaly by series, for the chart
         too_short: list[dict[str, Any]] = []
         points: list[int] = []  # finite points of each analyzed series
         non_finite = 0  # NaN / ±Inf samples left out of the analyzed series
-        for series in result[:max_series]:
+        for index, series in enumerate(result[:max_series]):
             labels = labels_of(series.get("metric", {}))
             name = labels.pop("__name__", None) or query
             label_text = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
@@ -98,6 +100,7 @@ def add_anomaly_tools(ts: ToolsetBuilder, server: Server) -> None:
             values = [x for _t, x in finite]
             found = detect(times, values, name=title).anomalies
             if found:
+                windows[index] = found
                 anomalous.append(
                     {
                         "series": title,
@@ -151,10 +154,12 @@ def add_anomaly_tools(ts: ToolsetBuilder, server: Server) -> None:
                 f"{why}, the detector needs {ANOMALY_MIN_POINTS}; {advice}",
                 **meta(warnings, **facts),
             )
+        # the analyzed series as the chart draws them (the model reads the facts, not the points)
+        evidence = range_evidence(result[:max_series], query, windows)
         if not anomalous:
             judged = [n for n in points if n >= ANOMALY_MIN_POINTS]
             return ToolResult.empty(
                 f"no anomalies in {len(judged)} series of {query!r} {between} ({points_text(judged)})",
                 **meta(warnings, **facts),
-            )
-        return ToolResult.ok({**facts, "anomalous": anomalous}, **meta(warnings))
+            ).with_evidence(evidence)
+        return ToolResult.ok({**facts, "anomalous": anomalous}, **meta(warnings)).with_evidence(evidence)

@@ -7,6 +7,7 @@ from typing import Any
 from devops_agent.results import ToolResult
 from devops_agent.tools.base import ToolsetBuilder
 from devops_agent.tools.prometheus.client import PromError
+from devops_agent.tools.prometheus.evidence import range_evidence
 from devops_agent.tools.prometheus.params import iso, num, parse_time, rounded
 from devops_agent.tools.prometheus.server import Server
 from devops_agent.tools.prometheus.summaries import labels_of, summarize_matrix
@@ -100,4 +101,4 @@ def add_query_tools(ts: ToolsetBuilder, server: Server) -> None:
         out = summarize_matrix(result, max_series)
         return ToolResult.ok(
             {"query": query, **range_info, **out}, **meta(warnings, points_returned=out["points_returned"])
-        )
+        ).with_evidence(range_evidence(result, query))

@@ -8,6 +8,7 @@
 
 import { clear, fmtDuration, h, pretty, visible } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { renderEvidence } from "./evidence.js";
 import { renderReport } from "./report.js";
 
 const STATUS_WORDS = {
@@ -156,6 +157,10 @@ export const EVENT_RENDERERS = {
     }
     if (ev.error) result.append(h("p", { class: "error" }, ev.error));
     if (ev.summary) result.append(h("h4", {}, "Output"), h("pre", { class: "output" }, ev.summary));
+    if (ev.evidence) {
+      const drawn = renderEvidence(ev.evidence);
+      if (drawn) result.append(drawn);
+    }
     const full = h("pre", { class: "output full-output", hidden: true });
     // Shown once the service says it kept this call's full output (view.markKept), or at once
     // for a truncated one; the model path's events carry no output of their own.
@@ -260,7 +265,7 @@ export const EVENT_RENDERERS = {
       card.status.className = held ? "badge warn" : "badge status-bad";
     }
     if (ev.report) {
-      run.items.append(renderReport(ev.report, (tool) => view.findCard(run, tool)));
+      run.items.append(renderReport(ev.report, (tool) => view.findCard(run, tool), (id) => view.cardById(id)));
     } else if (ev.output && !run.streamed) {
       run.items.append(h("div", { class: "msg answer" }, h("div", { class: "md" }, renderMarkdown(ev.output))));
     }
@@ -448,6 +453,15 @@ export class Conversation {
         if (button && !card.result.querySelector(".full-output:not([hidden])")) button.hidden = false;
       }
     }
+  }
+
+  /** The tool card of a call id, in whichever run drew it; null if none. */
+  cardById(id) {
+    for (const run of this.runs.values()) {
+      const card = run.cards.get(id);
+      if (card) return card.el;
+    }
+    return null;
   }
 
   /** The first tool card of a run whose tool a finding names ("tool" or "tool (step)"). */

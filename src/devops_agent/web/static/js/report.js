@@ -3,6 +3,7 @@
 // what could not be gathered and what each check read. All text goes in as text nodes.
 
 import { h } from "./dom.js";
+import { renderTimeline } from "./evidence.js";
 import { renderMarkdown } from "./markdown.js";
 
 const VERDICTS = {
@@ -16,8 +17,9 @@ function list(items, render) {
   return items && items.length ? h("ul", {}, items.map((x) => h("li", {}, render(x)))) : null;
 }
 
-/** findCard(source) → the tool card element behind a finding, or null. */
-export function renderReport(report, findCard) {
+/** findCard(source) → the tool card element behind a finding, or null; findCardById(id) → the
+ * card of a tool call id (the timeline's links), or null. */
+export function renderReport(report, findCard, findCardById = () => null) {
   const findings = [...(report.findings || [])].sort(
     (a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity),
   );
@@ -59,6 +61,11 @@ export function renderReport(report, findCard) {
     );
   }
   if (findings.length) section.append(ol);
+  if (report.timeline && report.timeline.length) {
+    const timeline = renderTimeline(report.timeline, findCardById, "Incident timeline", "h3");
+    timeline.classList.add("report-timeline");
+    section.append(timeline);
+  }
   if (report.next_steps && report.next_steps.length) {
     section.append(h("h3", {}, "Next steps"), list(report.next_steps, (s) => s));
   }
