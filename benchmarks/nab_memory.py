@@ -24,15 +24,19 @@ run:
   matched a known category closely (memory score below ``c``);
 * ``likelihood w``: the novelty through the anomaly likelihood (as the context part) first.
 
+Peer (``--river``): river's HalfSpaceTrees on the same window features, alone and through the
+likelihood beside the value and context parts; printed, but not among the candidates chosen.
+
 Cross-validated choice: ``current grid`` chooses among ``nab.GRID`` (what ``nab.py`` reports);
 ``with memory`` among ``nab.GRID`` plus every memory candidate.
 
-    .venv/bin/python benchmarks/nab_memory.py [--data DIR] [--jobs 2] [--quick]
+    .venv/bin/python benchmarks/nab_memory.py [--data DIR] [--jobs 2] [--quick] [--river]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
@@ -64,6 +68,15 @@ from nab_scoring import (
 
 STANDARD = next(p for p in PROFILES if p.name == "standard")
 DEFAULT = DetectorConfig()
+
+
+def window_features(recent: Sequence[float], step: int, center: float, scale: float) -> list[float]:
+    """Means of consecutive ``step``-point segments in robust units, squashed into [0, 1]."""
+    inv = 1.0 / (4.0 * scale) if scale > 0 else 0.0
+    return [
+        0.5 + 0.5 * math.tanh((sum(recent[i : i + step]) / step - center) * inv)
+        for i in range(0, len(recent), step)
+    ]
 
 
 class PatternMemory:
@@ -116,13 +129,7 @@ class PatternMemory:
         self.count += 1
         if t < self.window - 1 or (t - self.window + 1) % self.step:
             return 0.0
-        recent = list(self._recent)
-        s = self.step
-        inv = 1.0 / (4.0 * scale) if scale > 0 else 0.0
-        x = [
-            0.5 + 0.5 * math.tanh((sum(recent[i : i + s]) / s - center) * inv)
-            for i in range(0, self.window, s)
-        ]
+        x = window_features(list(self._recent), self.step, center, scale)
         item = x + [1.0 - xi for xi in x]
         score = self._match_and_learn(item)
         return score if t >= self.probation else 0.0
@@ -174,6 +181,32 @@ def memory_scores(values: Sequence[float], **kw: Any) -> list[float]:
         else:
             center, scale = v, 0.0
         out.append(memory.update(v, center, scale))
+        local.push(v)
+    return out
+
+
+def river_hst_scores(
+    values: Sequence[float], window: int = 32, segments: int = 8, probation: int = 750
+) -> list[float]:
+    """Peer: river's HalfSpaceTrees on the memory's own window features (same windows, same
+    evaluation points, same probation). Needs ``river`` (not a project dependency)."""
+    from river.anomaly import HalfSpaceTrees
+
+    hst = HalfSpaceTrees(n_trees=25, height=12, window_size=250, seed=42)
+    local = RollingRobust(DEFAULT.window)
+    recent: deque[float] = deque(maxlen=window)
+    step = window // segments
+    out = []
+    for t, v in enumerate(values):
+        recent.append(v)
+        center = local.median() if len(local) else v
+        scale = max(local.scale(), 1e-9, 1e-4 * abs(center)) if len(local) else 0.0
+        score = 0.0
+        if t >= window - 1 and (t - window + 1) % step == 0:
+            x = dict(enumerate(window_features(list(recent), step, center, scale)))
+            score = hst.score_one(x) if t >= probation else 0.0
+            hst.learn_one(x)
+        out.append(score)
         local.push(v)
     return out
 
@@ -242,6 +275,13 @@ def _memory(path: Path) -> tuple[list[float], float]:
     return scores, time.process_time() - t0
 
 
+def _river(path: Path) -> tuple[list[float], float]:
+    values = read_series(path)[1]
+    t0 = time.process_time()
+    scores = river_hst_scores(values)
+    return scores, time.process_time() - t0
+
+
 def choose(
     files: dict[str, ScoredFile], runs: Sequence[dict[str, list[float]]], folds: int
 ) -> tuple[float, list[int]]:
@@ -289,7 +329,14 @@ def main() -> None:
     )
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="the default configuration only, no grid")
+    ap.add_argument(
+        "--river",
+        action="store_true",
+        help="also score river's HalfSpaceTrees on the same windows as a peer (needs `pip install river`)",
+    )
     args = ap.parse_args()
+    if args.river and importlib.util.find_spec("river") is None:
+        ap.error("--river needs the river package (pip install river); it is not a project dependency")
     data = data_dir(args.data, "nab", "labels/combined_windows.json")
     t0 = time.perf_counter()
     windows = read_windows(data)
@@ -300,12 +347,15 @@ def main() -> None:
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         mem_runs = list(pool.map(_memory, paths))
         flat = list(pool.map(_detect, [(p, k) for k in range(configs) for p in paths]))
+        river_runs = list(pool.map(_river, paths)) if args.river else []
     memory = {n: run[0] for n, run in zip(names, mem_runs, strict=True)}
     # CPU seconds over the corpus (process time in the workers: the machine is shared)
     cpu = {
         "detector": round(sum(f[3] for f in flat[: len(names)]), 1),
         "memory": round(sum(r[1] for r in mem_runs), 1),
     }
+    if river_runs:
+        cpu["river_hst"] = round(sum(r[1] for r in river_runs), 1)
     per = len(names)
     grid = [{n: flat[k * per + i][0] for i, n in enumerate(names)} for k in range(configs)]
     fused: dict[str, dict[str, list[float]]] = {}
@@ -316,6 +366,18 @@ def main() -> None:
     result: dict[str, Any] = {"current": figures(files, grid[0])}
     print(f"{'current':22s} {json.dumps(result['current'])}")
     for label, run in fused.items():
+        result[label] = figures(files, run)
+        print(f"{label:22s} {json.dumps(result[label])}")
+    peers: dict[str, dict[str, list[float]]] = {}
+    for n, (hst, _cpu) in zip(names, river_runs, strict=False):
+        _score, value, context, _c = flat[names.index(n)]
+        likelihood = AnomalyLikelihood(
+            history=DEFAULT.likelihood_history, short=1, min_sd=DEFAULT.likelihood_min_sd
+        )
+        peers.setdefault("river HST alone", {})[n] = alarm_scores([hst])
+        lik = [0.8 * likelihood.update(x) for x in hst]
+        peers.setdefault("river HST likelihood 0.8", {})[n] = alarm_scores([value, context, lik])
+    for label, run in peers.items():  # peers, outside the cross-validated choice below
         result[label] = figures(files, run)
         print(f"{label:22s} {json.dumps(result[label])}")
     everything = grid + list(fused.values())

@@ -4,11 +4,16 @@ known one; it is causal; and the fusion's alarm step is the detector's own, so t
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from devops_agent.analysis.anomaly import score_series
-from fixtures_bench import load
+from fixtures_bench import BENCHMARKS, load
 
 bench = load("nab_memory")
 
@@ -50,3 +55,16 @@ def test_alarm_step_reproduces_the_detectors_scores() -> None:
     fused = bench.alarm_scores([[p.value for p in points], [p.context for p in points]])
     assert fused == [p.score for p in points]
     assert max(fused) >= 0.5  # the series does alarm, so the damping and rate steps are exercised
+
+
+@pytest.mark.skipif(importlib.util.find_spec("river") is not None, reason="river is installed here")
+def test_river_peer_without_river_is_a_clear_error() -> None:
+    run = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "nab_memory.py"), "--river", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert "--river needs the river package (pip install river)" in run.stderr
