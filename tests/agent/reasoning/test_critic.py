@@ -215,6 +215,15 @@ def test_deterministic_checks_on_their_own() -> None:
                         tool_call_id="b",
                     ),
                     ToolReturnPart("svc_traces", "tool exploded", tool_call_id="c", outcome="failed"),
+                    ToolReturnPart(
+                        "svc_status",
+                        {
+                            "status": "success",
+                            "data": "restarts=7",
+                            "metadata": {"duration_ms": 12.41, "source": "svc", "truncated": 30},
+                        },
+                        tool_call_id="d",
+                    ),
                 ]
             )
         ]
@@ -239,6 +248,10 @@ def test_deterministic_checks_on_their_own() -> None:
     assert one(title="x", citations=["c"]) == ["failed_call_only"]
     assert one(title="x", citations=["c", "a"]) == [], "one failed call beside a good one is fine"
     assert one(title="x") == ["no_citation"]
+    assert one(title="api restarted 12 times", citations=["d"]) == ["number_mismatch"], (
+        "how long the call took (12.41 ms) is no evidence about the system"
+    )
+    assert one(title="30 lines cut", citations=["d"]) == [], "other metadata the model read still counts"
     answer = ModelAnswer(findings=[Finding(severity="high", title="x", citations=["zzz", "a"])])
     fixed, changes = apply_issues(answer, check_answer(answer, ledger), ledger)
     assert fixed.findings[0].citations == ["a"]

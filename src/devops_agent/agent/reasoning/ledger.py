@@ -47,6 +47,19 @@ def _leaves(value: Any, key: str = "") -> Iterable[str]:
             yield f"{key}: {value}"
 
 
+CALL_STAMPS = frozenset({"duration_ms", "source"})
+"""What the pipeline stamps on a result about the call itself (how long it took, where it ran):
+no evidence about the system, so not searched. A finding's "restarted 12 times" was once
+"shown" by a 12.4 ms duration on a loaded machine."""
+
+
+def _searched(content: Any) -> Any:
+    meta = content.get("metadata") if isinstance(content, dict) else None
+    if not isinstance(meta, dict) or not CALL_STAMPS & meta.keys():
+        return content
+    return {**content, "metadata": {k: v for k, v in meta.items() if k not in CALL_STAMPS}}
+
+
 @dataclass
 class CallEvidence:
     """One call: its tool, how it ended, who made it, and what its agent read."""
@@ -61,7 +74,8 @@ class CallEvidence:
     @property
     def haystack(self) -> str:
         if not self._haystack:
-            parts = [json.dumps(self.content, ensure_ascii=False, default=str), *_leaves(self.content)]
+            content = _searched(self.content)
+            parts = [json.dumps(content, ensure_ascii=False, default=str), *_leaves(content)]
             self._haystack = "\n".join(normalize(p) for p in parts)
         return self._haystack
 
