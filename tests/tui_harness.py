@@ -185,7 +185,7 @@ def snapshot_dir(tmp_path: Path) -> Path:
     return DOCS if UPDATE else tmp_path
 
 
-def svg_text(svg: Path) -> str:
-    """The text an SVG screenshot shows, spaces restored."""
-    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text())
+def svg_text(svg: Path | str) -> str:
+    """The text an SVG screenshot (a file, or the SVG itself) shows, spaces restored."""
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text() if isinstance(svg, Path) else svg)
     return html.unescape("".join(texts)).replace("\xa0", " ")
