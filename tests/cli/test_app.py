@@ -513,7 +513,12 @@ def test_ctrl_c_during_a_blocked_tool_call_exits_at_once_and_keeps_the_session(i
         time.sleep(0.5)  # the metric query is waiting on the silent server
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
-        stdout, stderr = proc.communicate(timeout=30)
+        try:
+            stdout, stderr = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # say what it printed, and leave no process behind
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            raise AssertionError(f"no exit 30 s after Ctrl-C: {(seen + stderr).decode()[-3000:]}") from None
         waited = time.monotonic() - sent
     text = (seen + stderr).decode()
     assert proc.returncode == 130, text
