@@ -53,3 +53,19 @@ def configure_logging(level: str = "warning", *, json_logs: bool = False) -> Non
 def tracer() -> trace.Tracer:
     """The package tracer; spans are recorded only when a provider is installed."""
     return trace.get_tracer("devops_agent")
+
+
+_ACTIVE: tuple[trace.TracerProvider, trace.Tracer] | None = None
+
+
+def active_tracer() -> trace.Tracer | None:
+    """The package tracer of the installed provider, or ``None`` while none is installed (every
+    span would be dropped). For code on every tool call: a no-op span still costs a context switch
+    and a proxy hop (3 µs), and a provider installed later is picked up at the next call."""
+    global _ACTIVE
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        return None
+    if _ACTIVE is None or _ACTIVE[0] is not provider:
+        _ACTIVE = (provider, provider.get_tracer("devops_agent"))
+    return _ACTIVE[1]

@@ -183,6 +183,32 @@ def test_every_path_calls_the_identical_pipeline(store_url: str, monkeypatch: py
     assert built[0] == built[1] == built[2] == PIPELINE
 
 
+@pytest.mark.parametrize("reasoning", [False, True], ids=["plain-loop", "planner"])
+def test_no_history_processor_takes_a_thread_trip_per_model_request(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, reasoning: bool
+) -> None:
+    """pydantic-ai runs a plain-function history processor in a worker thread before every model
+    request; ours are coroutines, so a step costs no thread trip (a busy machine's worst wait)."""
+    from pydantic_ai.capabilities import process_history
+
+    sent_to_threads: list[str] = []
+    real = process_history.run_in_executor
+
+    async def spy(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        sent_to_threads.append(getattr(fn, "__qualname__", repr(fn)))
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(process_history, "run_in_executor", spy)
+    settings = Settings(database_url=store_url, agent={"reasoning": reasoning})  # type: ignore[arg-type]
+    with Store(store_url) as store:
+        service = SessionService(
+            settings, store, registry=registry(), model=scripted(*PROBES[:2], {"text": "ok"})
+        )
+        _, final = asyncio.run(service.run("model path", mode="ask"))
+    assert final.status == "completed"
+    assert sent_to_threads == []
+
+
 def test_offline_calls_are_refused_with_a_reason_not_hidden(store_url: str) -> None:
     """A runbook naming a tool its mode forbids gets the gate's reason, not "unknown tool"; the
     same tool approved by a person outside a run does run, in their name."""

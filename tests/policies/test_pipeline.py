@@ -273,3 +273,27 @@ def test_full_output_behind_a_summary_or_a_cap_goes_to_the_recorder_only(through
 
     quiet, _, _ = make(cap=300, keep=0)  # a session that keeps nothing: no pointer to promise
     assert "full_output" not in call("cat", big, quiet).metadata
+
+
+def test_without_a_tracer_provider_no_span_is_made_and_the_call_is_the_same(
+    through_pipeline: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Telemetry's fast path: no provider, no span (it would be dropped), the same result,
+    duration and source; a provider installed later gets its spans at the next call."""
+    settings, board, _ = make()
+
+    async def disk() -> dict[str, int]:
+        return {"free_gb": 12}
+
+    _EXPORTER.clear()
+    with monkeypatch.context() as m:
+        m.setattr(trace, "get_tracer_provider", lambda: trace.ProxyTracerProvider())
+        bare = through_pipeline("system_disk", disk, settings=settings, board=board)
+    assert _EXPORTER.get_finished_spans() == ()
+    traced = through_pipeline("system_disk", disk, settings=settings, board=board)
+    assert [s.name for s in _EXPORTER.get_finished_spans()] == ["tool system_disk"]
+    assert bare.metadata["duration_ms"] >= 0
+    for result in (bare, traced):
+        result.metadata.pop("duration_ms")
+    assert bare == traced
+    assert bare.metadata["source"] == "system_disk"

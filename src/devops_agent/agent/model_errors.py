@@ -71,9 +71,13 @@ def shorten_unknown_tool(text: str, offered: Collection[str] = ()) -> str:
     return f"{text[: m.start()]}Unknown tool name: {m.group('tool')!r}. {advice}"
 
 
-def shorten_retry_prompts(messages: list[ModelMessage]) -> list[ModelMessage]:
+async def shorten_retry_prompts(messages: list[ModelMessage]) -> list[ModelMessage]:
     """History processor: the model is told the closest tool names after an unknown one, not all
-    of them again (it has their definitions in the same request)."""
+    of them again (it has their definitions in the same request).
+
+    A coroutine although it never waits: pydantic-ai runs a plain function processor in a worker
+    thread, a thread trip before every model request for a walk of the history that takes
+    microseconds."""
     out: list[ModelMessage] = []
     for m in messages:
         if isinstance(m, ModelRequest) and any(is_unknown_tool(p) for p in m.parts):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -167,10 +168,23 @@ class ToolsetBuilder:
 
 
 def spec_from_metadata(metadata: dict[str, Any] | None) -> ToolSpec | None:
-    """Read a :class:`ToolSpec` back from pydantic-ai tool metadata (``None`` for foreign tools)."""
+    """Read a :class:`ToolSpec` back from pydantic-ai tool metadata (``None`` for foreign tools).
+
+    Every call of every run reads its tool's spec in several wrappers (and the mode filter reads
+    every tool's on every model request), so the spec is made once per content: it is frozen, so
+    one instance can serve every reader."""
     if not metadata or SPEC_KEY not in metadata:
         return None
-    return ToolSpec.model_validate(metadata[SPEC_KEY])
+    raw = metadata[SPEC_KEY]
+    try:
+        return _spec_of(tuple(raw.items()))
+    except (AttributeError, TypeError):  # not a dict of plain values: validate it as it is
+        return ToolSpec.model_validate(raw)
+
+
+@lru_cache(maxsize=4096)
+def _spec_of(items: tuple[tuple[str, Any], ...]) -> ToolSpec:
+    return ToolSpec.model_validate(dict(items))
 
 
 def _signature(fn: Callable[..., Any], takes_ctx: bool | None = None) -> inspect.Signature:

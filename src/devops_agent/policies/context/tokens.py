@@ -207,10 +207,19 @@ def count_part(counter: TextCounter, part: Any) -> int:
     usage limits), and serializing a tool call's arguments or a result is most of that cost: a
     part seen before, with the very same name, content and arguments objects, is not serialized
     again (the memo holds the part, so its id cannot be reused while it is there)."""
-    fields = (getattr(part, "tool_name", None), getattr(part, "content", None), getattr(part, "args", None))
+    name, content, args = (
+        getattr(part, "tool_name", None),
+        getattr(part, "content", None),
+        getattr(part, "args", None),
+    )
     seen = counter.memo.get(id(part))
-    if seen is not None and seen[0] is part and all(a is b for a, b in zip(seen[1], fields, strict=True)):
-        return seen[2]
+    if seen is not None and seen[0] is part:
+        # Spelled out, not ``all(… zip …)``: this runs for every part of every request (a
+        # generator here was most of the budget's per-request cost).
+        known = seen[1]
+        if known[0] is name and known[1] is content and known[2] is args:
+            return seen[2]
+    fields = (name, content, args)
     tokens = counter.count(part_text(part)) + PART_OVERHEAD
     if len(counter.memo) >= _MEMO_MAX:  # a counter lives for a run; a very long one starts over
         counter.memo.clear()
@@ -224,7 +233,10 @@ _MEMO_MAX = 4096
 def count_message(counter: TextCounter, message: ModelMessage) -> int:
     """Tokens of one message; its ``instructions`` are not counted here: a request's
     instructions are counted once, from the request parameters (:func:`count_instructions`)."""
-    return MESSAGE_OVERHEAD + sum(count_part(counter, p) for p in message.parts)
+    total = MESSAGE_OVERHEAD
+    for part in message.parts:  # a loop, not a generator: every part of every request comes here
+        total += count_part(counter, part)
+    return total
 
 
 def count_instructions(counter: TextCounter, parts: Sequence[Any] | None) -> int:
@@ -233,7 +245,10 @@ def count_instructions(counter: TextCounter, parts: Sequence[Any] | None) -> int
 
 
 def count_messages(counter: TextCounter, messages: Iterable[ModelMessage]) -> int:
-    return sum(count_message(counter, m) for m in messages)
+    total = 0
+    for message in messages:
+        total += count_message(counter, message)
+    return total
 
 
 def count_tools(counter: TextCounter, tools: Sequence[ToolDefinition]) -> int:
