@@ -498,6 +498,7 @@ def test_ctrl_c_during_a_blocked_tool_call_exits_at_once_and_keeps_the_session(i
             os.environ,
             DEVOPS_AGENT_PROMETHEUS__URL=f"http://127.0.0.1:{server.getsockname()[1]}",
             DEVOPS_AGENT_PROMETHEUS__TIMEOUT_S="60",
+            PYTHONFAULTHANDLER="1",  # SIGABRT on a missed exit prints where every thread is
         )
         proc = subprocess.Popen(
             [sys.executable, "-m", "devops_agent", "investigate", "p99 is up", "--query", "up"],
@@ -515,10 +516,14 @@ def test_ctrl_c_during_a_blocked_tool_call_exits_at_once_and_keeps_the_session(i
         sent = time.monotonic()
         try:
             stdout, stderr = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:  # say what it printed, and leave no process behind
-            proc.kill()
-            stdout, stderr = proc.communicate()
-            raise AssertionError(f"no exit 30 s after Ctrl-C: {(seen + stderr).decode()[-3000:]}") from None
+        except subprocess.TimeoutExpired:  # say where it hangs, and leave no process behind
+            proc.send_signal(signal.SIGABRT)
+            try:
+                stdout, stderr = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                stdout, stderr = proc.communicate()
+            raise AssertionError(f"no exit 30 s after Ctrl-C: {(seen + stderr).decode()[-8000:]}") from None
         waited = time.monotonic() - sent
     text = (seen + stderr).decode()
     assert proc.returncode == 130, text
