@@ -500,8 +500,16 @@ def test_ctrl_c_during_a_blocked_tool_call_exits_at_once_and_keeps_the_session(i
             DEVOPS_AGENT_PROMETHEUS__TIMEOUT_S="60",
             PYTHONFAULTHANDLER="1",  # SIGABRT on a missed exit prints where every thread is
         )
+        # Ctrl-C as a terminal delivers it: a suite started in the background of a
+        # non-interactive shell ignores SIGINT, and a child would inherit that (then it never
+        # sees the signal), so the CLI is exec'd with SIGINT at its default.
+        cli = [sys.executable, "-m", "devops_agent", "investigate", "p99 is up", "--query", "up"]
+        exec_with_default_sigint = (
+            "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+            "os.execv(sys.argv[1], sys.argv[1:])"
+        )
         proc = subprocess.Popen(
-            [sys.executable, "-m", "devops_agent", "investigate", "p99 is up", "--query", "up"],
+            [sys.executable, "-c", exec_with_default_sigint, *cli],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
