@@ -49,6 +49,7 @@ from devops_agent.analysis.anomaly import DetectorConfig, score_series  # noqa: 
 from nab_scoring import (  # noqa: E402
     PROFILES,
     ScoredFile,
+    choose_by_folds,
     file_score,
     normalize,
     prepare,
@@ -119,24 +120,14 @@ def holdout(files: dict[str, ScoredFile], runs: list[dict[str, list[float]]]) ->
 def cross_validate(
     files: dict[str, ScoredFile], runs: list[dict[str, list[float]]], folds: int
 ) -> dict[str, Any]:
-    """``folds``-fold cross-validation over the files (sorted names, fold = index modulo ``folds``):
-    each fold is scored with the configuration and threshold that score best on the other folds.
+    """``folds``-fold cross-validation over the files (:func:`nab_scoring.choose_by_folds`): each
+    fold is scored with the configuration and threshold that score best on the other folds.
     With 2 folds this is :func:`holdout`; more folds train on more files per choice."""
-    names = sorted(files)
     out: dict[str, Any] = {"folds": folds}
     for p in PROFILES:
-        total_raw = 0.0
-        chosen = []
-        for f in range(folds):
-            train = [files[n] for i, n in enumerate(names) if i % folds != f]
-            test = [files[n] for i, n in enumerate(names) if i % folds == f]
-            fits = [score_corpus(train, [run[x.name] for x in train], p) for run in runs]
-            train_scores = [fit["score"] for fit in fits]
-            best = train_scores.index(max(train_scores))  # ties: the earlier grid entry (default first)
-            total_raw += sum(file_score(x, runs[best][x.name], fits[best]["threshold"], p)[0] for x in test)
-            chosen.append(_label(GRID[best]))
-        out[SHORT[p.name]] = round(normalize(total_raw, sum(x.n_windows for x in files.values()), p), 2)
-        out[f"{SHORT[p.name]}_chosen"] = chosen
+        score, chosen = choose_by_folds(files, runs, folds, p)
+        out[SHORT[p.name]] = round(score, 2)
+        out[f"{SHORT[p.name]}_chosen"] = [_label(GRID[i]) for i in chosen]
     return out
 
 

@@ -58,8 +58,8 @@ from nab import GRID, _label  # noqa: E402
 from nab_scoring import (
     PROFILES,
     ScoredFile,
+    choose_by_folds,
     file_score,
-    normalize,
     prepare,
     read_series,
     read_windows,
@@ -286,18 +286,8 @@ def choose(
     files: dict[str, ScoredFile], runs: Sequence[dict[str, list[float]]], folds: int
 ) -> tuple[float, list[int]]:
     """Normalised standard score when each fold is scored with the candidate and threshold that
-    score best on the other folds (fold = sorted index modulo ``folds``), and the choices."""
-    names = sorted(files)
-    total, chosen = 0.0, []
-    for f in range(folds):
-        train = [files[n] for i, n in enumerate(names) if i % folds != f]
-        test = [files[n] for i, n in enumerate(names) if i % folds == f]
-        fits = [score_corpus(train, [run[x.name] for x in train], STANDARD) for run in runs]
-        scores = [fit["score"] for fit in fits]
-        best = scores.index(max(scores))  # ties: the earlier candidate (the current default first)
-        chosen.append(best)
-        total += sum(file_score(x, runs[best][x.name], fits[best]["threshold"], STANDARD)[0] for x in test)
-    return normalize(total, sum(x.n_windows for x in files.values()), STANDARD), chosen
+    score best on the other folds, and the choices (:func:`nab_scoring.choose_by_folds`)."""
+    return choose_by_folds(files, runs, folds, STANDARD)
 
 
 def figures(files: dict[str, ScoredFile], run: dict[str, list[float]]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -162,6 +163,26 @@ def score_corpus(files: list[ScoredFile], scores: list[list[float]], p: Profile)
 def file_score(f: ScoredFile, scores: list[float], threshold: float, p: Profile) -> tuple[float, int, int]:
     """Raw score, detected windows and false-positive rows of one file at a fixed threshold."""
     return _file_score(f, scores, threshold, p)
+
+
+def choose_by_folds(
+    files: dict[str, ScoredFile], runs: Sequence[dict[str, list[float]]], folds: int, p: Profile
+) -> tuple[float, list[int]]:
+    """``folds``-fold cross-validation over the files (sorted names, fold = index modulo
+    ``folds``): each fold is scored with the run (candidate) and threshold that score best on the
+    other folds. The normalised score of the whole corpus so scored, and each fold's choice (an
+    index into ``runs``; ties go to the earlier run, the default first)."""
+    names = sorted(files)
+    total, chosen = 0.0, []
+    for f in range(folds):
+        train = [files[n] for i, n in enumerate(names) if i % folds != f]
+        test = [files[n] for i, n in enumerate(names) if i % folds == f]
+        fits = [score_corpus(train, [run[x.name] for x in train], p) for run in runs]
+        scores = [fit["score"] for fit in fits]
+        best = scores.index(max(scores))
+        chosen.append(best)
+        total += sum(file_score(x, runs[best][x.name], fits[best]["threshold"], p)[0] for x in test)
+    return normalize(total, sum(x.n_windows for x in files.values()), p), chosen
 
 
 # --- reading the NAB data folder -------------------------------------------------------------
