@@ -46,38 +46,42 @@ def call_moments(events: Sequence[RunEvent]) -> list[CallMoment]:
     return moments
 
 
+def _timeline(
+    findings: Sequence[Finding], events: Sequence[RunEvent], inputs: Mapping[str, Any]
+) -> list[TimelineEntry] | None:
+    """The timeline of a run that emitted ``events`` and found ``findings`` (``None`` when it made
+    no call and has no ``onset``); the alert's start is the run's ``onset`` input when it has one."""
+    moments = call_moments(events)
+    onset = parse_time(inputs.get("onset"))
+    if not moments and onset is None:
+        return None
+    label = str(inputs.get("alert_title") or "") or "the alert started"
+    return incident_timeline(moments, findings, alert_start=onset, alert_label=label)
+
+
 def report_with_timeline(report: Report, events: Sequence[RunEvent], inputs: Mapping[str, Any]) -> Report:
     """``report`` with its timeline filled from ``events`` when it has none: for a runner to call
     before it renders the report, so the Markdown and the report show the same timeline."""
     if report.timeline:
         return report
-    filled = with_timeline(
-        {"timeline": [], "findings": [f.model_dump() for f in report.findings]}, events, inputs
-    )
-    if not filled or not filled.get("timeline"):
-        return report
-    return report.model_copy(
-        update={"timeline": [TimelineEntry.model_validate(e) for e in filled["timeline"]]}
-    )
+    timeline = _timeline(report.findings, events, inputs)
+    return report.model_copy(update={"timeline": timeline}) if timeline else report
 
 
 def with_timeline(
     report: dict[str, Any] | None, events: Sequence[RunEvent], inputs: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """``report`` with its ``timeline`` filled from ``events`` when it has none (and the run made
-    calls); the alert's start is the run's ``onset`` input when it has one."""
+    """``report`` (as the run ends it: JSON) with its ``timeline`` filled from ``events`` when it
+    has none (and the run made calls or has an ``onset``)."""
     if report is None or report.get("timeline"):
         return report
-    moments = call_moments(events)
-    onset = parse_time(inputs.get("onset"))
-    if not moments and onset is None:
-        return report
-    findings = []
+    findings: list[Finding] = []
     for raw in report.get("findings") or []:
         try:
             findings.append(Finding.model_validate(raw))
         except ValidationError:
             continue  # a finding the report could not type has no time to place it at
-    label = str(inputs.get("alert_title") or "") or "the alert started"
-    timeline = incident_timeline(moments, findings, alert_start=onset, alert_label=label)
+    timeline = _timeline(findings, events, inputs)
+    if timeline is None:
+        return report
     return {**report, "timeline": [e.model_dump(mode="json") for e in timeline]}
