@@ -49,7 +49,7 @@ from devops_agent.events import (
     ToolResultEvent,
 )
 from devops_agent.textsafe import printable, visible
-from devops_agent.tui.evidence import EvidenceView
+from devops_agent.tui.evidence import EvidenceView, literal
 
 STATUS_MARK = {"success": "✓", "no_data": "∅", "error": "✗"}
 STEP_MARK = {"pending": "·", "running": "…", "done": "✓", "skipped": "↷", "failed": "✗"}
@@ -77,11 +77,6 @@ def args_line(args: dict[str, Any], limit: int = ARGS_CHARS) -> str:
         parts.append(f"{key}={shown}")
     text = printable(", ".join(parts))
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def literal(text: str, style: str = "") -> Text:
-    """Outside text as a Rich ``Text``: no markup, control characters shown, not obeyed."""
-    return Text(visible(text), style=style)
 
 
 @dataclass

@@ -28,7 +28,8 @@ from textual.widgets.option_list import Option
 
 from devops_agent.errors import UserError
 from devops_agent.tui.client import CONFIRM, KeptOutput, PendingCall, PendingPlan, PlanAction, check_confirm
-from devops_agent.tui.conversation import ToolCallInfo, args_line, literal
+from devops_agent.tui.conversation import ToolCallInfo, args_line
+from devops_agent.tui.evidence import literal
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}

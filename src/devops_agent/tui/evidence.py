@@ -36,8 +36,8 @@ KIND_STYLE = {
 
 
 def literal(text: str, style: str = "") -> Text:
-    """Outside text as a Rich ``Text``: no markup, control characters shown, not obeyed (as the
-    conversation's ``literal``, which imports this module)."""
+    """Outside text as a Rich ``Text``: no markup, control characters shown, not obeyed (the
+    conversation and the screens use it too)."""
     return Text(visible(text), style=style)
 
 

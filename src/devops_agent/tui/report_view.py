@@ -23,8 +23,7 @@ from textual.widgets.option_list import Option
 from devops_agent.events import RunFinished
 from devops_agent.report import VERDICT_WORDS, Finding, Report
 from devops_agent.textsafe import visible
-from devops_agent.tui.conversation import literal
-from devops_agent.tui.evidence import timeline_text
+from devops_agent.tui.evidence import literal, timeline_text
 
 SEVERITY_STYLE = {
     "critical": "bold white on red",

@@ -24,7 +24,7 @@ from devops_agent.errors import DevOpsAgentError
 from devops_agent.events import RunFinished
 from devops_agent.textsafe import visible
 from devops_agent.tui.client import SessionSummary
-from devops_agent.tui.conversation import ConversationView, literal
+from devops_agent.tui.conversation import ConversationView
 from devops_agent.tui.dialogs import (
     ApprovalDialog,
     PlanDecisionDialog,
@@ -32,6 +32,7 @@ from devops_agent.tui.dialogs import (
     SaveChoice,
     SaveOutputDialog,
 )
+from devops_agent.tui.evidence import literal
 from devops_agent.tui.report_view import ReportScreen
 
 if TYPE_CHECKING:
