@@ -61,7 +61,7 @@ def _waiting(session: SessionRecord) -> PendingPlan:
 def check_plan_answer(principal: Principal, session: SessionRecord, answer: PlanAnswer) -> PlanDecision:
     """The decision ``answer`` makes, if the caller may make it (409/403/400 otherwise)."""
     plan = _waiting(session)
-    if principal.role not in ("operator", "admin") and (session.mode != "ask" or plan.mutating):
+    if not principal.may_approve("approve") and (session.mode != "ask" or plan.mutating):
         raise ApiError(
             403,
             "a viewer may decide only a read-only plan of an ask-mode session",
