@@ -27,7 +27,6 @@ from devops_agent.agent.runners.context import partial_report
 from devops_agent.agent.runners.loop import ModelLoop, RunLimited
 from devops_agent.agent.runtime import build_agent
 from devops_agent.events import RunStarted
-from devops_agent.policies.context.compaction import Pins
 
 
 @dataclass
@@ -37,10 +36,6 @@ class ModelRunner:
     model: Model
     model_name: str | None
     name: str = "model"
-    fast: Model | None = None
-    """The fast model, when one is given instead of resolved from ``model.fast`` (tests)."""
-    pins: Pins | None = None
-    """The plan and findings pinned in every request (a planner keeps them up to date)."""
 
     async def run(self, scope: RunScope) -> RunOutcome:
         scope.emit(
@@ -52,7 +47,7 @@ class ModelRunner:
                 model=self.model_name,
             )
         )
-        loop = ModelLoop.open(scope, self.model, self.model_name, fast=self.fast, pins=self.pins)
+        loop = ModelLoop.open(scope, self.model, self.model_name)
         deferred = await answer_once(scope) if scope.answers is not None else None
         agent = build_agent(self.model, loop.pipeline(), capabilities=loop.capabilities())
         try:

@@ -279,11 +279,8 @@ class _PlannerRun:
         )
 
     def _guarded(self) -> list[AbstractCapability[Any]]:
-        """A tool-less agent's capabilities: every request it sends masked."""
-        from devops_agent.policies.pipeline import privacy_guard
-
-        s = self.scope
-        guard = privacy_guard(s.settings, s.store, s.session.id, model_reads=True, privacy=s.privacy)
+        """A tool-less agent's capabilities: every request it sends masked (by the run's guard)."""
+        guard = self.loop.guard
         return [ProcessHistory(guard.process_history_async)] if guard is not None else []
 
     async def _side_agent(
