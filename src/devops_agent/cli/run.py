@@ -223,20 +223,7 @@ def execute_resume(
 ) -> RunFinished:
     """Resume a paused session with ``answers`` (used by ``devops-agent approve``); ``settings``
     replace the app's (the session's own model)."""
-
-    service = _service(settings or app.settings, app)
-    # Calls the resumed run asks approval for are answered as the run that paused said (--approvals)
-    policy = app.store().get_session(session_id).context_state.get(POLICY_KEY, "ask")
-    final, renderer = _run_until_answered(
-        app,
-        service,
-        lambda: service.stream(None, session_id=session_id, approvals=answers),
-        json_out=json_out,
-        stream_tokens=True,
-        on_approval=policy if policy in ("ask", "deny", "pause") else "ask",
-    )
-    _report(final, renderer, json_out)
-    return final
+    return _continue(app, session_id, json_out, settings, approvals=answers)
 
 
 def execute_plan_decision(
@@ -247,16 +234,22 @@ def execute_plan_decision(
     json_out: bool,
     settings: Settings | None = None,
 ) -> RunFinished:
-    """Continue a session whose plan waits with ``decision`` (``devops-agent plan``); calls that
-    need approval later are answered as the run that paused said (``--approvals``)."""
-    from devops_agent.agent.session import SessionService
+    """Continue a session whose plan waits with ``decision`` (``devops-agent plan``)."""
+    return _continue(app, session_id, json_out, settings, plan=decision)
 
-    service = SessionService(settings or app.settings, app.store(), mcp=app.mcp_pool())
+
+def _continue(
+    app: AppState, session_id: str, json_out: bool, settings: Settings | None, **answer: Any
+) -> RunFinished:
+    """Continue a paused session with ``answer`` (approvals or a plan decision), here or through
+    the queue as the settings say; calls that need approval later are answered as the run that
+    paused said (``--approvals``)."""
+    service = _service(settings or app.settings, app)
     policy = app.store().get_session(session_id).context_state.get(POLICY_KEY, "ask")
     final, renderer = _run_until_answered(
         app,
         service,
-        lambda: service.stream(None, session_id=session_id, plan=decision),
+        lambda: service.stream(None, session_id=session_id, **answer),
         json_out=json_out,
         stream_tokens=True,
         on_approval=policy if policy in ("ask", "deny", "pause") else "ask",
