@@ -11,6 +11,7 @@ This module must not import from the agent, policy or interface layers.
 
 from __future__ import annotations
 
+import typing
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -304,6 +305,13 @@ RunEvent = Annotated[
 """Any event of a run; discriminated on ``type``."""
 
 RunEventAdapter: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
+
+EVENT_TYPES: frozenset[str] = frozenset(
+    typing.get_args(cls.model_fields["type"].annotation)[0]
+    for cls in typing.get_args(typing.get_args(RunEvent)[0])
+)
+"""Every ``type`` of the ``RunEvent`` union (a hand list elsewhere once dropped the reasoning,
+worker and context events)."""
 
 
 def event_to_json(event: RunEvent) -> str:

@@ -13,11 +13,11 @@ from textual.widgets import Button, Input, Static
 
 from api_harness import running_service
 from api_harness import scripted as api_scripted
-from devops_agent.events import PlanResolved
+from devops_agent.events import EVENT_TYPES, PlanResolved
 from devops_agent.tui.app import AgentTui
 from devops_agent.tui.conversation import ToolPanel
 from devops_agent.tui.dialogs import PlanDecisionDialog
-from devops_agent.tui.remote import EVENT_TYPES, RemoteClient
+from devops_agent.tui.remote import RemoteClient
 from devops_agent.tui.screens import ChatScreen
 from tui_harness import (
     SIZE,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import typing
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, cast
@@ -28,7 +27,7 @@ import httpx
 import structlog
 
 from devops_agent.errors import DevOpsAgentError, RuntimeFailure, UserError
-from devops_agent.events import RunEvent, RunEventAdapter, RunFinished, event_from_json
+from devops_agent.events import EVENT_TYPES, RunEvent, RunEventAdapter, RunFinished, event_from_json
 from devops_agent.tui.client import (
     Identity,
     KeptOutput,
@@ -43,12 +42,6 @@ from devops_agent.tui.client import (
 
 log = structlog.get_logger(__name__)
 
-EVENT_TYPES = frozenset(
-    typing.get_args(cls.model_fields["type"].annotation)[0]
-    for cls in typing.get_args(typing.get_args(RunEvent)[0])
-)
-"""Every ``type`` of the ``RunEvent`` union: a message of one of them is an event of a run (a
-hand list here once dropped the reasoning, worker and context events)."""
 REPLIES = frozenset(("accepted", "cancel_requested", "problem"))
 RECONNECT_TRIES = 5
 
