@@ -9,7 +9,6 @@ runner's job (:mod:`devops_agent.agent.runners.model`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,21 +81,17 @@ def build_agent(
     toolset: AbstractToolset[Any],
     *,
     capabilities: list[AbstractCapability[Any]] | None = None,
-    instructions: str = INSTRUCTIONS,
-    extra_toolsets: Sequence[AbstractToolset[Any]] = (),
-    output_type: Any = None,
-) -> Agent[ToolDeps, Any]:
-    """The agent over a run's pipeline; a run ends with its output (text unless ``output_type``
-    says more), or with the tool calls that wait for a person. ``extra_toolsets`` are the
-    orchestrator's own tools (planning, delegation), which reach no data themselves."""
+) -> Agent[ToolDeps, str | DeferredToolRequests]:
+    """The agent over a run's pipeline; a run ends with text, or with the tool calls that wait for
+    a person. (Agents with a structured output: ``reasoning.structured.structured_agent``.)"""
     # pydantic-ai prints a first-run banner (a logo and an invitation to set up Logfire) on
     # stderr, into our progress, answers and approval prompts; its package switch turns it off.
     pydantic_ai.BANNER_ENABLED = False
     return Agent(
         model,
         deps_type=ToolDeps,
-        instructions=instructions,
-        toolsets=[ModelResultToolset(toolset), *extra_toolsets],
+        instructions=INSTRUCTIONS,
+        toolsets=[ModelResultToolset(toolset)],
         capabilities=capabilities or [],
-        output_type=output_type or [str, DeferredToolRequests],
+        output_type=[str, DeferredToolRequests],
     )
