@@ -17,8 +17,10 @@ type and passes every answer through, in order:
 6. **clear failure** — then :class:`StructuredOutputError` with every attempt's problems.
 
 Nothing that failed a check is ever returned. Every request and its outcome is in the router's
-ledger (which model did what, and the cost split). The planner, specialists and critic use this;
-so may any caller that needs typed output from a model. It sends the prompt as given: with the
+ledger (which model did what, and the cost split). Any caller that needs typed output from a
+routed model may use this (``benchmarks/structured_output.py`` measures it); the planner,
+specialists and critic do not: they are pydantic-ai agents with an output type and checks
+(:mod:`devops_agent.agent.reasoning.structured`). It sends the prompt as given: with the
 privacy guard on, a caller passes what the guard masked (as the model loop's history is), and
 evidence in the same placeholders.
 """
