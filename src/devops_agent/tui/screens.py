@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from devops_agent.errors import DevOpsAgentError
 from devops_agent.events import RunFinished
 from devops_agent.textsafe import visible
-from devops_agent.tui.client import SessionSummary
+from devops_agent.tui.client import PendingPlan, SessionSummary
 from devops_agent.tui.conversation import ConversationView
 from devops_agent.tui.dialogs import (
     ApprovalDialog,
@@ -261,22 +261,23 @@ class ChatScreen(Screen[None]):
             tell(self, exc.one_line(), severity="error", title="plan")
             return None
         if plan is not None:
-            return await self._plan_decision()
+            return await self._plan_decision(plan)
         return await self._approvals()
 
-    async def _plan_decision(self) -> str | None:
-        """Ask about the plan the session waits for until it is decided or left for later; the
-        run the decision started."""
+    async def _plan_decision(self, plan: PendingPlan | None = None) -> str | None:
+        """Ask about the plan the session waits for (``plan``, when the caller has just read it)
+        until it is decided or left for later; the run the decision started."""
         assert self.session_id is not None
         client = self.tui.client
         while True:
-            try:
-                plan = await client.pending_plan(self.session_id)
-            except DevOpsAgentError as exc:
-                tell(self, exc.one_line(), severity="error", title="plan")
-                return None
             if plan is None:
-                return None
+                try:
+                    plan = await client.pending_plan(self.session_id)
+                except DevOpsAgentError as exc:
+                    tell(self, exc.one_line(), severity="error", title="plan")
+                    return None
+                if plan is None:
+                    return None
             choice = await self.app.push_screen_wait(PlanDecisionDialog(plan))
             if choice is None:
                 self._status("paused: the plan waits — ctrl+l decides it")
@@ -287,6 +288,7 @@ class ChatScreen(Screen[None]):
                 tell(self, exc.one_line(), severity="error", title="plan decision refused")
                 if exc.fields.get("status") == 403:
                     return None
+                plan = None  # read it again: it may have been decided elsewhere
                 continue
             return ref.run_id
 
