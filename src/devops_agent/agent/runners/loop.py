@@ -33,6 +33,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import UsageLimits
 
+from devops_agent.agent.approvals import deferred_results
 from devops_agent.agent.messages import dump_message, load_message
 from devops_agent.agent.model_errors import is_unknown_tool, model_failure, shorten_retry_prompts
 from devops_agent.agent.models import base_url_of, request_settings
@@ -251,3 +252,17 @@ def _note_unknown_tool(ev: AgentStreamEvent, unknown: dict[str, list[str]]) -> N
     if isinstance(ev, FunctionToolResultEvent) and is_unknown_tool(ev.part):
         offered = str(ev.part.content).partition("Available tools:")[2]
         unknown[ev.part.tool_name or ""] = re.findall(r"'([^']+)'", offered)
+
+
+async def answer_once(scope: RunScope) -> DeferredToolResults:
+    """Record the answers to the paused run (events, audit, pending calls cleared) once: a durable
+    run replaying after a takeover must not answer again (the pending calls are gone by then)."""
+    assert scope.answers is not None
+    if scope.durability is None:
+        return scope.broker.answer(scope.session, scope.answers)
+
+    async def record() -> None:
+        scope.broker.answer(scope.session, scope.answers or {})
+
+    await scope.durability.once("approvals.answer", record)
+    return deferred_results(scope.answers)

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic_ai import DeferredToolRequests, DeferredToolResults
+from pydantic_ai import DeferredToolRequests
 from pydantic_ai.models import Model
 
-from devops_agent.agent.approvals import deferred_results
 from devops_agent.agent.runners.base import RunOutcome, RunScope
 from devops_agent.agent.runners.context import partial_report
-from devops_agent.agent.runners.loop import ModelLoop, RunLimited
+from devops_agent.agent.runners.loop import ModelLoop, RunLimited, answer_once
 from devops_agent.agent.runtime import build_agent
 from devops_agent.events import RunStarted
 
@@ -60,17 +59,3 @@ class ModelRunner:
             scope.broker.pause(scope.session.id, output)
             return RunOutcome("paused")
         return RunOutcome("completed", output=str(output))
-
-
-async def answer_once(scope: RunScope) -> DeferredToolResults:
-    """Record the answers to the paused run (events, audit, pending calls cleared) once: a durable
-    run replaying after a takeover must not answer again (the pending calls are gone by then)."""
-    assert scope.answers is not None
-    if scope.durability is None:
-        return scope.broker.answer(scope.session, scope.answers)
-
-    async def record() -> None:
-        scope.broker.answer(scope.session, scope.answers or {})
-
-    await scope.durability.once("approvals.answer", record)
-    return deferred_results(scope.answers)

@@ -60,7 +60,7 @@ from devops_agent.agent.reasoning.structured import structured_agent
 from devops_agent.agent.reasoning.worktools import work_tools
 from devops_agent.agent.runners.base import RunOutcome, RunScope
 from devops_agent.agent.runners.context import partial_report
-from devops_agent.agent.runners.loop import ModelLoop, RunLimited
+from devops_agent.agent.runners.loop import ModelLoop, RunLimited, answer_once
 from devops_agent.events import CouncilResult, CriticReview, Delegation, Replan, RunStarted
 from devops_agent.policies.context.compaction import Pins
 from devops_agent.privacy.guard import RESTORE_FAILED_NOTE
@@ -152,7 +152,7 @@ class _PlannerRun:
             if deferred is None:
                 return self._rejected()
         elif scope.answers is not None:
-            deferred = scope.broker.answer(scope.session, scope.answers)
+            deferred = await answer_once(scope)  # once: a durable run may replay this
         agent = self._orchestrator()
         self._pin()
         output = await self.loop.turn(
