@@ -164,6 +164,10 @@ def test_a_destructive_call_needs_an_admin_and_confirm(page: Any, tmp_path: Path
         screenshot(page, "web-destructive-approval")
 
         # The server refuses it without CONFIRM too, whatever the page's button says.
+        page.fill("#confirm-input", "CONFIRM")
+        page.fill("#approval-reason", "disk is full")
+        assert page.is_enabled("#approve")
+        page.evaluate("() => { window.__before = document.getElementById('confirm-input'); }")
         page.evaluate(
             """() => { const s = window.__devopsAgent.state;
                  s.socket.send({type: 'approve', session_id: s.sessionId}); }"""
@@ -172,9 +176,10 @@ def test_a_destructive_call_needs_an_admin_and_confirm(page: Any, tmp_path: Path
         assert "CONFIRM" in page.inner_text("#banner")
         assert page.locator("article.run").count() == 1  # nothing ran
 
-        page.fill("#confirm-input", "CONFIRM")
-        # The refusal above may still be re-drawing the approval card; the button must turn on.
-        page.wait_for_selector("#approve:enabled", timeout=10_000)
+        # The refusal draws the approval card again; what the user typed survives it.
+        page.wait_for_function("() => !window.__before.isConnected")
+        assert page.input_value("#confirm-input") == "CONFIRM"
+        assert page.input_value("#approval-reason") == "disk is full"
         assert page.is_enabled("#approve")
         page.click("#approve")
         run = wait_run(page, "completed")

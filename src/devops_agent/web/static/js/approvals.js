@@ -8,6 +8,11 @@ const IMPACT_WORDS = { what_changes: "What changes", what_could_be_lost: "What c
 
 /** role: the signed-in user's role; onAnswer(decision, {call_ids, confirm, reason}). */
 export function renderApprovals(container, pending, { role, onAnswer }) {
+  // Drawn again for the same calls (a refused answer reloads them): what was typed stays.
+  const ids = pending.map((p) => p.tool_call_id);
+  const same = container.dataset.callIds === ids.join(" ");
+  const typed = same ? { confirm: container.querySelector("#confirm-input")?.value, reason: container.querySelector("#approval-reason")?.value } : {};
+  container.dataset.callIds = ids.join(" ");
   clear(container);
   container.hidden = !pending.length;
   if (!pending.length) return;
@@ -50,7 +55,8 @@ export function renderApprovals(container, pending, { role, onAnswer }) {
     note.textContent = why;
   };
   if (confirm) confirm.addEventListener("input", update);
-  const ids = pending.map((p) => p.tool_call_id);
+  if (confirm && typed.confirm) confirm.value = typed.confirm;
+  if (typed.reason) reason.value = typed.reason;
   approve.addEventListener("click", () => {
     approve.disabled = deny.disabled = true;
     onAnswer("approve", { call_ids: ids, confirm: confirm ? confirm.value : undefined, reason: reason.value });
