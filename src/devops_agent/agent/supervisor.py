@@ -95,14 +95,11 @@ class RunSupervisor:
     def launch(self, handle: RunHandle, body: Coroutine[Any, Any, None]) -> RunHandle:
         """Run ``body`` for ``handle`` on the executor; the handle is kept until the body ends."""
         self._runs[handle.run_id] = handle
-
-        async def supervised() -> None:
-            try:
-                await body
-            finally:
-                self._runs.pop(handle.run_id, None)
-
-        handle.task = self.executor.launch(handle.run_id, supervised())
+        # The body is the task's own coroutine, not awaited inside a wrapper: a task cancelled
+        # before its first step (a shutdown or a cancel right after the start) closes its
+        # coroutine, while a wrapper's body would be left unstarted ("never awaited").
+        handle.task = self.executor.launch(handle.run_id, body)
+        handle.task.add_done_callback(lambda _task: self._runs.pop(handle.run_id, None))
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch_cancel_flags(), name="run-cancel-watcher")
         return handle
