@@ -4,6 +4,7 @@ for audit entries and findings, filtered and paged session lists."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import event
 
 from devops_agent.api.tokens import new_token, token_hash
 from devops_agent.errors import NotFoundError, UserError
@@ -27,6 +28,31 @@ def test_users_are_found_by_token_hash_and_removed(store: Store) -> None:
     assert store.user_for_token(token_hash(token)) is None
     with pytest.raises(NotFoundError):
         store.delete_user("alice")
+
+
+def test_a_runs_audit_batches_look_its_sessions_owner_up_once(store: Store) -> None:
+    mine = store.create_session(title="t", mode="ask", model=None, user_id="u-alice")
+    cli = store.create_session(title="t", mode="ask", model=None)
+    seen: list[str] = []
+    event.listen(store._engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+
+    def batch(tool: str) -> None:
+        store.append_batch(
+            audits=[
+                AuditRecord(tool=tool, mode="ask", decision="allow", outcome="executed", session_id=mine.id),
+                AuditRecord(tool=tool, mode="ask", decision="allow", outcome="executed", session_id=cli.id),
+            ]
+        )
+
+    batch("a")
+    batch("b")
+    batch("c")
+    lookups = [s for s in seen if "FROM sessions" in s]
+    assert len(lookups) == 1, lookups  # the first batch; the owners are remembered after it
+    owners = {(a.tool, a.session_id): a.user_id for a in store.list_audit()}
+    for tool in "abc":
+        assert owners[(tool, mine.id)] == "u-alice"
+        assert owners[(tool, cli.id)] is None
 
 
 def test_audit_entries_and_findings_record_the_user_of_their_session(store: Store) -> None:

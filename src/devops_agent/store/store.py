@@ -99,6 +99,8 @@ class Store(AccountsMixin, EvalRunStore, DurableStore):
         # Other processes still share the file through SQLite's lock and busy timeout.
         sqlite_file = self._url.get_backend_name() == "sqlite" and not single
         self._write_serial: AbstractContextManager[Any] = threading.RLock() if sqlite_file else nullcontext()
+        # Sessions' owners for audit rows: set at creation and never changed, so looked up once.
+        self._owners: dict[str, str | None] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -369,7 +371,8 @@ class Store(AccountsMixin, EvalRunStore, DurableStore):
                 if tool_calls:
                     orm.execute(insert(ToolCallRow), [_tool_call_row(r) for r in tool_calls])
                 if audits:
-                    orm.execute(insert(AuditRow), _with_owners(orm, [_audit_row(a) for a in audits]))
+                    owned = _with_owners(orm, [_audit_row(a) for a in audits], self._owners)
+                    orm.execute(insert(AuditRow), owned)
             except IntegrityError:
                 # Only the foreign key to sessions can fail on these inserts.
                 ids = {e.session_id for e in events} | {r.session_id for r in tool_calls if r.session_id}
@@ -483,7 +486,7 @@ class Store(AccountsMixin, EvalRunStore, DurableStore):
         """Append one audit entry (never updated or deleted by the agent)."""
         _check_choice("outcome", rec.outcome, AUDIT_OUTCOMES)
         with self._tx("write to", write=True) as orm:
-            orm.execute(insert(AuditRow), _with_owners(orm, [_audit_row(rec)]))
+            orm.execute(insert(AuditRow), _with_owners(orm, [_audit_row(rec)], self._owners))
 
     def list_audit(
         self,
@@ -776,14 +779,21 @@ def _audit_row(rec: AuditRecord) -> dict[str, Any]:
     return {k: getattr(rec, k) for k in _AUDIT_FIELDS}
 
 
-def _with_owners(orm: OrmSession, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Audit rows with the user of their session filled in where the writer did not name one."""
-    wanted = {r["session_id"] for r in rows if r["user_id"] is None and r["session_id"]}
+def _with_owners(
+    orm: OrmSession, rows: list[dict[str, Any]], known: dict[str, str | None]
+) -> list[dict[str, Any]]:
+    """Audit rows with the user of their session filled in where the writer did not name one.
+
+    ``known`` remembers the owners of sessions found before (only found ones: a session id not
+    in the store yet is looked up again next time); it is emptied when it grows large.
+    """
+    if len(known) > 4096:
+        known.clear()
+    wanted = {r["session_id"] for r in rows if r["user_id"] is None and r["session_id"]} - known.keys()
     if wanted:
         query = select(SessionRow.id, SessionRow.user_id).where(SessionRow.id.in_(wanted))
-        # Not dict(result): a Result has keys(), so dict() would take it for a mapping.
-        owners = {sid: uid for sid, uid in orm.execute(query)}  # noqa: C416
-        for r in rows:
-            if r["user_id"] is None and r["session_id"]:
-                r["user_id"] = owners.get(r["session_id"])
+        known.update((sid, uid) for sid, uid in orm.execute(query))
+    for r in rows:
+        if r["user_id"] is None and r["session_id"]:
+            r["user_id"] = known.get(r["session_id"])
     return rows
