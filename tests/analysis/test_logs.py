@@ -552,9 +552,11 @@ def big_log(path: Path, target_bytes: int) -> None:
         fh.write("".join(chunk))
 
 
-def test_grouping_a_50mb_log_uses_bounded_memory(tmp_path: Path) -> None:
+def test_grouping_a_large_log_uses_bounded_memory(tmp_path: Path) -> None:
+    # 16 MB under tracemalloc: peak memory must stay a small fraction of the file (the 1 GB
+    # figure is benchmarks/log_memory.py's; a bigger file here only made the suite slower).
     path = tmp_path / "big.log"
-    big_log(path, 50 * 1024 * 1024)
+    big_log(path, 16 * 1024 * 1024)
     size = path.stat().st_size
 
     def read() -> Iterator[tuple[str, str]]:
@@ -568,8 +570,8 @@ def test_grouping_a_50mb_log_uses_bounded_memory(tmp_path: Path) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert size >= 50 * 1024 * 1024
-    assert peak < 30 * 1024 * 1024, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.0f} MB file"
+    assert size >= 16 * 1024 * 1024
+    assert peak < size / 3, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.0f} MB file"
     assert summary.error_lines == summary.total_lines // 50 + (1 if summary.total_lines % 50 else 0)
     assert [g.shape for g in summary.groups] == [
         "[db] query <NUM> on shard <NUM> failed after <DUR>: timeout"
