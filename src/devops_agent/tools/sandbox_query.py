@@ -41,6 +41,7 @@ from typing import Any
 
 from devops_agent.tools import query_runner
 from devops_agent.tools.sandbox import Sandbox
+from devops_agent.tools.sandbox_seccomp import filter_fd
 
 RUNNER = Path(query_runner.__file__)
 _EMPTY_MOUNTS = (Path("/tmp"), Path("/dev"))
@@ -56,13 +57,6 @@ class QueryLimits:
 
 class QueryRefused(RuntimeError):
     """The question cannot be run here (a Python snippet without a working sandbox)."""
-
-
-def _seccomp_fd() -> int:
-    fd = os.memfd_create("devops-agent-query-seccomp")
-    os.write(fd, query_runner.filter_program(deny_exec=False))
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 def command(sandbox: Sandbox, seccomp_fd: int | None) -> list[str]:
@@ -101,7 +95,7 @@ def run_query(sandbox: Sandbox, request: dict[str, Any], limits: QueryLimits | N
         raise QueryRefused(
             f"Python snippets run only in the sandbox, which is not active here: {sandbox.available.detail}"
         )
-    fd = _seccomp_fd() if sandbox.active else None
+    fd = filter_fd(query_runner.filter_program(deny_exec=False)) if sandbox.active else None
     env = Sandbox.environment(os.environ) | {
         "QUERY_MEMORY_BYTES": str(lim.memory_mb * 1024 * 1024),
         "QUERY_CPU_S": str(lim.cpu_s),

@@ -76,15 +76,16 @@ def program() -> bytes:
 _PROGRAM = program()
 
 
-def filter_fd() -> int:
-    """A fresh file descriptor holding the filter at offset 0, for one ``bwrap --seccomp`` run.
+def filter_fd(program: bytes | None = None) -> int:
+    """A fresh file descriptor holding the filter (``program``, else the shell's) at offset 0, for
+    one ``bwrap --seccomp`` run.
 
     Each run needs its own: bwrap reads the descriptor to its end. It is close-on-exec, so only
     the process it is passed to (``pass_fds``) inherits it; the caller closes it once that started.
     """
     fd = os.memfd_create("devops-agent-seccomp")
     try:
-        os.write(fd, _PROGRAM)
+        os.write(fd, _PROGRAM if program is None else program)
         os.lseek(fd, 0, os.SEEK_SET)
     except OSError:
         os.close(fd)
