@@ -158,7 +158,14 @@ def downsample(points: Sequence[tuple[float, float]], limit: int = MAX_POINTS) -
     """At most ``limit`` points of ``points`` (time order): in ``limit // 2`` equal buckets of
     points, each bucket's lowest and highest point in time order, so spikes and dips survive
     where taking every n-th point would step over them. Non-finite values are dropped."""
-    finite = [(t, v) for t, v in points if math.isfinite(v) and math.isfinite(t)]
+    return _buckets(_finite(points), limit)
+
+
+def _finite(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    return [(t, v) for t, v in points if math.isfinite(v) and math.isfinite(t)]
+
+
+def _buckets(finite: list[tuple[float, float]], limit: int) -> list[tuple[float, float]]:
     if len(finite) <= limit:
         return finite
     buckets = max(1, limit // 2)
@@ -181,9 +188,9 @@ def make_series(
     anomalies: Iterable[AnomalyWindow] = (),
 ) -> Series:
     """A bounded :class:`Series`: points downsampled, the latest :data:`MAX_ANOMALIES` windows."""
-    finite = [(t, v) for t, v in points if math.isfinite(v)]
+    finite = _finite(points)
     # milliseconds and 6 significant digits are more than a chart can show, and halve the JSON
-    drawn = [(round(t, 3), float(f"{v:.6g}")) for t, v in downsample(finite)]
+    drawn = [(round(t, 3), float(f"{v:.6g}")) for t, v in _buckets(finite, MAX_POINTS)]
     return Series(
         name=_cut(name),
         labels={k: _cut(v) for k, v in labels.items()},

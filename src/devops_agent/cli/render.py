@@ -118,6 +118,8 @@ class ProgressRenderer:
             ToolResultEvent,
         )
 
+        if isinstance(event, PlanProposed):  # the progress count, whichever line shows the plan
+            self.steps_total = len(event.steps)
         if self._reasoning(event):
             return
 
@@ -127,8 +129,6 @@ class ProgressRenderer:
                 f"model {event.model}" if event.path == "model" else "runbooks " + ", ".join(event.runbooks)
             )
             self._say(f"[dim]session {event.session_id[:12]} · {event.mode} mode · {escape(what)}[/]")
-        elif isinstance(event, PlanProposed):
-            self.steps_total = len(event.steps)
         elif isinstance(event, ToolCall):
             summary = args_summary(event.args)
             self._calls[event.tool_call_id] = summary
@@ -185,7 +185,6 @@ class ProgressRenderer:
 
         line: str | None = None
         if isinstance(event, PlanProposed) and event.plan is not None:
-            self.steps_total = len(event.steps)
             state = "waiting for a decision" if event.awaiting_decision else "running it"
             line = f"plan (revision {event.revision}, {state}): " + "; ".join(
                 f"{i}. {s}" for i, s in enumerate(event.steps, 1)
