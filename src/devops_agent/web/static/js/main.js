@@ -333,28 +333,22 @@ async function loadRunbooks() {
 }
 
 /** Continue a run a service shutdown interrupted (same question, same session). */
-async function resumeRun(runId) {
-  hideProblem();
-  try {
-    const accepted = await state.api.post(`/v1/runs/${encodeURIComponent(runId)}/resume`);
-    if (accepted.session_id === state.sessionId) {
-      state.runId = accepted.run_id;
-      setRunning(true);
-      state.socket.send({ type: "subscribe", run_id: accepted.run_id, last_seq: 0 });
-    }
-    return true;
-  } catch (err) {
-    showProblem(err);
-    return false;
-  }
+/** Resume a run a shutdown interrupted; the new run is followed. */
+function resumeRun(runId) {
+  return followAccepted(() => state.api.post(`/v1/runs/${encodeURIComponent(runId)}/resume`));
 }
 
 /** Decide on the plan the open session waits for; the run that continues is followed. */
-async function decidePlan(decision, text) {
-  hideProblem();
+function decidePlan(decision, text) {
   const sid = state.sessionId;
+  return followAccepted(() => state.api.post(`/v1/sessions/${encodeURIComponent(sid)}/plan`, { decision, text }));
+}
+
+/** POST something that starts a run (202 with its ids) and follow that run if it is this session's. */
+async function followAccepted(post) {
+  hideProblem();
   try {
-    const accepted = await state.api.post(`/v1/sessions/${encodeURIComponent(sid)}/plan`, { decision, text });
+    const accepted = await post();
     if (accepted.session_id === state.sessionId) {
       state.runId = accepted.run_id;
       setRunning(true);
