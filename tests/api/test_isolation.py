@@ -117,7 +117,8 @@ def test_no_endpoint_lets_a_user_reach_another_users_session(store_url: str) -> 
             assert len(alice.get(f"/v1/sessions/{sid}/runs").json()) == 1
             # Her run's audit entries name her (a non-admin sees only entries of her own).
             mine_audit = alice.get("/v1/audit").json()
-            assert mine_audit and {a["session_id"] for a in mine_audit} == {sid}
+            assert mine_audit
+            assert {a["session_id"] for a in mine_audit} == {sid}
         # The matrix is not trivially 404: the owner and an admin reach the same routes.
         with svc.client("carol") as admin:
             assert admin.get(f"/v1/sessions/{sid}").status_code == 200

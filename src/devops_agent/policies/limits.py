@@ -31,7 +31,8 @@ of that field, ``shown`` becomes the number left and the dropped items' counts a
 ``hidden`` (``logs_errors``: ``groups_shown`` and ``records_in_hidden_groups``)."""
 
 
-def _size(value: Any) -> int:
+def size_of(value: Any) -> int:
+    """Characters of ``value`` as a model reads it: text as it is, anything else as compact JSON."""
     if isinstance(value, str):
         return len(value)
     return len(json.dumps(value, default=str, ensure_ascii=False))
@@ -52,7 +53,7 @@ def _cap_text(text: str, cap: int) -> tuple[str, int]:
 
 def _cap_list(items: list[Any], cap: int) -> tuple[list[Any], int]:
     """Drop middle items until the list fits; at least one item is kept at each end."""
-    sizes = [_size(i) + 2 for i in items]
+    sizes = [size_of(i) + 2 for i in items]
     budget = cap - 60
     head: list[Any] = []
     tail: list[Any] = []
@@ -93,14 +94,14 @@ def _fit_ranked(result: ToolResult, cap: int) -> ToolResult | None:
     else:
         return None
     keep = {k: len(v) for k, v in lists.items()}
-    size = _size(data)
+    size = size_of(data)
     while size > cap:
         shrinkable = [k for k in keep if keep[k] > 1]
         if not shrinkable:
             return None
         longest = max(shrinkable, key=lambda k: keep[k])
         keep[longest] -= 1
-        size -= _size(lists[longest][keep[longest]]) + 2  # the item and its ", "
+        size -= size_of(lists[longest][keep[longest]]) + 2  # the item and its ", "
     cut = {k: len(v) - keep[k] for k, v in lists.items() if keep[k] < len(v)}
     if "" in keep:
         new_data: Any = data[: keep[""]]
@@ -111,7 +112,7 @@ def _fit_ranked(result: ToolResult, cap: int) -> ToolResult | None:
         nouns = [f"{n} lower-ranked {k}" for k, n in cut.items()]
         omitted = cut
         _retally(new_data, lists, keep, cut, result.metadata.get(RANKED_TALLY))
-    if _size(new_data) > cap:
+    if size_of(new_data) > cap:
         return None
     hint = f"{', '.join(nouns)} left out to fit the output limit; ask for fewer or narrow the query"
     return result.model_copy(
@@ -151,7 +152,7 @@ def cap_result(result: ToolResult, cap_chars: int) -> ToolResult:
     A ranked result (:data:`RANKED`) loses its lowest ranks; anything else its middle.
     """
     data = result.data
-    size = _size(data) if data is not None else 0
+    size = size_of(data) if data is not None else 0
     if size <= cap_chars:
         return result
     if (fitted := _fit_ranked(result, cap_chars)) is not None:
@@ -159,7 +160,7 @@ def cap_result(result: ToolResult, cap_chars: int) -> ToolResult:
     meta = dict(result.metadata, truncated=True, original_chars=size)
     if isinstance(data, list) and len(data) > 1:
         new_data, dropped = _cap_list(data, cap_chars)
-        if _size(new_data) <= cap_chars * 1.2:
+        if size_of(new_data) <= cap_chars * 1.2:
             return result.model_copy(update={"data": new_data, "metadata": meta | {"dropped_items": dropped}})
     text = as_text(data)
     new_text, dropped_chars = _cap_text(text, cap_chars)

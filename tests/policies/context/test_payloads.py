@@ -14,7 +14,8 @@ from pydantic_ai.usage import RunUsage
 from devops_agent.config import Settings
 from devops_agent.config.context import PayloadSettings
 from devops_agent.policies.breaker import BreakerBoard
-from devops_agent.policies.context.payloads import digest, fit, size_of
+from devops_agent.policies.context.payloads import digest, fit
+from devops_agent.policies.limits import size_of
 from devops_agent.policies.pipeline import RunPolicy, build_pipeline
 from devops_agent.policies.toolsets.record import ToolCallInfo
 from devops_agent.tools.base import SPEC_KEY, ToolResult, ToolSpec

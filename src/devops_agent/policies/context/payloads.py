@@ -37,6 +37,7 @@ from devops_agent.analysis.loggroup import group_lines
 from devops_agent.analysis.logline import extract_message
 from devops_agent.analysis.templates import TemplateMiner
 from devops_agent.analysis.timeparse import extract_timestamp
+from devops_agent.policies.limits import size_of
 
 SAMPLE_CHARS = 300
 MAX_GROUPS = 8
@@ -44,10 +45,6 @@ MAX_TEMPLATES = 8
 MAX_DISTINCT = 12
 MAX_KEYS = 40
 MAX_SERIES = 10
-
-
-def size_of(data: Any) -> int:
-    return len(data) if isinstance(data, str) else len(json.dumps(data, default=str, ensure_ascii=False))
 
 
 def items_of(data: Any) -> int:

@@ -20,8 +20,8 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import ToolsetTool
 
 from devops_agent.config.context import PayloadSettings
-from devops_agent.policies.context.payloads import digest, fit, items_of, size_of
-from devops_agent.policies.limits import as_text
+from devops_agent.policies.context.payloads import digest, fit, items_of
+from devops_agent.policies.limits import as_text, size_of
 from devops_agent.tools.base import ToolResult
 
 QUERY_TOOL = "query_result"
