@@ -165,7 +165,7 @@ class SessionService:
         if plan is not None:
             if session_id is None:
                 raise UserError("deciding on a plan needs the session id")
-            session = self.store.get_session(session_id)
+            session = await asyncio.to_thread(self.store.get_session, session_id)  # as for approvals
             if not session.context_state.get(PENDING_PLAN_KEY):
                 raise UserError(
                     f"session {session.id[:12]} has no plan waiting for a decision",
