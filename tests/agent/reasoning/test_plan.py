@@ -3,11 +3,18 @@ rejected; answered from another process; a mutating step still asks for its own 
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from devops_agent.agent.approvals import ApprovalDecision
+from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
+from devops_agent.agent.durability import RunRequest
 from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
 from devops_agent.errors import UserError
 from devops_agent.events import (
@@ -19,6 +26,7 @@ from devops_agent.events import (
     ToolCall,
 )
 from devops_agent.store import Store
+from devops_agent.tools.base import ToolResult
 from fixtures_reasoning import ReasoningKit
 
 STEPS = [
@@ -192,3 +200,103 @@ def test_auto_runs_a_lookup_plan_at_once_and_records_what_it_did_not_plan(
     report = kit.final(events).report or {}
     assert report["plan"]["steps"] == [{"title": "Check the status", "status": "done", "mutating": False}]
     assert report["plan"]["deviations"] == [deviation.detail]
+
+
+class _Died(BaseException):
+    """A worker killed mid-run: nothing of the run's own handling runs after it."""
+
+
+@dataclass
+class _Worker:
+    """A durable executor's part in one execution of a run, kept in memory: the checkpoints and
+    ``once`` keys survive from one execution to the next as the store keeps them for workers."""
+
+    done: dict[str, str]
+    once_keys: set[str]
+    die_at_first_call: bool = False
+    worker: str = "w"
+    limiter: None = None
+    completed_steps: int = 0
+
+    @property
+    def checkpoint(self) -> _Worker:
+        return self
+
+    def recorded(self, key: str) -> ToolResult | None:
+        if self.die_at_first_call:
+            raise _Died
+        value = self.done.get(key)
+        return ToolResult.model_validate_json(value) if value is not None else None
+
+    async def record(self, key: str, result: ToolResult) -> ToolResult:
+        self.done.setdefault(key, result.model_dump_json())
+        return result
+
+    def model_capabilities(self) -> list[Any]:
+        return []
+
+    async def once(self, key: str, action: Callable[[], Awaitable[None]]) -> bool:
+        if key in self.once_keys:
+            return False
+        await action()
+        self.once_keys.add(key)
+        return True
+
+    async def finishing(self, outcome: Any, emit: Any) -> None:
+        return None
+
+
+def test_a_plan_decision_replayed_after_a_takeover_is_recorded_once(
+    sqlite_store: Store, kit: ReasoningKit
+) -> None:
+    """A worker dies after recording the decision on a plan; the worker that takes the run over
+    replays it from the start: the decision is found, not asked for again, and the run goes on."""
+    # A restart asked for beside the plan waits too; deciding the plan denies it (once).
+    propose = plan_call(STEPS)
+    propose["tool_calls"].append({"tool": "svc_restart", "args": {"service": "api"}})
+    model = kit.scripted(
+        {
+            "turns": [
+                propose,
+                {
+                    "tool_calls": [
+                        {"tool": "svc_status", "args": {"service": "api"}},
+                        {"tool": "svc_logs", "args": {"service": "api"}},
+                    ]
+                },
+                {"output": ANSWER},
+            ]
+        }
+    )
+    svc = kit.service(sqlite_store, model)
+    first = kit.drain(svc, "why is api down?", mode="agent")
+    assert kit.final(first).status == "paused"
+    sid = first[0].session_id
+    assert list(sqlite_store.get_session(sid).context_state[PENDING_KEY]), "the restart waits"
+    run_id = uuid.uuid4().hex
+    sqlite_store.create_run(sid, run_id, path="planner", status="queued")
+    request = RunRequest(
+        sid, run_id, None, "agent", plan=PlanDecision("approve", approver="alice"), path="planner"
+    )
+    done: dict[str, str] = {}
+    once_keys: set[str] = set()
+    with pytest.raises(_Died):
+        asyncio.run(svc.execute(request, _Worker(done, once_keys, die_at_first_call=True)))
+    context = sqlite_store.get_session(sid).context_state
+    assert PENDING_PLAN_KEY not in context, "the first execution recorded the decision"
+    deadline = time.monotonic() + 10
+    while not any(e.type == "plan_resolved" for e in sqlite_store.run_events(run_id)):
+        assert time.monotonic() < deadline, "the dead worker's journal wrote its events"
+        time.sleep(0.05)
+
+    final = asyncio.run(svc.execute(request, _Worker(done, once_keys)))
+    assert final is not None
+    assert final.status == "completed", [e.payload for e in sqlite_store.run_events(run_id)][-3:]
+    stored = [json.loads(e.payload) for e in sqlite_store.run_events(run_id)]
+    assert [e["decision"] for e in stored if e["type"] == "plan_resolved"] == ["approved"], "once"
+    assert sorted(c.tool for c in sqlite_store.list_tool_calls(sid)) == ["svc_logs", "svc_status"]
+    assert final.report is not None
+    assert final.report["plan"]["approved_by"] == "alice"
+    assert kit.restarted == []
+    outcomes = [a.outcome for a in sqlite_store.list_audit(session_id=sid, tool="svc_restart")]
+    assert sorted(outcomes) == ["denied", "pending"], "paused once, denied once"

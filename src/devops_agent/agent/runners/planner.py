@@ -30,7 +30,7 @@ from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
+from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision, deferred_results
 from devops_agent.agent.models import request_settings
 from devops_agent.agent.plugins import available_runbooks
 from devops_agent.agent.reasoning.answer import ModelAnswer, Synthesis, orchestrator_checks, to_report
@@ -68,6 +68,9 @@ from devops_agent.report import CriticChange, CriticNotes, Disagreement, Gap, Re
 
 REASONING_KEY = "reasoning"
 """``session.context_state`` key of a question's reasoning state across its runs (pauses)."""
+ANSWERED_PLAN_KEY = "answered_plan"
+"""The plan decision a run recorded (its run id, the plan it decided, the calls it denied): a
+durable run replaying after a takeover finds the decision here, the pending plan being gone."""
 CRITIC_REQUESTS = 3
 
 
@@ -113,7 +116,7 @@ class _PlannerRun:
                 "replans": 0,
                 "rounds": 0,
             }
-            self._save(clear=(ACTIVE_PLAN_KEY, PENDING_PLAN_KEY))
+            self._save(clear=(ACTIVE_PLAN_KEY, PENDING_PLAN_KEY, ANSWERED_PLAN_KEY))
         else:
             self.state = dict(
                 context.get(REASONING_KEY) or {"question": scope.session.title, "mode": "never"}
@@ -148,7 +151,7 @@ class _PlannerRun:
             return await self._council(check_names(self.state["council"], self.available))
         deferred: DeferredToolResults | None = None
         if scope.plan_decision is not None:
-            deferred = self._plan_answered()
+            deferred = await self._plan_answered()
             if deferred is None:
                 return self._rejected()
         elif scope.answers is not None:
@@ -366,23 +369,36 @@ class _PlannerRun:
 
     # -- ends ----------------------------------------------------------------------------------------
 
-    def _plan_answered(self) -> DeferredToolResults | None:
+    async def _plan_answered(self) -> DeferredToolResults | None:
+        """Record the decision on the pending plan, once: a durable run replaying after a takeover
+        finds what it recorded (``ANSWERED_PLAN_KEY``) and gives the model the same results."""
         scope = self.scope
         assert scope.plan_decision is not None
-        context = scope.store.get_session(scope.session.id).context_state
-        pending = context[PENDING_PLAN_KEY]
-        approvals: dict[str, Any] = {}
-        if context.get(PENDING_KEY):  # calls made beside the plan, before it was decided
-            why = "the plan was not decided when this call was made; make it again as a step of the plan"
-            answers = {cid: ApprovalDecision(False, why, "policy") for cid in context[PENDING_KEY]}
-            approvals = dict(
-                scope.broker.answer(scope.store.get_session(scope.session.id), answers).approvals
-            )
+        session = scope.store.get_session(scope.session.id)
+        answered = session.context_state.get(ANSWERED_PLAN_KEY) or {}
+        replay = answered.get("run_id") == scope.run_id
+        if replay:
+            pending, denied = answered["pending"], list(answered["denied"])
+        else:
+            pending = session.context_state[PENDING_PLAN_KEY]
+            denied = list(session.context_state.get(PENDING_KEY) or ())  # made beside the plan
+            # Recorded before anything else happens: a takeover from here on finds the decision.
+            self._save(answered_plan={"run_id": scope.run_id, "pending": pending, "denied": denied})
+        why = "the plan was not decided when this call was made; make it again as a step of the plan"
+        answers = {cid: ApprovalDecision(False, why, "policy") for cid in denied}
+
+        async def deny() -> None:  # the session read again: the record above changed it
+            scope.broker.answer(scope.store.get_session(scope.session.id), answers)
+
+        if answers and scope.durability is not None:
+            await scope.durability.once("plan.deny_waiting", deny)  # not again on a replay
+        elif answers:
+            await deny()
         results = self.desk.decide(pending, scope.plan_decision)
         self._save(clear=(PENDING_PLAN_KEY,))
         if results is None:
             return None
-        return DeferredToolResults(calls=results.calls, approvals=approvals)
+        return DeferredToolResults(calls=results.calls, approvals=dict(deferred_results(answers).approvals))
 
     def _pause(self, output: DeferredToolRequests) -> RunOutcome:
         scope = self.scope
@@ -470,8 +486,15 @@ class _PlannerRun:
             restored.summary += RESTORE_FAILED_NOTE
         return restored
 
-    def _save(self, *, clear: tuple[str, ...] = (), pending_plan: dict[str, Any] | None = None) -> None:
-        """The question's reasoning state, the active plan and a pending one, kept in the session."""
+    def _save(
+        self,
+        *,
+        clear: tuple[str, ...] = (),
+        pending_plan: dict[str, Any] | None = None,
+        answered_plan: dict[str, Any] | None = None,
+    ) -> None:
+        """The question's reasoning state, the active plan and a pending (or just decided) one,
+        kept in the session."""
         store, sid = self.scope.store, self.scope.session.id
         context = dict(store.get_session(sid).context_state)
         context[REASONING_KEY] = self.state
@@ -481,6 +504,8 @@ class _PlannerRun:
             context[ACTIVE_PLAN_KEY] = active
         if pending_plan is not None:
             context[PENDING_PLAN_KEY] = pending_plan
+        if answered_plan is not None:
+            context[ANSWERED_PLAN_KEY] = answered_plan
         for key in clear:
             context.pop(key, None)
         store.update_session(sid, context_state=context)
