@@ -52,6 +52,7 @@ from devops_agent.secrets.shapes import find_hook_urls, find_jwts, find_prefixed
 from devops_agent.secrets.values import MASK_TAIL as _MASK_TAIL
 from devops_agent.secrets.values import is_code_reference as _is_code_reference
 from devops_agent.secrets.values import is_dummy as _is_dummy
+from devops_agent.secrets.values import is_expression as _is_expression
 from devops_agent.secrets.values import is_placeholder as _is_placeholder
 from devops_agent.secrets.values import is_wordy as _is_wordy
 from devops_agent.secrets.values import looks_random as _looks_random
@@ -334,7 +335,6 @@ _PASSWORD_PLACEHOLDERS = frozenset(
     {"changeme", "change_me", "change-me", "changeit", "changethis", "change_this", "secret_here"}
 )
 _PASSWORD_KEY_RX = re.compile(r"(?i)pass(?:word|wd|phrase)?(?![a-z])|pwd")
-_NOT_LITERAL_RX = re.compile(r"^\\?\$|^@@?[A-Za-z_]|\$[{(]|^[,;)+.]|[:(+]$|^arn:|[-_]v?\d+\.\d+(?:\.\d+)*$")
 _CODE_START_RX = re.compile(r"^:")  # unquoted only (a YAML symbol); quoted, ":9URM*n5…" is a literal
 
 
@@ -347,7 +347,7 @@ def _value_is_secret(key: str, value: str, quoted: bool, *, compared: bool = Fal
     if "csrf" in low_key or "xsrf" in low_key or "authenticity" in low_key or "verificationtoken" in low_key:
         return False  # anti-forgery tokens (forms too) are per session and useless without its cookie
     inner = value.strip("\"'")  # DATABASE_PASSWORD="'$VAR'" quotes the interpolation twice
-    if _is_placeholder(value) or (inner != value and _is_placeholder(inner)) or _NOT_LITERAL_RX.search(inner):
+    if _is_placeholder(value) or (inner != value and _is_placeholder(inner)) or _is_expression(inner):
         return False  # placeholders, concatenations, variable interpolation, ARNs, versions
     if "public" in low_key or (not quoted and _CODE_START_RX.search(value)):
         return False
@@ -394,7 +394,7 @@ _KV_TAIL_RX = re.compile(
     # a value quoted with escaped quotes: JSON inside a string (\"x\"), JS inside a string (\\'x\\')
     + r"|\\{1,2}(?P<eq>[\"'])(?P<ev>[^\"'\\\r\n]{1,500})\\{1,2}(?P=eq)|(?P<uv>[^\s\"'`,;<>(){}\[\]]{1,500}))"
 )
-_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 # Words that may be glued in front of a weak key word without a separator (apikey, accesskey).
 _GLUE_PREFIXES = (
     "api", "access", "private", "client", "app", "account", "encryption", "signing", "master", "secret",
@@ -433,9 +433,8 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
             if m.end() in done:
                 continue
             done.add(m.end())
-            ks = p
-            while ks > lo and p - ks < 40 and text[ks - 1] in _KEY_CHARS:
-                ks -= 1
+            ks = max(lo, p - 40)  # the key starts after the last non-key character (40 at most)
+            ks += len(text[ks:p].rstrip(_KEY_CHARS))
             if ks > 0 and text[ks - 1] == "/":
                 continue  # a path segment ('/forgot-password' => "passwords#update"), not a key
             key = text[ks : m.start("sep")]

@@ -76,6 +76,25 @@ _PLACEHOLDER_RX = re.compile(
     r"placeholder|redacted|hidden|masked|todo|tbd|"
     r"env\(.*|process\.env.*|os\.environ.*|os\.getenv.*|getenv.*|!vault.*|vault:.*|ref\+.*)$"
 )
+# Not a literal: interpolation ($VAR, \\$VAR, ${…}, $(…)), an annotation (@Value), a piece of an
+# expression (leading ",;)+.", trailing ":(+"), an ARN, a name ending in a version ("-v1.2.3").
+_EXPRESSION_RX = re.compile(r"^\\?\$|^@@?[A-Za-z_]|\$[{(]|^[,;)+.]|[:(+]$|^arn:|[-_]v?\d+\.\d+(?:\.\d+)*$")
+_EXPRESSION_STARTS = ("@", ",", ";", ")", "+", ".", "arn:")
+_EXPRESSION_ENDS = (":", "(", "+")
+
+
+def is_expression(value: str) -> bool:
+    """A variable, an annotation, a piece of an expression, an ARN or a versioned name, not a literal.
+
+    Every branch of _EXPRESSION_RX needs a "$", one of a few first characters, or one of ":(+" or a
+    digit last (before one final newline, as ``$`` reads): tested first with string methods, since
+    this runs on every value of a secret-named key and most values have none of them."""
+    tail = value[:-1] if value.endswith("\n") else value
+    if "$" in value or value.startswith(_EXPRESSION_STARTS) or tail.endswith(_EXPRESSION_ENDS):
+        return _EXPRESSION_RX.search(value) is not None
+    return tail[-1:].isdigit() and _EXPRESSION_RX.search(value) is not None
+
+
 _IDENTIFIER_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z]+(?:[A-Z][a-z]+)+$")
 
 
