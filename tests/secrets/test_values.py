@@ -82,3 +82,52 @@ def test_expression_test_reads_as_its_regex() -> None:
     values += ["".join(rng.choice(pieces) for _ in range(rng.randrange(3, 8))) for _ in range(5_000)]
     for value in values:
         assert is_expression(value) == (_EXPRESSION_RX.search(value) is not None), repr(value)
+
+
+def test_one_scan_remembers_answers_inside_the_block_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside ``one_scan`` a value is tested once, each test keeps its own answers, and nothing is
+    kept after the block (a value may be a secret), also when the block ends by an error."""
+    from devops_agent.secrets import values
+
+    tested: list[str] = []
+    real = values._dummy
+    monkeypatch.setattr(values, "_dummy", lambda v: tested.append(v) or real(v))
+    wordy, typed = "DOC_Vector_5_32", "tok_" + "x" * 36  # an identifier; a documentation value
+    with values.one_scan():
+        answers = [
+            values.is_dummy(wordy),
+            values.is_wordy(wordy),
+            values.is_dummy(wordy),
+            values.is_wordy(wordy),
+        ]
+        assert answers == [False, True, False, True]
+        assert values.is_dummy(typed)
+        assert values.is_dummy(typed)
+    assert tested == [wordy, typed]
+    assert values._SCAN_MEMO.get() is None
+    values.is_dummy(wordy)
+    assert tested == [wordy, typed, wordy]  # outside a block every call tests again
+
+    def failing_scan() -> None:
+        with values.one_scan():
+            values.is_dummy(typed)
+            raise RuntimeError
+
+    with pytest.raises(RuntimeError):
+        failing_scan()
+    assert values._SCAN_MEMO.get() is None
+
+
+def test_a_scan_tests_a_repeated_value_once_and_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from devops_agent.secrets import values
+    from devops_agent.secrets.scrubber import find_secrets
+
+    tested: list[str] = []
+    real = values._dummy
+    monkeypatch.setattr(values, "_dummy", lambda v: tested.append(v) or real(v))
+    token = _random(40, "memo")
+    text = f"API_TOKEN={token}\nother_token: {token}\n"
+    found = find_secrets(text)
+    assert [text[f.start : f.end] for f in found] == [token, token]
+    assert tested.count(token) == 1
+    assert values._SCAN_MEMO.get() is None

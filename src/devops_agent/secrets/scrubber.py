@@ -56,6 +56,7 @@ from devops_agent.secrets.values import is_expression as _is_expression
 from devops_agent.secrets.values import is_placeholder as _is_placeholder
 from devops_agent.secrets.values import is_wordy as _is_wordy
 from devops_agent.secrets.values import looks_random as _looks_random
+from devops_agent.secrets.values import one_scan_per_call as _one_scan_per_call
 
 REDACTED = "[REDACTED_SECRET]"
 
@@ -710,6 +711,7 @@ __all__ = [  # LineIndex and index_keywords are re-exported: the recognizers imp
 ]  # fmt: skip
 
 
+@_one_scan_per_call  # a value found by several rules or in several places is tested once
 def find_secrets(
     text: str, index: LineIndex | None = None, *, secret_file: bool = False, provider_rules: bool = True
 ) -> list[SecretFinding]:
