@@ -738,11 +738,10 @@ def find_secrets(
             continue
         if rule.multiline:
             ranges = [(0, len(text))]
-        for lo, hi in ranges:
-            spans = rule.find(text, lo, hi)
-            if rule.skip_dummies:
-                spans = [(s, e) for s, e in spans if not _is_dummy(text[s:e])]
-            raw.extend(SecretFinding(rule.kind, s, e) for s, e in spans if e > s)
+        spans = [span for lo, hi in ranges for span in rule.find(text, lo, hi)]  # one list per rule
+        if rule.skip_dummies:
+            spans = [(s, e) for s, e in spans if not _is_dummy(text[s:e])]
+        raw.extend(SecretFinding(rule.kind, s, e) for s, e in spans if e > s)
     # Token shapes last, over the whole text: a run inside a span already found needs no shape test
     # (the union is the same), which spares most of the work on secret-dense text.
     found = _merge(list(raw))
