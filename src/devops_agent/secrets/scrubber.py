@@ -439,7 +439,7 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
             if ks > 0 and text[ks - 1] == "/":
                 continue  # a path segment ('/forgot-password' => "passwords#update"), not a key
             key = text[ks : m.start("sep")]
-            group = next(g for g in ("qv", "sv", "bv", "ev", "uv") if m.group(g) is not None)
+            group = m.lastgroup or ""  # the value's group ends each branch: qv, sv, bv, ev or uv
             if group == "uv" and m.end() < len(text) and text[m.end()] in "({[$":
                 continue  # a call, an index or an interpolation, not a literal
             sep = m.group("sep")
