@@ -43,6 +43,7 @@ _RUN_RX = re.compile(
 # to the next in C instead of trying _RUN_RX's look-behind at every position (see _runs).
 _AFTER_BOUNDARY_RX = re.compile(r"[^A-Za-z0-9_.~+/-][A-Za-z0-9_.~-]{20}")
 _AFTER_SCHEME_RX = re.compile(r"://[A-Za-z0-9_.~-]{20}")
+_TWO_DIGITS_RX = re.compile(r"[0-9][^0-9]*[0-9]")  # a run is ASCII: its digits are 0-9
 _SEP_RX = re.compile(r"[_.~-]")
 _PREFIX_RX = re.compile(r"([A-Za-z0-9][A-Za-z0-9]{0,11})[_.~-]")
 # A digest labelled with its algorithm: "SHA256:<base64>" (an SSH key fingerprint), "md5=<hex>".
@@ -185,7 +186,7 @@ def find_prefixed_tokens(
     for match in _runs(text, lo, hi):
         raw = match.group()
         run = raw.strip(_EDGE)  # a sentence's full stop, a leading "--" are no part of it
-        if len(run) < 20 or sum(map(str.isdigit, run)) < 2:
+        if len(run) < 20 or _TWO_DIGITS_RX.search(run) is None:
             continue  # cheapest test first: most long runs of text are words and paths
         start = match.start() + len(raw) - len(raw.lstrip(_EDGE))
         if covered is not None and covered(start, start + len(run)):
