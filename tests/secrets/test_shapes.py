@@ -171,3 +171,40 @@ def test_a_long_run_of_capitals_and_digits_is_a_key_a_short_one_an_id() -> None:
         "sum " + body("0123456789ABCDEF", 64, "hexup"),  # upper-case hex: a digest
     ):
         assert [f for f in find_secrets(text) if f.kind == "prefixed_token"] == [], text
+
+
+def test_fast_scans_answer_as_the_plain_regexes_do() -> None:
+    """``_runs`` (candidate starts, then ``_RUN_RX.match``) and the byte reading of
+    ``_typed_sequence`` are speed-ups: each must give what the plain regex gives, also at the edges
+    (a run starting right after ``lo`` with ``://`` before it, runs over 400, ``=`` padding, a
+    counting run that wraps from z to a, non-ASCII letters that lower-case to ASCII)."""
+    import random
+
+    from devops_agent.secrets import shapes
+
+    def typed_by_regex(core: str) -> bool:
+        letters, digits = core.translate(shapes._NOT_LETTERS).lower(), core.translate(shapes._NOT_DIGITS)
+        return shapes._SEQ6_RX.search(letters) is not None or shapes._SEQ6_RX.search(digits) is not None
+
+    rng = random.Random(30)
+    pieces = ["a", "B", "7", "_", ".", "~", "-", "+", "/", "=", "==", ":", "://", " ", "\n", '"', "é"]
+    texts = [
+        "x://" + "k" * 30, "://" + "A1" * 15 + "==", "a" * 401 + " " + "b7" * 12, "=" + "c3" * 12 + "=+",
+    ]  # fmt: skip
+    for _ in range(3000):
+        texts.append(
+            "".join(rng.choice(pieces) if rng.random() < 0.2 else rng.choice(AN) for _ in range(120))
+        )
+    for text in texts:
+        for lo in {0, 1, 2, 3, 4, rng.randrange(len(text) + 1)}:
+            want = [m.span() for m in shapes._RUN_RX.finditer(text, lo, len(text))]
+            assert [m.span() for m in shapes._runs(text, lo, len(text))] == want, (text, lo)
+
+    cores = ["yzAbcd", "a1B2c3D4e5F6", "X9y8Z7a6B5c4", "edcbaZ", "78901-2", "\u212aLMNOP", "ghi\u0130jkl"]
+    for _ in range(3000):
+        start, step = rng.randrange(36), rng.choice((1, -1))
+        run = "".join(LOWAN[(start + step * i) % 36] for i in range(rng.randrange(3, 9)))
+        noise = "".join(rng.choice(AN + "_-.é\u212a") for _ in range(rng.randrange(12)))
+        cores.append("".join(c.upper() if rng.random() < 0.3 else c for c in noise + run + noise[::-1]))
+    for core in cores:
+        assert shapes._typed_sequence(core) == typed_by_regex(core), core

@@ -87,15 +87,17 @@ class LineIndex:
         text = self.text
         hits: dict[str, list[tuple[int, int]]] = {}
         last: dict[str, int] = {}
+        lo, hi = 0, -1  # the line of the last hit: hits come by position, several to a line
         for end, variants in automaton.iter(self.low):
             for kw, exact in variants:
                 if exact and not text.startswith(kw, end - len(kw) + 1):
                     continue
                 if last.get(kw, -1) >= end:
                     continue  # already inside a line recorded for this keyword
-                lo = text.rfind("\n", 0, end) + 1
-                hi = text.find("\n", end)
-                hi = len(text) if hi < 0 else hi
+                if end > hi:
+                    lo = text.rfind("\n", 0, end) + 1
+                    hi = text.find("\n", end)
+                    hi = len(text) if hi < 0 else hi
                 hits.setdefault(kw, []).append((lo, hi))
                 last[kw] = hi
         self._cache.update(hits)  # keywords looked for and not found are in self._indexed alone
@@ -140,9 +142,12 @@ class LineIndex:
         # one keyword's lines are sorted and distinct already; several need sorting
         spans = nonempty[0] if len(nonempty) == 1 else sorted({r for lines in nonempty for r in lines})
         merged: list[tuple[int, int]] = []
-        for lo, hi in spans:
-            if merged and lo <= merged[-1][1] + 1:
-                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        start, stop = spans[0]
+        for lo, hi in spans:  # (the first joins itself)
+            if lo <= stop + 1:
+                stop = max(hi, stop)
             else:
-                merged.append((lo, hi))
+                merged.append((start, stop))
+                start, stop = lo, hi
+        merged.append((start, stop))
         return merged

@@ -52,9 +52,11 @@ from devops_agent.secrets.shapes import find_hook_urls, find_jwts, find_prefixed
 from devops_agent.secrets.values import MASK_TAIL as _MASK_TAIL
 from devops_agent.secrets.values import is_code_reference as _is_code_reference
 from devops_agent.secrets.values import is_dummy as _is_dummy
+from devops_agent.secrets.values import is_expression as _is_expression
 from devops_agent.secrets.values import is_placeholder as _is_placeholder
 from devops_agent.secrets.values import is_wordy as _is_wordy
 from devops_agent.secrets.values import looks_random as _looks_random
+from devops_agent.secrets.values import one_scan_per_call as _one_scan_per_call
 
 REDACTED = "[REDACTED_SECRET]"
 
@@ -334,7 +336,6 @@ _PASSWORD_PLACEHOLDERS = frozenset(
     {"changeme", "change_me", "change-me", "changeit", "changethis", "change_this", "secret_here"}
 )
 _PASSWORD_KEY_RX = re.compile(r"(?i)pass(?:word|wd|phrase)?(?![a-z])|pwd")
-_NOT_LITERAL_RX = re.compile(r"^\\?\$|^@@?[A-Za-z_]|\$[{(]|^[,;)+.]|[:(+]$|^arn:|[-_]v?\d+\.\d+(?:\.\d+)*$")
 _CODE_START_RX = re.compile(r"^:")  # unquoted only (a YAML symbol); quoted, ":9URM*n5…" is a literal
 
 
@@ -347,7 +348,7 @@ def _value_is_secret(key: str, value: str, quoted: bool, *, compared: bool = Fal
     if "csrf" in low_key or "xsrf" in low_key or "authenticity" in low_key or "verificationtoken" in low_key:
         return False  # anti-forgery tokens (forms too) are per session and useless without its cookie
     inner = value.strip("\"'")  # DATABASE_PASSWORD="'$VAR'" quotes the interpolation twice
-    if _is_placeholder(value) or (inner != value and _is_placeholder(inner)) or _NOT_LITERAL_RX.search(inner):
+    if _is_placeholder(value) or (inner != value and _is_placeholder(inner)) or _is_expression(inner):
         return False  # placeholders, concatenations, variable interpolation, ARNs, versions
     if "public" in low_key or (not quoted and _CODE_START_RX.search(value)):
         return False
@@ -394,7 +395,7 @@ _KV_TAIL_RX = re.compile(
     # a value quoted with escaped quotes: JSON inside a string (\"x\"), JS inside a string (\\'x\\')
     + r"|\\{1,2}(?P<eq>[\"'])(?P<ev>[^\"'\\\r\n]{1,500})\\{1,2}(?P=eq)|(?P<uv>[^\s\"'`,;<>(){}\[\]]{1,500}))"
 )
-_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 # Words that may be glued in front of a weak key word without a separator (apikey, accesskey).
 _GLUE_PREFIXES = (
     "api", "access", "private", "client", "app", "account", "encryption", "signing", "master", "secret",
@@ -433,13 +434,12 @@ def _find_kv_secrets(text: str, lo: int, hi: int) -> Iterable[tuple[int, int]]:
             if m.end() in done:
                 continue
             done.add(m.end())
-            ks = p
-            while ks > lo and p - ks < 40 and text[ks - 1] in _KEY_CHARS:
-                ks -= 1
+            ks = max(lo, p - 40)  # the key starts after the last non-key character (40 at most)
+            ks += len(text[ks:p].rstrip(_KEY_CHARS))
             if ks > 0 and text[ks - 1] == "/":
                 continue  # a path segment ('/forgot-password' => "passwords#update"), not a key
             key = text[ks : m.start("sep")]
-            group = next(g for g in ("qv", "sv", "bv", "ev", "uv") if m.group(g) is not None)
+            group = m.lastgroup or ""  # the value's group ends each branch: qv, sv, bv, ev or uv
             if group == "uv" and m.end() < len(text) and text[m.end()] in "({[$":
                 continue  # a call, an index or an interpolation, not a literal
             sep = m.group("sep")
@@ -711,6 +711,7 @@ __all__ = [  # LineIndex and index_keywords are re-exported: the recognizers imp
 ]  # fmt: skip
 
 
+@_one_scan_per_call  # a value found by several rules or in several places is tested once
 def find_secrets(
     text: str, index: LineIndex | None = None, *, secret_file: bool = False, provider_rules: bool = True
 ) -> list[SecretFinding]:
@@ -737,11 +738,10 @@ def find_secrets(
             continue
         if rule.multiline:
             ranges = [(0, len(text))]
-        for lo, hi in ranges:
-            spans = rule.find(text, lo, hi)
-            if rule.skip_dummies:
-                spans = [(s, e) for s, e in spans if not _is_dummy(text[s:e])]
-            raw.extend(SecretFinding(rule.kind, s, e) for s, e in spans if e > s)
+        spans = [span for lo, hi in ranges for span in rule.find(text, lo, hi)]  # one list per rule
+        if rule.skip_dummies:
+            spans = [(s, e) for s, e in spans if not _is_dummy(text[s:e])]
+        raw.extend(SecretFinding(rule.kind, s, e) for s, e in spans if e > s)
     # Token shapes last, over the whole text: a run inside a span already found needs no shape test
     # (the union is the same), which spares most of the work on secret-dense text.
     found = _merge(list(raw))

@@ -4,13 +4,55 @@ code, a word-built identifier, or random enough to be a token?
 :mod:`devops_agent.secrets.scrubber` asks these before redacting what a context rule found (a
 config line's value, the word after "secret"); the shape rules of
 :mod:`devops_agent.secrets.shapes` have their own test of randomness. Pure functions on
-strings: this module imports nothing from the package and never logs or keeps the values.
+strings: this module imports nothing from the package and never logs the values; it keeps them
+only inside a :class:`one_scan` block (the answers of one text's scan), never after it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections.abc import Callable
+from contextvars import ContextVar
+from types import TracebackType
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+# The answers of is_dummy and is_wordy, by value, while one text is scanned: a text holds the same
+# value in several places, and several rules test each one (a provider's format, the key = value
+# rule, a shape). Forgotten when the scan ends: a value may be a secret.
+_Memo = tuple[dict[str, bool], dict[str, bool]]  # is_dummy's answers, is_wordy's
+_SCAN_MEMO: ContextVar[_Memo | None] = ContextVar("_SCAN_MEMO", default=None)
+
+
+class one_scan:  # noqa: N801 - used as a block, like contextlib's suppress
+    """Within this block, :func:`is_dummy` and :func:`is_wordy` test each distinct value once (per
+    thread or task: the memory is a context variable); the values are dropped when it ends."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _SCAN_MEMO.set(({}, {}))
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        _SCAN_MEMO.reset(self._token)
+
+
+def one_scan_per_call(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``fn`` (a scan of one text) runs inside a :class:`one_scan` block on each call."""
+
+    @functools.wraps(fn)
+    def scan(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with one_scan():
+            return fn(*args, **kwargs)
+
+    return scan
+
 
 # Documentation and hand-typed values, never generated: marker words, one character repeated, six
 # ascending letters or digits (``abcdef``, ``123456``: under 1 in 10^8 per position by chance in a
@@ -38,6 +80,16 @@ def is_dummy(value: str) -> bool:
     in them (``ExamplePas123``) are no evidence of a placeholder. Placeholders are short, so only
     the head of a long value is looked at.
     """
+    memo = _SCAN_MEMO.get()
+    if memo is None:
+        return _dummy(value)
+    known = memo[0].get(value)
+    if known is None:
+        known = memo[0][value] = _dummy(value)
+    return known
+
+
+def _dummy(value: str) -> bool:
     head = value[:64]
     if len(value) >= 32 and "AAAA" in head and not value.isupper():
         head = _ZERO_RUN_RX.sub("A", head)  # base64 of zero bytes (DER padding), not a typed run
@@ -76,6 +128,25 @@ _PLACEHOLDER_RX = re.compile(
     r"placeholder|redacted|hidden|masked|todo|tbd|"
     r"env\(.*|process\.env.*|os\.environ.*|os\.getenv.*|getenv.*|!vault.*|vault:.*|ref\+.*)$"
 )
+# Not a literal: interpolation ($VAR, \\$VAR, ${…}, $(…)), an annotation (@Value), a piece of an
+# expression (leading ",;)+.", trailing ":(+"), an ARN, a name ending in a version ("-v1.2.3").
+_EXPRESSION_RX = re.compile(r"^\\?\$|^@@?[A-Za-z_]|\$[{(]|^[,;)+.]|[:(+]$|^arn:|[-_]v?\d+\.\d+(?:\.\d+)*$")
+_EXPRESSION_STARTS = ("@", ",", ";", ")", "+", ".", "arn:")
+_EXPRESSION_ENDS = (":", "(", "+")
+
+
+def is_expression(value: str) -> bool:
+    """A variable, an annotation, a piece of an expression, an ARN or a versioned name, not a literal.
+
+    Every branch of _EXPRESSION_RX needs a "$", one of a few first characters, or one of ":(+" or a
+    digit last (before one final newline, as ``$`` reads): tested first with string methods, since
+    this runs on every value of a secret-named key and most values have none of them."""
+    tail = value[:-1] if value.endswith("\n") else value
+    if "$" in value or value.startswith(_EXPRESSION_STARTS) or tail.endswith(_EXPRESSION_ENDS):
+        return _EXPRESSION_RX.search(value) is not None
+    return tail[-1:].isdigit() and _EXPRESSION_RX.search(value) is not None
+
+
 _IDENTIFIER_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[a-z]+(?:[A-Z][a-z]+)+$")
 
 
@@ -118,6 +189,16 @@ _WORD_SPLIT_RX = re.compile(r"[_.\-/ ]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a
 def is_wordy(value: str) -> bool:
     """Identifier-like values (``DOC_Vector_5_32``, ``jetbrains.mps.v8_elimination``,
     ``ConnectionString_B2B``), not tokens."""
+    memo = _SCAN_MEMO.get()
+    if memo is None:
+        return _wordy(value)
+    known = memo[1].get(value)
+    if known is None:
+        known = memo[1][value] = _wordy(value)
+    return known
+
+
+def _wordy(value: str) -> bool:
     parts = [p for p in _WORD_SPLIT_RX.split(value) if p]
     if len(parts) < 3 or max(len(p) for p in parts) > 12:
         return False
