@@ -114,6 +114,8 @@ def test_for_call_stamps_the_call_on_every_entry() -> None:
 
 
 def test_parse_time_reads_iso_and_unix_seconds() -> None:
+    assert parse_time(T0) is T0
+    assert parse_time(T0.replace(tzinfo=None)) == T0  # a naive datetime is UTC too
     assert parse_time("2026-11-27T12:00:00Z") == T0
     assert parse_time("2026-11-27T12:00:00") == T0  # naive is UTC
     assert parse_time(T0.timestamp()) == T0

@@ -210,7 +210,10 @@ def template_table(
 
 
 def parse_time(value: object) -> datetime | None:
-    """An ISO 8601 text (``Z`` allowed) or unix seconds as an aware UTC datetime; ``None`` otherwise."""
+    """An ISO 8601 text (``Z`` allowed), unix seconds or a datetime as an aware datetime (UTC when
+    it names no offset); ``None`` otherwise."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return datetime.fromtimestamp(float(value), UTC)
     if not isinstance(value, str) or not value:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
+from devops_agent.evidence import parse_time
 from devops_agent.report import Finding
 from devops_agent.runbooks.analyzers.base import (
     CannotAnalyze,
@@ -71,13 +72,6 @@ def _parse(value: Any) -> datetime | None:
         return None
 
 
-def _utc(value: Any) -> datetime | None:
-    parsed = _parse(value) if value else None
-    if parsed is None:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def commit_times(commit: dict[str, Any]) -> tuple[Any, Any]:
     """``(authored, committed)`` as the tool gave them; a lone ``date`` counts as both."""
     date = commit.get("date")
@@ -87,7 +81,7 @@ def commit_times(commit: dict[str, Any]) -> tuple[Any, Any]:
 def landed(commit: dict[str, Any]) -> datetime | None:
     """When the commit landed on its branch (its commit time, else its author time), aware."""
     authored, committed = commit_times(commit)
-    return _utc(committed) or _utc(authored)
+    return parse_time(committed) or parse_time(authored)
 
 
 @dataclass(frozen=True)
@@ -191,7 +185,7 @@ def find_onset(evidence: Evidence, inputs: dict[str, Any]) -> tuple[Onset | None
     The alert's start (the ``onset`` input) wins; else the earliest first line among the error
     templates that appeared in the logs read (not those already there when the lines begin).
     """
-    alert = _utc(inputs.get("onset"))
+    alert = parse_time(inputs.get("onset"))
     if alert is not None:
         return Onset(alert, "the alert's start"), ""
     logs = first_result(evidence, "logs_errors")
@@ -202,11 +196,11 @@ def find_onset(evidence: Evidence, inputs: dict[str, Any]) -> tuple[Onset | None
         groups = as_records(data, "groups")
     except CannotAnalyze:
         return None, ""  # the log analyzer reports the unreadable output
-    read_from = _utc(dict_field(data, "time_range").get("start")) if isinstance(data, dict) else None
+    read_from = parse_time(dict_field(data, "time_range").get("start")) if isinstance(data, dict) else None
     new = [
         (first, g)
         for g in groups
-        if (first := _utc(g.get("first_seen"))) is not None and is_new(g, read_from, _LOG_WINDOW)
+        if (first := parse_time(g.get("first_seen"))) is not None and is_new(g, read_from, _LOG_WINDOW)
     ]
     if new:
         first, group = min(new, key=lambda item: item[0])

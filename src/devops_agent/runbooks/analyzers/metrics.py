@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from devops_agent.evidence import parse_time
 from devops_agent.report import Finding, Gap, Severity
 from devops_agent.results import ToolResult
 from devops_agent.runbooks.analyzers.base import (
@@ -46,16 +47,6 @@ _ONSET_LAG = timedelta(minutes=5)
 alarms a step or two into a change, and steps are up to a few minutes long."""
 
 
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _utc(dt: datetime) -> str:
     return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
@@ -66,7 +57,7 @@ def _log_summary(evidence: Evidence) -> tuple[list[dict[str, Any]], datetime | N
     if result is None or result.status != "success":
         return [], None
     data = structured(result)
-    read_from = _when(dict_field(data, "time_range").get("start")) if isinstance(data, dict) else None
+    read_from = parse_time(dict_field(data, "time_range").get("start")) if isinstance(data, dict) else None
     return as_records(data, "groups"), read_from
 
 
@@ -78,7 +69,7 @@ def _commits(evidence: Evidence) -> list[dict[str, Any]]:
 
 
 def _commit_time(commit: dict[str, Any]) -> datetime | None:
-    return _when(commit.get("date") or commit.get("committed") or commit.get("authored"))
+    return parse_time(commit.get("date") or commit.get("committed") or commit.get("authored"))
 
 
 @dataclass
@@ -115,10 +106,10 @@ def is_new(group: dict[str, Any], read_from: datetime | None, window: timedelta)
     gap between lines (``window`` for a single line): a template logged every 30 minutes whose
     first line is 10 minutes into the logs was simply between two lines when they begin.
     """
-    first = _when(group.get("first_seen"))
+    first = parse_time(group.get("first_seen"))
     if first is None or read_from is None:
         return first is not None
-    last = _when(group.get("last_seen")) or first
+    last = parse_time(group.get("last_seen")) or first
     count = int(number(group.get("count")) or 1)
     gap = (last - first) / (count - 1) if count > 1 and last > first else window
     return first - read_from > 2 * gap
@@ -133,8 +124,8 @@ def correlated_groups(
     """
     out = []
     for g in groups:
-        first = _when(g.get("first_seen"))
-        spike = _when(g.get("spike_start")) if g.get("spike") else None
+        first = parse_time(g.get("first_seen"))
+        spike = parse_time(g.get("spike_start")) if g.get("spike") else None
         new = first is not None and abs(first - start) <= window and is_new(g, read_from, window)
         if new or (spike is not None and abs(spike - start) <= window):
             out.append(g)
@@ -180,7 +171,7 @@ def _line_up(
         correlated_groups(groups, start, log_window, read_from), commits_before(commits, start, change_window)
     )
     for g in out.related[:5]:
-        spike = _when(g.get("spike_start")) if g.get("spike") else None
+        spike = parse_time(g.get("spike_start")) if g.get("spike") else None
         how = (
             f"spiked from {g.get('spike_start')}, first seen {g.get('first_seen')}"
             if spike is not None and abs(spike - start) <= log_window
@@ -234,7 +225,9 @@ def _pick_event(
 
     if onset is not None:
         near = [
-            e for e in events if (t := _when(e.get("start"))) is not None and onset - lead <= t <= onset + lag
+            e
+            for e in events
+            if (t := parse_time(e.get("start"))) is not None and onset - lead <= t <= onset + lag
         ]
         if near:
             return max(near, key=score), True
@@ -320,13 +313,13 @@ def _no_data_gap(result: ToolResult, inputs: dict[str, Any]) -> Gap:
     is evidence; "the query returns nothing now" is not evidence that nothing is wrong)."""
     meta = result.metadata
     query = shorten(inputs.get("query") or meta.get("query") or "the query", 120)
-    start, end = _when(meta.get("start")), _when(meta.get("end"))
+    start, end = parse_time(meta.get("start")), parse_time(meta.get("end"))
     between = f" between {_utc(start)} and {_utc(end)}" if start and end else ""
     reasons = [
         "the selector may not match (a metric name or label that differs from the series)",
         "the series may be gone (its target is down or no longer scraped, the metric was renamed)",
     ]
-    onset = _when(inputs.get("onset"))
+    onset = parse_time(inputs.get("onset"))
     if onset is not None and start is not None and onset < start:
         reasons.append(f"the range starts after the alert did ({_utc(onset)})")
     elif onset is not None:
@@ -433,7 +426,7 @@ def metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, A
 
 def _metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, Any]) -> list[Finding]:
     result = first_result(evidence, "prom_anomalies")
-    onset = _when(inputs.get("onset"))
+    onset = parse_time(inputs.get("onset"))
     logs, commits = _log_summary(evidence), _commits(evidence)
     read = _what_was_read(evidence, inputs)
     if result is None:
@@ -484,7 +477,7 @@ def _metric_alert(evidence: Evidence, params: dict[str, Any], inputs: dict[str, 
         if not events:
             continue
         event, near = _pick_event(events, onset, lead, max(_ONSET_LAG, 2 * step))
-        start = _when(event.get("start"))
+        start = parse_time(event.get("start"))
         verb = _KIND_WORDS.get(str(event.get("kind")), "became anomalous")
         when = _utc(start) if start else "an unknown time"
         lined = _line_up(start, logs, commits, params, read) if start else _LinedUp()
