@@ -158,6 +158,30 @@ def test_cancel_from_another_service_on_the_same_store_stops_the_run(store_url: 
     assert status == "cancelled"
 
 
+def test_a_shutdown_right_after_a_start_still_finishes_the_run_as_interrupted(store_url: str) -> None:
+    """Stopped before its body's first step (nothing of the run's own handling ran): the run
+    still ends, as a shutdown ends any run, resumable and with its ``run_finished``."""
+    settings = Settings(database_url=store_url)
+
+    async def go() -> tuple[list[str], list[RunEvent], str]:
+        with Store(store_url) as store:
+            service = SessionService(settings, store, registry=registry(), model=scripted({"text": "x"}))
+            handle = await service.start("a question", mode="ask")
+            stopped = await service.supervisor.drain(1.0)  # before the loop ever ran the body
+            await asyncio.sleep(0)  # the task's done callbacks
+            events = await asyncio.wait_for(_collect(service.events(handle.run_id)), 10)
+            return stopped, events, store.get_session(handle.session_id).status
+
+    stopped, events, session_status = asyncio.run(go())
+    assert len(stopped) == 1
+    final = events[-1]
+    assert isinstance(final, RunFinished)
+    assert final.status == "interrupted"
+    assert session_status == "interrupted"
+    with Store(store_url) as store:
+        assert store.get_run(final.run_id).status == "interrupted"
+
+
 def test_every_path_calls_the_identical_pipeline(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[list[str]] = []
     real = Toolbox.pipeline

@@ -335,6 +335,8 @@ class SessionService:
             history=lambda: recorder.history,
         )
         handle = RunHandle(session.id, run.run_id, recorder)
+        # A shutdown or a cancel that lands before the body's first step: the run still ends.
+        handle.never_started = lambda: self._finish(handle, scope, handle.stop_status, None, None)
         return handle, self._execute(handle, scope, runner, running=running)
 
     def events(self, run_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
@@ -488,6 +490,7 @@ class SessionService:
                 log.warning("vault_purge_failed", error=exc.message)
 
     async def _execute(self, handle: RunHandle, scope: RunScope, runner: Runner, *, running: bool) -> None:
+        handle.started = True
         CURRENT_SESSION.set(scope.session.id)  # a finding saved during the run names its session
         if not running:
             await asyncio.to_thread(self.store.update_session, scope.session.id, status="running")

@@ -68,6 +68,11 @@ class RunHandle:
     task: asyncio.Task[None] | None = None
     stop_status: RunStatus = "cancelled"
     """The status a cancelled task finishes with: ``interrupted`` when a shutdown stopped it."""
+    started: bool = False
+    """Set by the run's body as it begins: a task cancelled before its first step never ran it."""
+    never_started: Callable[[], None] | None = None
+    """How to finish the run (``stop_status``, ``run_finished``) when its task was cancelled before
+    the body began: nothing of the body's own handling ran."""
 
     def tools_in_flight(self) -> int:
         """Tool calls the run started and has not had a result for (0: at a step boundary)."""
@@ -99,7 +104,17 @@ class RunSupervisor:
         # before its first step (a shutdown or a cancel right after the start) closes its
         # coroutine, while a wrapper's body would be left unstarted ("never awaited").
         handle.task = self.executor.launch(handle.run_id, body)
-        handle.task.add_done_callback(lambda _task: self._runs.pop(handle.run_id, None))
+
+        def done(task: asyncio.Task[None]) -> None:
+            if self._runs.get(handle.run_id) is handle:
+                del self._runs[handle.run_id]
+            if task.cancelled() and not handle.started and handle.never_started is not None:
+                try:
+                    handle.never_started()
+                except Exception:  # noqa: BLE001 - a callback's error would only reach the loop's log
+                    log.exception("run_not_finished", run_id=handle.run_id)
+
+        handle.task.add_done_callback(done)
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch_cancel_flags(), name="run-cancel-watcher")
         return handle
