@@ -1,12 +1,42 @@
-"""ORM rows to the records callers get (sessions, runs, events), shared by the store's modules.
+"""ORM rows to the records callers get (sessions, runs, events, audit entries) and back, shared by
+the store's modules.
 
 Like the rest of the store, this must not import from layers above foundation.
 """
 
 from __future__ import annotations
 
-from devops_agent.store.models import EventRow, RunRow, SessionRow
-from devops_agent.store.records import EventRecord, RunRecord, SessionRecord
+from typing import Any
+
+from devops_agent.store.models import AuditRow, EventRow, RunRow, SessionRow
+from devops_agent.store.records import AuditRecord, EventRecord, RunRecord, SessionRecord
+
+AUDIT_FIELDS = (
+    "tool",
+    "mode",
+    "decision",
+    "outcome",
+    "actor",
+    "session_id",
+    "run_id",
+    "tool_call_id",
+    "command",
+    "classification",
+    "exit_status",
+    "detail",
+    "created_at",
+    "sandbox",
+    "user_id",
+)
+
+
+def audit_row(rec: AuditRecord) -> dict[str, Any]:
+    """An audit entry as the values of its row."""
+    return {k: getattr(rec, k) for k in AUDIT_FIELDS}
+
+
+def audit_record(row: AuditRow) -> AuditRecord:
+    return AuditRecord(**{k: getattr(row, k) for k in AUDIT_FIELDS})
 
 
 def session_record(row: SessionRow) -> SessionRecord:

@@ -13,7 +13,7 @@ import dataclasses
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session as OrmSession
 from devops_agent.errors import DevOpsAgentError, NotFoundError, RunFencedError, UserError
 from devops_agent.store import engine as _engine
 from devops_agent.store.accounts import AccountsMixin
+from devops_agent.store.convert import audit_record, audit_row
 from devops_agent.store.convert import event_record as _event_record
 from devops_agent.store.convert import run_record as _run_record
 from devops_agent.store.convert import session_record as _session_record
@@ -371,7 +372,7 @@ class Store(AccountsMixin, EvalRunStore, DurableStore):
                 if tool_calls:
                     orm.execute(insert(ToolCallRow), [_tool_call_row(r) for r in tool_calls])
                 if audits:
-                    owned = _with_owners(orm, [_audit_row(a) for a in audits], self._owners)
+                    owned = _with_owners(orm, [audit_row(a) for a in audits], self._owners)
                     orm.execute(insert(AuditRow), owned)
             except IntegrityError:
                 # Only the foreign key to sessions can fail on these inserts.
@@ -486,7 +487,7 @@ class Store(AccountsMixin, EvalRunStore, DurableStore):
         """Append one audit entry (never updated or deleted by the agent)."""
         _check_choice("outcome", rec.outcome, AUDIT_OUTCOMES)
         with self._tx("write to", write=True) as orm:
-            orm.execute(insert(AuditRow), _with_owners(orm, [_audit_row(rec)], self._owners))
+            orm.execute(insert(AuditRow), _with_owners(orm, [audit_row(rec)], self._owners))
 
     def list_audit(
         self,
@@ -511,7 +512,7 @@ class Store(AccountsMixin, EvalRunStore, DurableStore):
         if since is not None:
             query = query.where(AuditRow.created_at >= since)
         with self._tx("read from") as orm:
-            return [AuditRecord(**{k: getattr(r, k) for k in _AUDIT_FIELDS}) for r in orm.scalars(query)]
+            return [audit_record(r) for r in orm.scalars(query)]
 
     # -- privacy vault ----------------------------------------------------------------------
 
@@ -616,7 +617,7 @@ class Store(AccountsMixin, EvalRunStore, DurableStore):
         )
         with self._tx("write to", write=True) as orm:
             if row.user_id is None and row.session_id is not None:  # a finding of a run names its user
-                row.user_id = orm.scalar(select(SessionRow.user_id).where(SessionRow.id == row.session_id))
+                row.user_id = _owners(orm, {row.session_id}, self._owners).get(row.session_id)
             orm.add(row)
             orm.flush()
             return _finding_record(row)
@@ -756,44 +757,30 @@ def _tool_call_row(rec: ToolCallRecord) -> dict[str, Any]:
     }
 
 
-_AUDIT_FIELDS = (
-    "tool",
-    "mode",
-    "decision",
-    "outcome",
-    "actor",
-    "session_id",
-    "run_id",
-    "tool_call_id",
-    "command",
-    "classification",
-    "exit_status",
-    "detail",
-    "created_at",
-    "sandbox",
-    "user_id",
-)
-
-
-def _audit_row(rec: AuditRecord) -> dict[str, Any]:
-    return {k: getattr(rec, k) for k in _AUDIT_FIELDS}
-
-
 def _with_owners(
     orm: OrmSession, rows: list[dict[str, Any]], known: dict[str, str | None]
 ) -> list[dict[str, Any]]:
-    """Audit rows with the user of their session filled in where the writer did not name one.
-
-    ``known`` remembers the owners of sessions found before (only found ones: a session id not
-    in the store yet is looked up again next time); it is emptied when it grows large.
-    """
-    if len(known) > 4096:
-        known.clear()
-    wanted = {r["session_id"] for r in rows if r["user_id"] is None and r["session_id"]} - known.keys()
-    if wanted:
-        query = select(SessionRow.id, SessionRow.user_id).where(SessionRow.id.in_(wanted))
-        known.update((sid, uid) for sid, uid in orm.execute(query))
+    """Audit rows with the user of their session filled in where the writer did not name one."""
+    owners = _owners(orm, {r["session_id"] for r in rows if r["user_id"] is None and r["session_id"]}, known)
     for r in rows:
         if r["user_id"] is None and r["session_id"]:
-            r["user_id"] = known.get(r["session_id"])
+            r["user_id"] = owners.get(r["session_id"])
     return rows
+
+
+def _owners(orm: OrmSession, sessions: set[str], known: dict[str, str | None]) -> dict[str, str | None]:
+    """The owners of ``sessions``: from ``known`` (owners never change), else read and remembered
+    (found ones only; emptied when large). Answered from this call's own copy: another thread
+    may empty ``known`` meanwhile."""
+    owners: dict[str, str | None] = {}
+    for sid in sessions:
+        with suppress(KeyError):  # emptied by another thread between the test and the read
+            owners[sid] = known[sid]
+    if missing := sessions - owners.keys():
+        query = select(SessionRow.id, SessionRow.user_id).where(SessionRow.id.in_(missing))
+        found = {sid: uid for sid, uid in orm.execute(query)}  # noqa: C416 - a Result is not a mapping
+        if len(known) > 4096:
+            known.clear()
+        known.update(found)
+        owners |= found
+    return owners
