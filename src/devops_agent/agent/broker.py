@@ -88,3 +88,11 @@ class ApprovalBroker:
             session.id, context_state={k: v for k, v in latest.items() if k != PENDING_KEY}
         )
         return deferred_results(answers)
+
+    def answer_again(self, session_id: str, answers: Mapping[str, ApprovalDecision]) -> None:
+        """:meth:`answer` inside a durable run's ``once``, which a worker may die in after the
+        answers were recorded and before ``once`` was: a replay then finds no pending calls, and
+        answering them again would fail; so they are answered only while still pending."""
+        session = self.store.get_session(session_id)
+        if session.context_state.get(PENDING_KEY):
+            self.answer(session, answers)

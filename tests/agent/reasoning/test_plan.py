@@ -16,6 +16,7 @@ import pytest
 from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.agent.durability import RunRequest
 from devops_agent.agent.reasoning.plan import PENDING_PLAN_KEY, PlanDecision
+from devops_agent.agent.runners.planner import ANSWERED_PLAN_KEY
 from devops_agent.errors import UserError
 from devops_agent.events import (
     ApprovalRequested,
@@ -214,6 +215,8 @@ class _Worker:
     done: dict[str, str]
     once_keys: set[str]
     die_at_first_call: bool = False
+    die_after: str | None = None
+    """A ``once`` key whose action completes and whose record is never written: the worker died."""
     worker: str = "w"
     limiter: None = None
     completed_steps: int = 0
@@ -239,6 +242,8 @@ class _Worker:
         if key in self.once_keys:
             return False
         await action()
+        if key == self.die_after:
+            raise _Died
         self.once_keys.add(key)
         return True
 
@@ -246,8 +251,9 @@ class _Worker:
         return None
 
 
+@pytest.mark.parametrize("death", ["at the first tool call", "after the denial, before its record"])
 def test_a_plan_decision_replayed_after_a_takeover_is_recorded_once(
-    sqlite_store: Store, kit: ReasoningKit
+    death: str, sqlite_store: Store, kit: ReasoningKit
 ) -> None:
     """A worker dies after recording the decision on a plan; the worker that takes the run over
     replays it from the start: the decision is found, not asked for again, and the run goes on."""
@@ -280,12 +286,17 @@ def test_a_plan_decision_replayed_after_a_takeover_is_recorded_once(
     )
     done: dict[str, str] = {}
     once_keys: set[str] = set()
+    dying = _Worker(done, once_keys, die_at_first_call=death.startswith("at"))
+    dying.die_after = None if dying.die_at_first_call else "plan.deny_waiting"
     with pytest.raises(_Died):
-        asyncio.run(svc.execute(request, _Worker(done, once_keys, die_at_first_call=True)))
+        asyncio.run(svc.execute(request, dying))
     context = sqlite_store.get_session(sid).context_state
-    assert PENDING_PLAN_KEY not in context, "the first execution recorded the decision"
+    assert context[ANSWERED_PLAN_KEY]["run_id"] == run_id, "the decision is recorded before anything else"
+    assert (PENDING_PLAN_KEY in context) is (dying.die_after is not None)
+    assert PENDING_KEY not in context, "the restart was denied before the worker died"
+    last = "plan_resolved" if dying.die_after is None else "approval_resolved"
     deadline = time.monotonic() + 10
-    while not any(e.type == "plan_resolved" for e in sqlite_store.run_events(run_id)):
+    while not any(e.type == last for e in sqlite_store.run_events(run_id)):
         assert time.monotonic() < deadline, "the dead worker's journal wrote its events"
         time.sleep(0.05)
 

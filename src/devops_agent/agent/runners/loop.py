@@ -262,7 +262,7 @@ async def answer_once(scope: RunScope) -> DeferredToolResults:
         return scope.broker.answer(scope.session, scope.answers)
 
     async def record() -> None:
-        scope.broker.answer(scope.session, scope.answers or {})
+        scope.broker.answer_again(scope.session.id, scope.answers or {})
 
     await scope.durability.once("approvals.answer", record)
     return deferred_results(scope.answers)

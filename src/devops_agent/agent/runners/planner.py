@@ -387,13 +387,13 @@ class _PlannerRun:
         why = "the plan was not decided when this call was made; make it again as a step of the plan"
         answers = {cid: ApprovalDecision(False, why, "policy") for cid in denied}
 
-        async def deny() -> None:  # the session read again: the record above changed it
-            scope.broker.answer(scope.store.get_session(scope.session.id), answers)
+        async def deny() -> None:
+            scope.broker.answer_again(scope.session.id, answers)
 
         if answers and scope.durability is not None:
             await scope.durability.once("plan.deny_waiting", deny)  # not again on a replay
         elif answers:
-            await deny()
+            scope.broker.answer(scope.store.get_session(scope.session.id), answers)  # read anew: saved above
         results = self.desk.decide(pending, scope.plan_decision)
         self._save(clear=(PENDING_PLAN_KEY,))
         if results is None:
