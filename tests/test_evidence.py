@@ -39,7 +39,7 @@ def test_downsampling_keeps_a_one_point_spike_and_time_order() -> None:
 
 
 def test_short_series_pass_whole_and_non_finite_values_are_dropped() -> None:
-    points = [(1.0, 1.0), (2.0, float("nan")), (3.0, float("inf")), (4.0, 2.0)]
+    points = [(1.0, 1.0), (2.0, float("nan")), (3.0, float("inf")), (float("nan"), 5.0), (4.0, 2.0)]
     assert downsample(points) == [(1.0, 1.0), (4.0, 2.0)]
     series = make_series("up", {"job": "node"}, points)
     assert series.points_total == 2

@@ -64,6 +64,7 @@ def _fmt_date(value: Any) -> str:
 
 
 def _parse(value: Any) -> datetime | None:
+    # Not evidence.parse_time: a date shown as the tool gave it keeps a naive time naive.
     if isinstance(value, datetime):
         return value
     try:

@@ -332,8 +332,7 @@ async function loadRunbooks() {
   }
 }
 
-/** Continue a run a service shutdown interrupted (same question, same session). */
-/** Resume a run a shutdown interrupted; the new run is followed. */
+/** Continue a run a service shutdown interrupted (same question, same session); the new run is followed. */
 function resumeRun(runId) {
   return followAccepted(() => state.api.post(`/v1/runs/${encodeURIComponent(runId)}/resume`));
 }
