@@ -20,25 +20,12 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
-from devops_agent.policies.context.profiles import ModelProfile
+from devops_agent.policies.context.profiles import ModelProfile, response_cost
 
 ProfileOf = Callable[[str | None], ModelProfile | None]
 """The profile of the model a response names (``ModelResponse.model_name``), if known."""
 
 COST_PLACES = Decimal("1e-10")
-
-
-def response_cost(response: ModelResponse, profile: ModelProfile | None) -> tuple[Decimal | None, str]:
-    """The cost of one response and where its price came from (``table``, ``genai-prices``, ``none``)."""
-    u = response.usage
-    if profile is not None and profile.priced:
-        cost = profile.cost(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
-        if cost is not None:
-            return cost, "table"
-    try:
-        return response.cost().total_price, "genai-prices"
-    except (LookupError, ValueError, AssertionError):  # unknown model, or usage not reported
-        return None, "none"
 
 
 def _blank() -> dict[str, Any]:

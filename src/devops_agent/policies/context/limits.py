@@ -2,14 +2,17 @@
 
 ``limits.run``, ``limits.session`` and ``limits.day`` (UTC, every session of the store) each cap
 model requests, tool calls, tokens (input + output) and money (by the price table of each
-model's profile). :class:`UsageGuard` checks them where the run is about to spend:
+model's profile, else pydantic-ai's price data, as the run's usage reports it).
+:class:`UsageGuard` checks them where the run is about to spend:
 
 * before each model request — its input tokens (as the budget will send them) and their price
   are counted in, so a request that would cross a token or money ceiling is not sent;
 * before each tool call.
 
 The answer being written when a ceiling is reached is not cut off: a response's output tokens
-count after it arrived, so a run can pass a token or money ceiling by at most one answer.
+count after it arrived, so a run can pass a token or money ceiling by at most one answer. A model
+the profile's table has no price for is priced after each response as the run's usage is
+(pydantic-ai's price data); its input cannot be priced before the request.
 Reaching a limit raises :class:`UsageLimitReached`; the model runner ends the run with a partial
 report that says which limit stopped it. This module must not import the agent or interfaces.
 """
@@ -28,7 +31,7 @@ from pydantic_ai.tools import RunContext, ToolDefinition
 
 from devops_agent.config.context import LimitSet, LimitSettings
 from devops_agent.errors import DevOpsAgentError
-from devops_agent.policies.context.profiles import MILLION, ModelProfile
+from devops_agent.policies.context.profiles import MILLION, ModelProfile, response_cost
 from devops_agent.policies.context.tokens import TextCounter, count_messages
 
 Scope = Literal["run", "session", "day"]
@@ -160,7 +163,7 @@ class UsageGuard(AbstractCapability[Any]):
         self.run.requests += 1
         self.run.input_tokens += u.input_tokens
         self.run.output_tokens += u.output_tokens
-        cost = profile.cost(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+        cost, _source = response_cost(response, profile)  # priced as the run's usage reports it
         if cost is None:
             self.run.unpriced += 1
         else:

@@ -16,9 +16,12 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from devops_agent.config.context import ProfileOverride, TokenizerName
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelResponse
 
 MILLION = Decimal(1_000_000)
 
@@ -99,6 +102,21 @@ class ModelProfile:
         if "context_window" in values:
             values["source"] = source
         return replace(self, **values)
+
+
+def response_cost(response: ModelResponse, profile: ModelProfile | None) -> tuple[Decimal | None, str]:
+    """The cost of one response and where its price came from: the profile's table (``table``),
+    else pydantic-ai's price data (``genai-prices``, a snapshot in the package: no network), else
+    none (``none``: a scripted model, an unpriced remote; never a guessed price)."""
+    u = response.usage
+    if profile is not None and profile.priced:
+        cost = profile.cost(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+        if cost is not None:
+            return cost, "table"
+    try:
+        return response.cost().total_price, "genai-prices"
+    except (LookupError, ValueError, AssertionError):  # unknown model, or usage not reported
+        return None, "none"
 
 
 def _first(*prices: Decimal | None) -> Decimal:
