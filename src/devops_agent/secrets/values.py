@@ -43,6 +43,17 @@ class one_scan:  # noqa: N801 - used as a block, like contextlib's suppress
         _SCAN_MEMO.reset(self._token)
 
 
+def _remembered(slot: int, test: Callable[[str], bool], value: str) -> bool:
+    """``test(value)``, answered once per distinct value inside a :class:`one_scan` block."""
+    memo = _SCAN_MEMO.get()
+    if memo is None:
+        return test(value)
+    known = memo[slot].get(value)
+    if known is None:
+        known = memo[slot][value] = test(value)
+    return known
+
+
 def one_scan_per_call(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """``fn`` (a scan of one text) runs inside a :class:`one_scan` block on each call."""
 
@@ -80,13 +91,7 @@ def is_dummy(value: str) -> bool:
     in them (``ExamplePas123``) are no evidence of a placeholder. Placeholders are short, so only
     the head of a long value is looked at.
     """
-    memo = _SCAN_MEMO.get()
-    if memo is None:
-        return _dummy(value)
-    known = memo[0].get(value)
-    if known is None:
-        known = memo[0][value] = _dummy(value)
-    return known
+    return _remembered(0, _dummy, value)
 
 
 def _dummy(value: str) -> bool:
@@ -189,13 +194,7 @@ _WORD_SPLIT_RX = re.compile(r"[_.\-/ ]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a
 def is_wordy(value: str) -> bool:
     """Identifier-like values (``DOC_Vector_5_32``, ``jetbrains.mps.v8_elimination``,
     ``ConnectionString_B2B``), not tokens."""
-    memo = _SCAN_MEMO.get()
-    if memo is None:
-        return _wordy(value)
-    known = memo[1].get(value)
-    if known is None:
-        known = memo[1][value] = _wordy(value)
-    return known
+    return _remembered(1, _wordy, value)
 
 
 def _wordy(value: str) -> bool:
