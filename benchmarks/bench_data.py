@@ -8,10 +8,21 @@ module only finds folders; it must not read or score data.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+
+
+def add_data_option(parser: argparse.ArgumentParser, folder: str) -> None:
+    """The ``--data`` option of a script that reads the data set ``folder``."""
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT,
+        help=f"benchmark data folder, or its {folder} (default: %(default)s)",
+    )
 
 
 def data_dir(given: Path, folder: str, *required: str) -> Path:

@@ -48,7 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_data import DEFAULT, data_dir  # noqa: E402
+from bench_data import add_data_option, data_dir  # noqa: E402
 from devops_agent.analysis.evaluation import grouping_accuracy, parsing_accuracy  # noqa: E402
 from devops_agent.analysis.templates import MinerConfig, TemplateMiner  # noqa: E402
 from log_parsing_peers import Parse, brain_runner, brain_settings, drain3_runner  # noqa: E402
@@ -206,12 +206,7 @@ def _fmt(row: dict[str, Any], name: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument(
-        "--data",
-        type=Path,
-        default=DEFAULT,
-        help="benchmark data folder, or its loghub2k (default: %(default)s)",
-    )
+    add_data_option(ap, "loghub2k")
     ap.add_argument("--repeat", type=int, default=5, help="throughput: best of this many runs (default 5)")
     args = ap.parse_args()
     if args.repeat < 1:

@@ -43,8 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_data import DEFAULT as DEFAULT_DATA  # noqa: E402
-from bench_data import data_dir  # noqa: E402
+from bench_data import add_data_option, data_dir  # noqa: E402
 from devops_agent.analysis.anomaly import DetectorConfig, score_series  # noqa: E402
 from nab_scoring import (  # noqa: E402
     PROFILES,
@@ -168,12 +167,7 @@ def validate(data: Path, files: dict[str, ScoredFile], detector: str) -> dict[st
 def main() -> None:
     """Run validation and the benchmark; print the JSON summary last."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--data",
-        type=Path,
-        default=DEFAULT_DATA,
-        help="benchmark data folder, or its nab (default: %(default)s)",
-    )
+    add_data_option(ap, "nab")
     ap.add_argument("--detector", default="numenta", help="published detector to validate against")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes for the detector runs")
     ap.add_argument("--no-holdout", action="store_true", help="run only the default configuration")

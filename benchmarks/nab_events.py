@@ -29,8 +29,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_data import DEFAULT as DEFAULT_DATA  # noqa: E402
-from bench_data import data_dir  # noqa: E402
+from bench_data import (
+    add_data_option,  # noqa: E402
+    data_dir,  # noqa: E402
+)
 from devops_agent.analysis.anomaly import DetectorConfig, detect  # noqa: E402
 from nab_scoring import read_series, read_windows  # noqa: E402
 
@@ -71,7 +73,7 @@ def count(
 def main() -> None:
     """Run detect() over every NAB file for each configuration; print the JSON summary last."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="benchmark data folder, or its nab")
+    add_data_option(ap, "nab")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--no-grid", action="store_true", help="run only the default configuration")
     args = ap.parse_args()

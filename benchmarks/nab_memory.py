@@ -49,8 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_data import DEFAULT as DEFAULT_DATA  # noqa: E402
-from bench_data import data_dir  # noqa: E402
+from bench_data import add_data_option, data_dir  # noqa: E402
 from devops_agent.analysis.anomaly import DetectorConfig, score_series  # noqa: E402
 from devops_agent.analysis.baselines import RollingRobust  # noqa: E402
 from devops_agent.analysis.likelihood import AnomalyLikelihood  # noqa: E402
@@ -311,12 +310,7 @@ def figures(files: dict[str, ScoredFile], run: dict[str, list[float]]) -> dict[s
 def main() -> None:
     """Run the detector grid and the memory over NAB, fuse, score; print the JSON summary last."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--data",
-        type=Path,
-        default=DEFAULT_DATA,
-        help="benchmark data folder, or its nab (default: %(default)s)",
-    )
+    add_data_option(ap, "nab")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="the default configuration only, no grid")
     ap.add_argument(

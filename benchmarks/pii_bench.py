@@ -50,7 +50,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_data import DEFAULT, data_dir  # noqa: E402
+from bench_data import add_data_option, data_dir  # noqa: E402
 from devops_agent.privacy import Anonymizer  # noqa: E402
 from devops_agent.privacy.ner import NerRecognizer, installed_model  # noqa: E402
 
@@ -501,10 +501,7 @@ def _print_protocol(figures: dict[str, Any]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument(
-        "--data", type=Path, default=DEFAULT,
-        help="benchmark data folder, or its pii_presidio_synth (default: %(default)s)",
-    )  # fmt: skip
+    add_data_option(ap, "pii_presidio_synth")
     ap.add_argument("--iou", type=float, default=0.5, help="span IoU for a match (default 0.5)")
     ap.add_argument("--no-speed", action="store_true", help="accuracy only (no throughput runs)")
     ap.add_argument(
