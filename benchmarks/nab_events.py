@@ -29,10 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_data import (
-    add_data_option,  # noqa: E402
-    data_dir,  # noqa: E402
-)
+from bench_data import add_data_option, data_dir  # noqa: E402
 from devops_agent.analysis.anomaly import DetectorConfig, detect  # noqa: E402
 from nab_scoring import read_series, read_windows  # noqa: E402
 
