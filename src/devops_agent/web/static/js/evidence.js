@@ -149,18 +149,21 @@ export function renderEvidence(evidence) {
   return parts.length ? h("div", { class: "evidence" }, h("h4", {}, "Evidence"), parts) : null;
 }
 
+/** A button that opens the tool card ``card`` and moves to it; null without a card. */
+export function showCardButton(card) {
+  if (!card) return null;
+  return h("button", { type: "button", class: "ghost small", onclick: () => {
+    card.open = true;
+    card.scrollIntoView({ block: "center" });
+    card.querySelector("summary").focus();
+  } }, "Show the tool call");
+}
+
 /** A timeline, oldest first; findCardById(id) → the tool card an entry came from, or null. */
 export function renderTimeline(entries, findCardById, heading = "Timeline", level = "h4") {
   const ol = h("ol", { class: "timeline" });
   for (const e of entries) {
-    const card = findCardById && e.tool_call_id ? findCardById(e.tool_call_id) : null;
-    const goto = card
-      ? h("button", { type: "button", class: "ghost small", onclick: () => {
-          card.open = true;
-          card.scrollIntoView({ block: "center" });
-          card.querySelector("summary").focus();
-        } }, "Show the tool call")
-      : null;
+    const goto = showCardButton(findCardById && e.tool_call_id ? findCardById(e.tool_call_id) : null);
     ol.append(h("li", { class: `tl tl-${e.kind}`, dataset: { kind: e.kind, at: e.at, toolCallId: e.tool_call_id || "" } },
       h("time", { datetime: e.at }, fmtUtc(e.at)), " ",
       h("span", { class: `badge tl-kind tl-kind-${e.kind}` }, KIND_WORDS[e.kind] || e.kind), " ",

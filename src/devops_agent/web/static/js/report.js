@@ -3,7 +3,7 @@
 // what could not be gathered and what each check read. All text goes in as text nodes.
 
 import { h } from "./dom.js";
-import { renderTimeline } from "./evidence.js";
+import { renderTimeline, showCardButton } from "./evidence.js";
 import { renderMarkdown } from "./markdown.js";
 
 const VERDICTS = {
@@ -38,14 +38,7 @@ export function renderReport(report, findCard, findCardById = () => null) {
   if (!findings.length) section.append(h("p", { class: "muted" }, "No findings."));
   const ol = h("ol", { class: "findings" });
   for (const f of findings) {
-    const card = findCard(f.source);
-    const goto = card
-      ? h("button", { type: "button", class: "ghost small", onclick: () => {
-          card.open = true;
-          card.scrollIntoView({ block: "center" });
-          card.querySelector("summary").focus();
-        } }, "Show the tool call")
-      : null;
+    const goto = showCardButton(findCard(f.source));
     ol.append(
       h(
         "li",
