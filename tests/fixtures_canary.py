@@ -1,10 +1,12 @@
 """The privacy canary's values and tools: secrets and identifiers that must never reach a model,
 a tool registry whose tools return and fail with them (:func:`canary_registry`), and a scripted
 model that records every request it receives (:class:`RecordingModel`). The canary test, the MCP
-privacy test, triage and the secret-file tests search what the model saw for these values."""
+privacy test, triage and the secret-file tests search what the model saw for these values.
+:func:`random_text` makes the random-looking, reproducible token bodies of the secrets tests."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,18 @@ from devops_agent.tools.base import ToolResult, ToolsetBuilder
 from devops_agent.tools.registry import ToolRegistry
 
 KEY = "canary-hmac-key"
+
+
+def random_text(alphabet: str, n: int, seed: str) -> str:
+    """``n`` characters of ``alphabet`` drawn from SHA-256 of ``seed``: random-looking, reproducible."""
+    out: list[str] = []
+    i = 0
+    while len(out) < n:
+        out.extend(alphabet[b % len(alphabet)] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
+        i += 1
+    return "".join(out[:n])
+
+
 DB_HOST = "billing-db-7.prod.canary-corp.example"
 JENKINS = "jenkins.canary-corp.example"
 EMAIL = "ops.lead@canary-corp.example"

@@ -6,7 +6,6 @@ Token bodies are built at test time from a hash; no literal here is a real provi
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import re
@@ -19,6 +18,7 @@ import pytest
 
 from devops_agent.privacy import find_secrets
 from devops_agent.secrets.gitleaks_rules import generated_rules, known_public_value, source
+from fixtures_canary import random_text as body
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data" / "gitleaks"
@@ -37,15 +37,6 @@ def _generator() -> ModuleType:
 
 
 gen = _generator()
-
-
-def body(alphabet: str, n: int, seed: str) -> str:
-    out: list[str] = []
-    i = 0
-    while len(out) < n:
-        out.extend(alphabet[b % len(alphabet)] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
-        i += 1
-    return "".join(out[:n])
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,13 @@ service), so this file holds no literal that a push-protection scanner would tak
 
 from __future__ import annotations
 
-import hashlib
 import string
 
 import pytest
 
 from devops_agent.privacy import find_secrets, scrub
 from devops_agent.secrets.rules import FORMAT_KINDS, TOKEN_RULES
+from fixtures_canary import random_text
 
 AN = string.ascii_letters + string.digits
 LOWAN = string.ascii_lowercase + string.digits
@@ -24,12 +24,7 @@ URLSAFE = AN + "_-"
 
 def body(alphabet: str, n: int, seed: str) -> str:
     """``n`` characters of ``alphabet``, pseudo-random and stable for a given ``seed``."""
-    out: list[str] = []
-    i = 0
-    while len(out) < n:
-        out.extend(alphabet[b % len(alphabet)] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
-        i += 1
-    value = "".join(out[:n])
+    value = random_text(alphabet, n, seed)
     if alphabet is AN or alphabet is URLSAFE:  # the mixed-class formats: make sure of a digit
         value = "7" + value[1:]
     return value

@@ -12,6 +12,7 @@ import string
 import pytest
 
 from devops_agent.privacy import REDACTED, find_secrets, scrub
+from fixtures_canary import random_text as _random
 
 R36 = "Zq8xK2mP9vL4nB7cT1wR5yH3jD6fG0sA8eUq"  # 36 mixed-case alphanumerics
 HEX32 = "9f2c4e1a7b3d5f60a8c2e4b6d1f3a5c7"
@@ -312,16 +313,6 @@ def test_hand_typed_placeholders_are_not_secrets(placeholder: str, real: str | N
     assert find_secrets(placeholder) == [], placeholder
     if real is not None:
         assert find_secrets(real), real
-
-
-def _random(alphabet: str, n: int, seed: str) -> str:
-    """``n`` characters of ``alphabet`` drawn from SHA-256 of ``seed``: random-looking, reproducible."""
-    out: list[str] = []
-    i = 0
-    while len(out) < n:
-        out.extend(alphabet[b % len(alphabet)] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
-        i += 1
-    return "".join(out[:n])
 
 
 B62 = string.ascii_letters + string.digits

@@ -7,7 +7,6 @@ scanner would take for a token, and no provider's real format: the prefixes are 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import string
 import time
@@ -16,6 +15,7 @@ import pytest
 
 from devops_agent.privacy import find_secrets
 from devops_agent.secrets.shapes import random_body
+from fixtures_canary import random_text
 
 AN = string.ascii_letters + string.digits
 LOWAN = string.ascii_lowercase + string.digits
@@ -24,12 +24,8 @@ HEX = "0123456789abcdef"
 
 def body(alphabet: str, n: int, seed: str) -> str:
     """``n`` characters of ``alphabet``, pseudo-random and stable for ``seed`` (with a digit early)."""
-    out: list[str] = []
-    i = 0
-    while len(out) < n:
-        out.extend(alphabet[b % len(alphabet)] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
-        i += 1
-    return "".join(["7", *out[1:n]]) if any(c.isdigit() for c in alphabet) else "".join(out[:n])
+    text = random_text(alphabet, n, seed)
+    return "7" + text[1:] if any(c.isdigit() for c in alphabet) else text
 
 
 def spans(text: str) -> list[str]:

@@ -12,17 +12,13 @@ import string
 import pytest
 
 from devops_agent.secrets.values import is_dummy
+from fixtures_canary import random_text
 
 B62 = string.ascii_letters + string.digits
 
 
 def _random(n: int, seed: str) -> str:
-    out: list[str] = []
-    i = 0
-    while len(out) < n:
-        out.extend(B62[b % 62] for b in hashlib.sha256(f"{seed}:{i}".encode()).digest())
-        i += 1
-    return "".join(out[:n])
+    return random_text(B62, n, seed)
 
 
 @pytest.mark.parametrize(
