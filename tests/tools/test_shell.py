@@ -84,6 +84,18 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, pid
 
 
+async def _written(marker: Path, within_s: float = 60) -> None:
+    """Until the command wrote its background child's pid to ``marker`` (it runs by then)."""
+    for _ in range(int(within_s / 0.05)):
+        if _has_pid(marker):
+            return
+        await asyncio.sleep(0.05)
+
+
+def _has_pid(marker: Path) -> bool:
+    return marker.exists() and bool(marker.read_text().strip())
+
+
 def test_cancel_kills_the_process_group(tmp_path: Path) -> None:
     marker = tmp_path / "pid"
     unhandled: list[dict[str, object]] = []
@@ -94,10 +106,7 @@ def test_cancel_kills_the_process_group(tmp_path: Path) -> None:
             run_command(f"sleep 300 & echo $! > {marker}; sleep 300", cwd=None, timeout_s=60, max_bytes=1000)
         )
         # Cancel once the command runs (a cancel during the start is the next test's case).
-        for _ in range(1200):  # up to 60 s
-            if marker.exists() and marker.read_text().strip():
-                break
-            await asyncio.sleep(0.05)
+        await _written(marker)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -152,10 +161,7 @@ def test_a_cancelled_run_whose_pipe_outlives_its_group_leaves_no_open_transport(
                 f"setsid sleep 30 & echo $! > {marker}; sleep 30", cwd=None, timeout_s=60, max_bytes=1000
             )
         )
-        for _ in range(1200):
-            if marker.exists() and marker.read_text().strip():
-                break
-            await asyncio.sleep(0.05)
+        await _written(marker)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
