@@ -34,6 +34,15 @@ def _row(view: Mapping[str, Any], text_key: str) -> TemplateRow:
     )
 
 
+def _onset(errors: Iterable[TemplateRow]) -> list[TimelineEntry]:
+    """The earliest first-seen of ``errors`` as the ``error_onset`` (nothing when none is dated)."""
+    dated = [(r.first_seen, r) for r in errors if r.first_seen is not None]
+    if not dated:
+        return []
+    at, first = min(dated, key=lambda pair: pair[0])
+    return [entry(at, "error_onset", f"first error: {first.template}")]
+
+
 def patterns_evidence(data: Mapping[str, Any]) -> Evidence:
     """``logs_patterns``' templates as a table (every line's templates, by count)."""
     rows = [_row(v, "template") for v in data.get("templates") or []]
@@ -52,12 +61,7 @@ def summary_evidence(summary: Mapping[str, Any]) -> Evidence:
         total=int(summary.get("templates_total") or len(errors) + len(others)),
         lines=int(summary.get("lines") or 0),
     )
-    dated = [(r.first_seen, r) for r in errors if r.first_seen is not None]
-    timeline = []
-    if dated:
-        at, first = min(dated, key=lambda pair: pair[0])
-        timeline.append(entry(at, "error_onset", f"first error: {first.template}"))
-    return Evidence(templates=table, timeline=timeline)
+    return Evidence(templates=table, timeline=_onset(errors))
 
 
 def error_groups_evidence(data: Mapping[str, Any]) -> Evidence:
@@ -71,11 +75,7 @@ def error_groups_evidence(data: Mapping[str, Any]) -> Evidence:
         lines=int(data.get("error_lines") or 0),
         errors_only=True,
     )
-    timeline: list[TimelineEntry] = []
-    dated = [(r.first_seen, r) for r in rows if r.first_seen is not None]
-    if dated:
-        at, first = min(dated, key=lambda pair: pair[0])
-        timeline.append(entry(at, "error_onset", f"first error: {first.template}"))
+    timeline = _onset(rows)
     for group in groups:
         start = parse_time(group.get("spike_start"))
         first_seen = parse_time(group.get("first_seen"))
