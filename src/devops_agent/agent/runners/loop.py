@@ -14,7 +14,7 @@ approvals: the pipeline and the broker do.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.usage import UsageLimits
 
-from devops_agent.agent.approvals import deferred_results
+from devops_agent.agent.approvals import ApprovalDecision, deferred_results
 from devops_agent.agent.messages import dump_message, load_message
 from devops_agent.agent.model_errors import is_unknown_tool, model_failure, shorten_retry_prompts
 from devops_agent.agent.models import base_url_of, request_settings
@@ -254,15 +254,19 @@ def _note_unknown_tool(ev: AgentStreamEvent, unknown: dict[str, list[str]]) -> N
         unknown[ev.part.tool_name or ""] = re.findall(r"'([^']+)'", offered)
 
 
-async def answer_once(scope: RunScope) -> DeferredToolResults:
-    """Record the answers to the paused run (events, audit, pending calls cleared) once: a durable
-    run replaying after a takeover must not answer again (the pending calls are gone by then)."""
-    assert scope.answers is not None
+async def answer_once(
+    scope: RunScope, answers: Mapping[str, ApprovalDecision] | None = None, key: str = "approvals.answer"
+) -> DeferredToolResults:
+    """Record ``answers`` (the run's own by default) to the session's pending calls (events,
+    audit, pending calls cleared) once: a durable run replaying after a takeover must not answer
+    again (the pending calls are gone by then); ``key`` names the side effect for ``once``."""
+    chosen = scope.answers if answers is None else answers
+    assert chosen is not None
     if scope.durability is None:
-        return scope.broker.answer(scope.session, scope.answers)
+        return scope.broker.answer(scope.store.get_session(scope.session.id), chosen)
 
     async def record() -> None:
-        scope.broker.answer_again(scope.session.id, scope.answers or {})
+        scope.broker.answer_again(scope.session.id, chosen)
 
-    await scope.durability.once("approvals.answer", record)
-    return deferred_results(scope.answers)
+    await scope.durability.once(key, record)
+    return deferred_results(chosen)

@@ -30,7 +30,7 @@ from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision, deferred_results
+from devops_agent.agent.approvals import PENDING_KEY, ApprovalDecision
 from devops_agent.agent.models import request_settings
 from devops_agent.agent.plugins import available_runbooks
 from devops_agent.agent.reasoning.answer import ModelAnswer, Synthesis, orchestrator_checks, to_report
@@ -386,19 +386,12 @@ class _PlannerRun:
             self._save(answered_plan={"run_id": scope.run_id, "pending": pending, "denied": denied})
         why = "the plan was not decided when this call was made; make it again as a step of the plan"
         answers = {cid: ApprovalDecision(False, why, "policy") for cid in denied}
-
-        async def deny() -> None:
-            scope.broker.answer_again(scope.session.id, answers)
-
-        if answers and scope.durability is not None:
-            await scope.durability.once("plan.deny_waiting", deny)  # not again on a replay
-        elif answers:
-            scope.broker.answer(scope.store.get_session(scope.session.id), answers)  # read anew: saved above
+        denials = await answer_once(scope, answers, "plan.deny_waiting") if answers else None
         results = self.desk.decide(pending, scope.plan_decision)
         self._save(clear=(PENDING_PLAN_KEY,))
         if results is None:
             return None
-        return DeferredToolResults(calls=results.calls, approvals=dict(deferred_results(answers).approvals))
+        return DeferredToolResults(calls=results.calls, approvals=dict(denials.approvals) if denials else {})
 
     def _pause(self, output: DeferredToolRequests) -> RunOutcome:
         scope = self.scope
