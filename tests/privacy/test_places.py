@@ -116,6 +116,26 @@ def test_address_block_ends_at_a_region() -> None:
     assert _masked(text, "ADDRESS") == ["2202 Rissik St Apt. 050 Coalville South Africa"]
 
 
+@gazetteer_installed
+def test_address_written_in_lower_case() -> None:
+    # Chat and tickets drop capitals: the unit and a trailing region are read in any case then.
+    text = "send it to 41 harbour road apt. 7 port louis mauritius thanks"
+    assert _masked(text, "ADDRESS") == ["41 harbour road apt. 7 port louis mauritius"]
+    text = "i am at 12 harbour road, pavia, italy"
+    assert _masked(text, "ADDRESS") == ["12 harbour road, pavia, italy"]
+    # Lower-case words that end in no region stay outside the address.
+    assert _masked("at 41 harbour road apt. 7 and then home", "ADDRESS") == ["41 harbour road apt. 7"]
+    # A capitalised address does not take lower-case words: "turkey" here is no country.
+    assert _masked("at 41 Harbour Road Apt. 7 roast turkey", "ADDRESS") == ["41 Harbour Road Apt. 7"]
+
+
+def test_unit_after_a_house_number_with_a_full_stop() -> None:
+    # Some locales write the house number with a full stop: "Fő utca 13. Suite 4".
+    assert _masked("office: Kossuth Lajos utca 13. Suite 4 upstairs", "ADDRESS") == [
+        "Kossuth Lajos utca 13. Suite 4"
+    ]
+
+
 def test_without_the_gazetteer_nothing_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(places, "_cached", [places.Gazetteer(frozenset(), frozenset(), frozenset(), 0)])
     assert list(places.find_places("She moved here from Estonia; he lives in Tallinn")) == []

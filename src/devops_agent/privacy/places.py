@@ -94,6 +94,7 @@ class Gazetteer(NamedTuple):
     cities: frozenset[str]
     first_words: frozenset[str]  # of the regions: a text without one holds no region
     max_words: int
+    regions_lower: frozenset[str] = frozenset()  # the regions in lower case
 
 
 _EMPTY = Gazetteer(frozenset(), frozenset(), frozenset(), 0)
@@ -137,6 +138,7 @@ def gazetteer() -> Gazetteer:
             frozenset(cities),
             frozenset(n.split()[0] for n in regions),
             max(len(n.split()) for n in regions),
+            frozenset(n.lower() for n in regions),
         )
         _cached.append(out)
     index_keywords(out.first_words)  # from now on every LineIndex finds the lines naming a region
@@ -189,29 +191,34 @@ def find_places(text: str, index: LineIndex | None = None) -> Iterator[tuple[int
                 yield m.span(1)
 
 
-def ends_in_region(value: str) -> bool:
-    """Whether the last words of ``value`` name a region (``Torroella de Montgrí, Spain``)."""
+def ends_in_region(value: str, *, any_case: bool = False) -> bool:
+    """Whether the last words of ``value`` name a region (``Torroella de Montgrí, Spain``); with
+    ``any_case``, written in any case (``…, belfast, south africa``)."""
     g = gazetteer()
-    words = value.replace(",", " ").split()
-    return any(" ".join(words[-k:]) in g.regions for k in range(1, min(len(words), g.max_words) + 1))
+    names = g.regions_lower if any_case else g.regions
+    words = (value.lower() if any_case else value).replace(",", " ").split()
+    return any(" ".join(words[-k:]) in names for k in range(1, min(len(words), g.max_words) + 1))
 
 
 # In an address block a city may be written in capitals (``SAINT-PRIEST France``).
 _TRAIL_RX = re.compile(r"(?:,?[ ][A-ZÀ-ÖØ-ÞĀ-ſ][\w'’-]*){1,6}")
+# In an address written all in lower case, so may its place words (``… apt. 858 begunje slovenia``).
+_LOWER_TRAIL_RX = re.compile(r"(?:,?[ ][^\W\d_][\w'’-]*){1,6}")
 _TRAIL_SPLIT_RX = re.compile(r",?[ ]")
 
 
-def ends_with_region(text: str, start: int) -> int:
+def ends_with_region(text: str, start: int, *, lower: bool = False) -> int:
     """The end of a run of capitalised words at ``start`` (each after a space or ``, ``) whose
-    last words name a region (``…Apt. 050 Coalville South Africa``); ``start`` when none does."""
+    last words name a region (``…Apt. 050 Coalville South Africa``); ``start`` when none does.
+    With ``lower`` (the address so far has no capital) the words and the region may be in any case."""
     if not gazetteer().regions:
         return start
-    m = _TRAIL_RX.match(text, start)
+    m = (_LOWER_TRAIL_RX if lower else _TRAIL_RX).match(text, start)
     if m is None:
         return start
     words = _TRAIL_SPLIT_RX.split(m.group())[1:]
     for n in range(len(words), 0, -1):  # the longest run that ends with a region
-        if ends_in_region(" ".join(words[:n])):
+        if ends_in_region(" ".join(words[:n]), any_case=lower):
             end = start
             for w in words[:n]:
                 end = text.index(w, end) + len(w)

@@ -87,7 +87,7 @@ _ADDRESS_RX = re.compile(
     r"|\b(?:APO|FPO|DPO)[ ]A[AEP][ ]\d{5}\b"
 )
 _UNIT_RX = re.compile(
-    r",?[ \t]*\n?[ \t]*(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Floor|Fl\.|Room|Rm\.?|#)"
+    r"\.?,?[ \t]*\n?[ \t]*(?:(?i:apt\.?|apartment|suite|ste\.?|unit|flat|floor|fl\.|room|rm\.?)|#)"
     r"[ ]?\d{1,5}[A-Za-z]?\b"
 )
 # Keywords that gate the address scan (one line each; lower-case ones are case-insensitive).
@@ -240,12 +240,12 @@ _PLACE_LINE_RX = re.compile(
 _LAST_PLACE_RX = re.compile(r"[^\W\d_][\w'’()-]*(?:[ ][\w'’()-]+){0,4}?(?=\.(?:\s|$))")
 
 
-def _address_tail(text: str, end: int) -> int:
+def _address_tail(text: str, end: int, lower: bool = False) -> int:
     """Extend an address over the lines of its block (city, region, country) up to the last one
     that holds a postal code: ``…Apt. 066\\nSt Georges, QC 54256``, or ends with a country or US
     state (with the optional gazetteer, :mod:`.places`: ``…Apt. 051, Tallinn, Estonia``). Without
     either within four short segments the street line stands alone (a sentence may simply go on)."""
-    best = pos = ends_with_region(text, end)
+    best = pos = ends_with_region(text, end, lower=lower)
     for _ in range(4):
         sep = _SEGMENT_RX.match(text, pos)
         if sep is None:
@@ -255,14 +255,14 @@ def _address_tail(text: str, end: int) -> int:
             best = pos = postal.end()
             continue
         place = _PLACE_LINE_RX.match(text, sep.end())
-        if place is None or not ends_in_region(place.group()):
+        if place is None or not ends_in_region(place.group(), any_case=lower):
             last = _LAST_PLACE_RX.match(text, sep.end())
-            if last is not None and ends_in_region(last.group()):
+            if last is not None and ends_in_region(last.group(), any_case=lower):
                 return last.end()
         if place is None:
             break
         pos = place.end()
-        if ends_in_region(place.group()):
+        if ends_in_region(place.group(), any_case=lower):
             best = pos
     return best
 
@@ -279,7 +279,8 @@ def find_prose(text: str, index: LineIndex, *, mask_dates: bool) -> Iterator[tup
                 if unit is None:
                     break
                 end = unit.end()
-            done = end = _address_tail(text, end)
+            lower = not any(c.isupper() for c in text[m.start() : end])
+            done = end = _address_tail(text, end, lower)
             yield "ADDRESS", m.start(), end
     for s, e in find_places(text, index):
         yield "LOCATION", s, e
