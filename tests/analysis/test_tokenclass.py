@@ -72,6 +72,19 @@ def test_the_suffix_list_comes_from_the_installed_package_without_network(
     assert public_suffix("example.zz-not-a-tld") is None
 
 
+def test_top_level_domains_and_the_fast_path_agree_with_the_list() -> None:
+    tops = tokenclass.top_level_domains()
+    # every country code (za has only second-level rules), generic TLDs old and new, special-use
+    assert {"za", "eu", "uk", "com", "name", "shop", "local", "test"} <= tops
+    assert "zz-not-a-tld" not in tops
+    # A TLD with no rule below it is answered without the list's walk; the answer is the list's.
+    names = [f"{pre}{top}" for top in sorted(tops) for pre in ("a.", "x.co.", "b.com.", "city.kawasaki.")]
+    special = {name.rpartition(".")[2] for name in tokenclass.SPECIAL_USE_SUFFIXES}
+    for name in names:
+        if name.rpartition(".")[2] not in special:
+            assert public_suffix(name) == tokenclass._suffix_list().publicsuffix(name), name
+
+
 @pytest.mark.parametrize(
     "address",
     [

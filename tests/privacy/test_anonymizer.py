@@ -255,6 +255,34 @@ def test_known_host_heuristic() -> None:
     assert not is_known_host("main.py")
     assert not is_known_host("config.yaml")
     assert not is_known_host("localhost")
+    # The Public Suffix List, not a hand list: every country code, second-level public suffixes.
+    assert is_known_host("db1.prod.acme.eu")
+    assert is_known_host("shop.acme.co.za")
+    assert not is_known_host("co.uk")
+    assert is_known_host("web.default.svc")  # Kubernetes service DNS
+    # Generic TLDs that are words count only where the context says host (bare=False).
+    assert is_known_host("api.acme.shop")
+    assert not is_known_host("api.acme.shop", bare=True)
+    assert is_known_host("api.acme.net", bare=True)
+    assert not is_known_host("TK.Tk")  # a TLD in mixed case is code
+
+
+def _hosts(anon: Anonymizer, text: str) -> list[str]:
+    return [e.original for e in anon.anonymize(text).entities if e.type in ("HOST", "EMAIL")]
+
+
+def test_generic_tld_hosts_need_a_hosts_context(anon: Anonymizer) -> None:
+    # Code and file names ending in a generic TLD that is a word stay readable ...
+    code = "logger.info(msg); n = self.name; at com.acme.Svc.run(Method.java:42) via app.network"
+    assert _hosts(anon, code) == []
+    # ... a host under one is masked where a port, a path or a host key says what it is.
+    assert _hosts(anon, "connect api.acme.shop:443 failed") == ["api.acme.shop"]
+    assert _hosts(anon, "pull europe-docker.pkg.dev/proj/img:1.2") == ["europe-docker.pkg.dev"]
+    assert _hosts(anon, "auth failure; rhost=p1.dialup.acme.info user=root") == ["p1.dialup.acme.info"]
+    assert _hosts(anon, "Host: api.acme.shop") == ["api.acme.shop"]
+    # In an e-mail address every TLD counts; country codes and com/net/org need no context.
+    assert _hosts(anon, "mail ops@acme.shop now") == ["ops@acme.shop"]
+    assert _hosts(anon, "replica db1.prod.acme.eu lagging") == ["db1.prod.acme.eu"]
 
 
 def test_output_has_no_stray_entities_on_realistic_log(anon: Anonymizer) -> None:

@@ -20,9 +20,9 @@ in. Some values can be told by their form alone, in any log, and this module hol
 What is *not* here on purpose: lists of words seen in some benchmark's logs. A class belongs
 here only when its definition comes from a standard or from maintained data.
 
-Pure functions apart from loading the suffix list once, lazily, from the installed package; this
-module must not open other files, use the network, or import from tools, policies, agent or
-interfaces.
+Pure functions apart from loading the suffix list once, lazily, from the installed package (parsed,
+and its data file read for :func:`top_level_domains`); this module must not open other files, use
+the network, or import from tools, policies, agent or interfaces.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ __all__ = [
     "is_host_name",
     "is_ip_address",
     "public_suffix",
+    "top_level_domains",
 ]
 
 BOOLEANS = frozenset(("true", "false", "True", "False", "TRUE", "FALSE"))
@@ -96,6 +98,27 @@ def _suffix_list() -> PublicSuffixList:
     return PublicSuffixList(only_icann=True, accept_unknown=False)
 
 
+@cache
+def _icann_tops() -> tuple[frozenset[str], frozenset[str]]:
+    """(every top-level label of the list's ICANN rules, those whose only rule is the label itself)."""
+    import publicsuffixlist
+
+    text = Path(publicsuffixlist.PSLFILE).read_text(encoding="utf-8")
+    icann = text.partition("===BEGIN ICANN DOMAINS===")[2].partition("===END ICANN DOMAINS===")[0]
+    rules = [line.strip() for line in icann.splitlines()]
+    rules = [rule for rule in rules if rule and not rule.startswith("//")]
+    tops = {rule.rpartition(".")[2].lstrip("!*") for rule in rules}
+    deeper = {rule.rpartition(".")[2] for rule in rules if "." in rule}
+    return frozenset(tops), frozenset(tops - deeper)
+
+
+def top_level_domains() -> frozenset[str]:
+    """Every top-level label a host name can end in, lower case: the last label of each rule of the
+    list's ICANN section (``za`` too, whose rules are all second-level, ``co.za``) and of each
+    special-use name. Read once from the installed package's copy of the list."""
+    return _icann_tops()[0] | {name.rpartition(".")[2] for name in SPECIAL_USE_SUFFIXES}
+
+
 def public_suffix(name: str) -> str | None:
     """The public suffix ``name`` ends in (lower case): ICANN list or special-use, else None."""
     lower = name.lower().rstrip(".")
@@ -104,6 +127,8 @@ def public_suffix(name: str) -> str | None:
         return last
     if lower.endswith(".home.arpa"):
         return "home.arpa"
+    if last in _icann_tops()[1]:
+        return last  # no rule below this TLD (com, io, dev): the list would answer the same, slower
     suffix: str | None = _suffix_list().publicsuffix(lower)
     return suffix
 

@@ -24,8 +24,10 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cache
 from typing import NamedTuple
 
+from devops_agent.analysis.tokenclass import SPECIAL_USE_SUFFIXES, public_suffix, top_level_domains
 from devops_agent.privacy.prose import find_prose
 from devops_agent.secrets.scrubber import LineIndex, index_keywords
 
@@ -34,15 +36,22 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# Generic and common country-code TLDs plus internal suffixes seen in infrastructure. Two-letter
-# ccTLDs that are also common file extensions (py, sh, md, ...) count only with three or more labels.
-_TLDS = _words(
-    """com net org edu gov mil int info biz io co ai dev app cloud tech online site xyz me tv cc us uk ca
-    au de fr nl be se no dk fi es it pt pl cz sk hu ro bg gr at ch ie lu li is ee lv lt si hr rs ba ua
-    ru by kz tr il ae sa qa in pk bd lk cn hk tw jp kr sg my th vn id ph nz za ng ke eg ma br ar cl mx
-    pe ve uy local internal lan corp home intra svc cluster localdomain example test invalid aws gcp
-    azure ly gg to fm am ws sh md py rs pl so ps ms tf mk"""
-)
+# Host names end in a public suffix of the Public Suffix List (as the log miner reads them,
+# :mod:`devops_agent.analysis.tokenclass`: maintained data, not a hand list of TLDs), a special-use
+# name (RFC 6761: ``test``, ``example``, ``local`` …) or one of these private names in wide use that
+# neither registry holds: glibc's default ``localdomain`` and Kubernetes' service DNS
+# (``<service>.<namespace>.svc``). Most generic TLDs are words code uses as names (``.name``,
+# ``.info``, ``.network``, ``.java``), so a bare dotted token (not in a URL or an e-mail address)
+# ending in one is a host only with a host's context: a path or a port after it
+# (``europe-docker.pkg.dev/proj/img``, ``api.acme.dev:443``) or a host key before it
+# (``rhost=p1.example.info``). Country codes and the original generic TLDs of RFC 1591 need none.
+# Two-letter ccTLDs that are also common file extensions (py, sh, md, ...) count only with three or
+# more labels.
+_PRIVATE_SUFFIXES = frozenset(("localdomain", "svc"))
+_ORIGINAL_GTLDS = frozenset(("com", "edu", "gov", "int", "mil", "net", "org"))
+_HOST_AFTER_RX = re.compile(r"/|:\d{1,5}(?![\d)])")  # not "(Method.java:42)", a file and a line
+# "rhost=", "Host: ", "server:" as logs and configs write a host key; not code's "host = self.host"
+_HOST_KEY_BEFORE_RX = re.compile(r"(?i:host(?:name)?|server|domain|fqdn)(?:=|:[ \t]?)[\"']?$")
 _FILE_EXT_TLDS = _words("py sh md rs pl so ps ms tf mk cc am ws to ly gg fm in it is me no do")
 
 # Public service endpoints and documentation sites identify nobody and the model needs them to
@@ -243,11 +252,42 @@ _K8S_POD_RX = re.compile(
 )
 
 
-def is_known_host(name: str) -> bool:
-    """True if ``name`` looks like a real hostname: a known TLD and not a file name like ``main.py``."""
-    labels = name.lower().rstrip(".").split(".")
-    if len(labels) < 2 or labels[-1] not in _TLDS:
+@cache
+def _tlds(bare: bool) -> frozenset[str]:
+    """The last labels a host name may end in; ``bare``: those that need no context (see above)."""
+    tops = top_level_domains() | _PRIVATE_SUFFIXES
+    if not bare:
+        return tops
+    special = {name.rpartition(".")[2] for name in SPECIAL_USE_SUFFIXES}
+    return (
+        frozenset(t for t in tops if len(t) == 2 or t in _ORIGINAL_GTLDS or t in special) | _PRIVATE_SUFFIXES
+    )
+
+
+def _host_context(text: str, start: int, end: int) -> bool:
+    """A path or a port after ``text[start:end]``, or a host key (``host=``, ``Server:``) before it."""
+    if _HOST_AFTER_RX.match(text, end):
+        return True
+    return _HOST_KEY_BEFORE_RX.search(text, max(0, start - 16), start) is not None
+
+
+def is_known_host(name: str, *, bare: bool = False) -> bool:
+    """True if ``name`` looks like a real hostname: labels under a public suffix (or a special-use
+    or private name), not a bare suffix (``co.uk``), not a file name like ``main.py``. With ``bare``
+    (a dotted token seen without a host's context: no URL, e-mail address, port, path or host key)
+    only country codes, the original generic TLDs and special-use names count (``self.name``,
+    ``logger.info`` are code)."""
+    lower = name.lower().rstrip(".")
+    labels = lower.split(".")
+    if len(labels) < 2 or labels[-1] not in _tlds(bare):
         return False
+    top = name.rstrip(".").rpartition(".")[2]
+    if not (top.islower() or top.isupper()):
+        return False  # "TK.Tk", "Color.Red": code, as the log miner reads it (tokenclass.is_host_name)
+    if labels[-1] not in _PRIVATE_SUFFIXES:
+        suffix = public_suffix(lower)
+        if suffix is None or suffix.count(".") + 1 >= len(labels):
+            return False
     return not (len(labels) == 2 and labels[-1] in _FILE_EXT_TLDS)
 
 
@@ -362,7 +402,7 @@ class Recognizers:
         n = len(text)
         rev: str | None = None
         for m in _TLD_RX.finditer(text):
-            if m.group()[1:].lower() not in _TLDS:
+            if m.group()[1:].lower() not in _tlds(False):
                 continue  # ".js", ".yaml", ".html": not a host, whatever precedes it
             if rev is None:
                 rev = text[::-1]
@@ -374,7 +414,11 @@ class Recognizers:
             host = text[start:end]
             if host[0] in ".-":
                 continue
-            if is_known_host(host) and _HOSTNAME_FULL_RX.fullmatch(host) and not self._keep_host(host):
+            if (
+                is_known_host(host, bare=not _host_context(text, start, end))
+                and _HOSTNAME_FULL_RX.fullmatch(host)
+                and not self._keep_host(host)
+            ):
                 add(Candidate("HOST", start, end, PRIORITY["HOST"]))
         for m in _IPV4_TAIL_RX.finditer(text):
             start = m.start()
