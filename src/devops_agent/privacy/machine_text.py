@@ -57,7 +57,7 @@ def blank_machine_tokens(line: str) -> str:
 
 def _blank(m: re.Match[str]) -> str:
     token = m.group()
-    if _NAME_CAMEL_RX.fullmatch(token):  # McDowell, MacLeod, O'Brien's: names, not camelCase
+    if _NAME_CAMEL_RX.fullmatch(token):  # McAllister, MacLeod, O'Brien's: names, not camelCase
         return token
     return "0" * len(token)
 
@@ -101,7 +101,7 @@ def _all_lines(text: str) -> list[tuple[int, int]]:
 
 def _names_as_one(line: str) -> str:
     """``line`` with each name-like word written as one and the same word, for the miner: lines
-    that differ only in who they name (``session opened for Siiri Tamm`` / ``… for Ubul Halász``)
+    that differ only in who they name (``session opened for Aino Virta`` / ``… for Bence Fodor``)
     then share a template even when few people fill the slot, and a name word is constant only
     where every line of the template repeats it."""
     out, last = [], 0

@@ -4,7 +4,7 @@ Shared by the default pattern path (:func:`cue_names`, called by the anonymizer)
 NER path (:mod:`.ner`, which uses :func:`name_lines`, :func:`plausible`, :func:`extend_name` and
 :func:`person_named` around its model):
 
-* *name words* (:func:`is_name_word`): a capitalised word (``Alice``, ``Kónya``, ``O'Brien``) that
+* *name words* (:func:`is_name_word`): a capitalised word (``Alice``, ``Bárány``, ``O'Brien``) that
   is not camelCase or ALL-CAPS, not glued to code punctuation (``dfs.DataNode``, ``key=Value``)
   and not a known log or tech word (``TECH_WORDS``: months, levels, ``Accepted``, ``Bearer``,
   ``Mozilla``, ``Server``, ``Hadoop`` …);
@@ -96,7 +96,7 @@ TECH_WORDS = _words(
     communicator escalated escalate escalating acknowledged reassigned triaged paged bye mount
     inode temperature mask register"""
 )
-# Titles are no names: what the model tags "Dr." in "Dr. Kyle Kuefer" is left readable.
+# Titles are no names: what the model tags "Dr." in "Dr. Nora Quist" is left readable.
 HONORIFICS = _words("mr mrs ms mx dr prof miss sir dame mme mlle herr frau")
 
 _CODE_CHARS = frozenset('0123456789/\\=_@:<>[]{}|#$%*+;"()~^`')
@@ -159,7 +159,7 @@ def name_lines(text: str) -> Iterator[tuple[int, int]]:
 def extend_name(line: str, end: int, most: int = 2) -> int:
     """Extend a PERSON span over name-like words right after it: the small model often stops at
     the first name when an address follows (``Author: Jane Doe <jane@…>`` gives ``Jane``), or
-    at a middle initial (``Ryan P Costa``, ``Janka M. Szász``: the initial is taken only with the
+    at a middle initial (``Owen T Marsh``, ``Ilona K. Varró``: the initial is taken only with the
     name after it)."""
     for _ in range(most):
         if line[end : end + 1] != " " or line[end - 2 : end] in ("'s", "’s"):
@@ -185,7 +185,7 @@ def plausible(span: str) -> bool:
     return not any(len(w.strip(".")) > 1 and w.isupper() for w in words)
 
 
-# Names that need no model: after a title (``Dr. Kyle Kuefer``, ``Mrs Ann Lee``), after
+# Names that need no model: after a title (``Dr. Nora Quist``, ``Mrs Ann Lee``), after
 # ``my name is``, or as the value of a ``Name:`` line in a form or signature. Each candidate word
 # must pass :func:`is_name_word` (``Name: Kubernetes Dashboard`` is no person).
 _NAME = rf"[{_UP}](?:['’][{_UP}])?[{_LOW}][^\W\d_]*(?:['’-][^\W\d_]+)*"
@@ -216,8 +216,8 @@ _CUE_WORDS = (
     "calls me",
 )
 index_keywords(_CUE_WORDS)
-# After a naming cue a name may be written in lower case (``my name is borna``, ``her maiden name
-# is nyberg``, ``everyone calls me borna jerković``): up to three lower-case words, cut at the
+# After a naming cue a name may be written in lower case (``my name is tamsin``, ``her maiden name
+# is lindqvist``, ``everyone calls me tamsin oduya``): up to three lower-case words, cut at the
 # first log or function word (``my name is not important`` names no one).
 _LOWER_CUE_RX = re.compile(
     r"(?i:\b(?:my|his|her|their|your)[ ](?:full[ ]|first[ ]|last[ ]|maiden[ ]|sur)?name[ ](?:is|was)[ ]"
@@ -227,7 +227,7 @@ _LOWER_CUE_RX = re.compile(
 
 
 # Organisations that need no model: capitalised words ending in a legal-form suffix
-# (``Pixia Corp.``, ``48 Factoring Inc``, ``Smith & Sons``), or after ``I work for`` / ``employed
+# (``Brightline Corp.``, ``Northgate Freight Inc``, ``Smith & Sons``), or after ``I work for`` / ``employed
 # by``. One word at least must pass :func:`is_name_word`, so a vendor in a log (``Intel
 # Corporation``, ``Oracle Corp``: TECH_WORDS) stays readable.
 _ORG_WORD = rf"(?:{_NAME}|[{_UP}]\w*|\d{{1,4}})"
@@ -264,7 +264,7 @@ def cue_orgs(text: str, index: LineIndex) -> list[Candidate]:
 
 # Names that need no model, second kind: a common first name (``data/first_names.txt``, from the
 # US Census 1990 lists) followed by a capitalised surname, with an optional middle initial
-# (``Janka M. Szász``) and a second surname word when the first is itself a first name (``Mary Ann
+# (``Ilona K. Varró``) and a second surname word when the first is itself a first name (``Mary Ann
 # Lee``). Both words must pass :func:`is_name_word`, so a day, month or log word never completes a
 # name (``Sun Dec``, ``Mark Complete``). The scan looks only at a capitalised word of three letters
 # or more followed by a space and a capital: one cheap regex pass, then set lookups.
@@ -299,7 +299,7 @@ def first_name_persons(text: str) -> list[Candidate]:
         if sur.group(2) and sur.group(1) in names and is_name_word(sur.group(2)):
             end = sur.end(2)
         if text[end - 2 : end] in ("'s", "’s"):
-            end -= 2  # ``Bryan Maclean's killers`` names ``Bryan Maclean``
+            end -= 2  # ``Colin Baird's notes`` names ``Colin Baird``
         out.append(Candidate("PERSON", start, end, PATTERN_PRIORITY["PERSON"]))
     return out
 
@@ -338,7 +338,7 @@ def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
 
 def person_named(span: str) -> bool:
     """Whether a model ``ORG`` span reads as a person: a known first name and at most two more
-    name-like words, none a company word (``Zoe Young``, not ``Bertha Inc``)."""
+    name-like words, none a company word (``Ruth Pike``, not ``Bertha Inc``)."""
     words = span.split()
     return (
         len(words) <= 3

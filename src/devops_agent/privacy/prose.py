@@ -23,7 +23,7 @@ def _words(text: str) -> frozenset[str]:
 # Street-type words of English and the main European languages. A street line needs a house
 # number *and* one of these, so "3 Node Close" or "Node 55" in a log is no address.
 _LETTER = r"[^\W\d_]"
-_AWORD = _LETTER + r"+(?:['’.-]" + _LETTER + r"+)*\.?"  # Fritz-Armstrong, d'Ouchy, Católicos, St.
+_AWORD = _LETTER + r"+(?:['’.-]" + _LETTER + r"+)*\.?"  # Lloyd-Jones, d'Orsay, Cánovas, St.
 _CWORD = (
     r"(?!(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Room|Box)\b)[A-ZÀ-ÖØ-ÞĀ-ſΑ-ΩЀ-Я]"
     + _LETTER
@@ -36,20 +36,20 @@ _PARTICLE = (
     + _LETTER
     + r"+)"
 )
-# Types written after the name: "90 Whitchurch Road", "3784 Archwood Avenue", "12 Main St."
+# Types written after the name: "12 Larkspur Road", "407 Millbrook Avenue", "12 Main St."
 _STREET_AFTER = (
     r"(?:(?i:street|road|avenue|boulevard|lane|drive|court|terrace|highway|parkway|crescent|"
     r"square|plaza|alley|gardens|grove|mews|trail|circle|place|way)\b|"
     r"(?:St|Rd|Ave|Av|Blvd|Ln|Dr|Ct|Pl|Sq|Hwy|Pkwy|Cres|Ter|Cir|Trl)\b\.?)"
 )
-# Types written before the name: "Rue La Boétie", "Via Roma", "ul. Miła", "Avenida Otoniel Dutra".
+# Types written before the name: "Rue des Lilas", "Via Roma", "ul. Polna", "Avenida Paulista".
 _STREET_BEFORE = (
     r"(?:(?i:rue|avenue|boulevard|chemin|allée|impasse|quai|route|via|viale|piazza|piazzale|corso|"
     r"largo|calle|avenida|paseo|plaza|camino|carrer|rua|rúa|travessa|praça|aleja|ulica|trg|"
     r"náměstí|náměstí|πλατεία|οδός)|ul\.|al\.|Av\.|Avda\.|Bd\.?)"
 )
-# Types glued to the name (Bundesstrasse, Ziegelgasse, Magasinsgatan, Ringvej, Sahantie) or a
-# separate word after it (Kálmán Imre u., Luite tee, Koepenicker Str.).
+# Types glued to the name (Hauptstrasse, Lindengasse, Storgatan, Skovvej, Koulutie) or a
+# separate word after it (Petőfi Sándor u., Pärna tee, Kantstr.).
 _STREET_GLUED = "|".join(
     f"(?<={w})"
     for w in _words(
@@ -60,7 +60,7 @@ _STREET_GLUED = "|".join(
 _STREET_WORD_AFTER = r"(?:Str\.|Straße|Strasse|Gasse|Weg|Allee|Platz|u\.|út|útja|utca|tér|tee|tn\.)"
 _HOUSE = r"\d{1,6}[A-Za-z]?"
 _ADDRESS_RX = re.compile(
-    # number first: "90 Whitchurch Road", "17 St Omers Road", "33 avenue de Provence"
+    # number first: "12 Larkspur Road", "8 St Anne's Road", "21 avenue des Tilleuls"
     r"(?<![\w.,:/=@#-])" + _HOUSE + r",?[ ](?:"
     r"(?:" + _AWORD + r"[ ]){1,4}?" + _STREET_AFTER + r"(?:[ ](?:North|South|East|West|[NSEW]|[NS][EW])\b)?"
     r"|"
@@ -72,12 +72,12 @@ _ADDRESS_RX = re.compile(
     + r")[ ]){0,3}"
     + _CWORD
     + r"(?:[ ]\d{1,5}[A-Za-z]?\b)?)"
-    # name first: "Via Tasso 129", "Ziegelgasse 19", "Kálmán Imre u. 12."
+    # name first: "Via Mazzini 40", "Lindengasse 7", "Petőfi Sándor u. 3."
     r"|(?<![\w.-])(?:" + _STREET_BEFORE + r"[ ](?:(?:" + _PARTICLE + r"|" + _AWORD + r")[ ]){0,4}"
     r"|(?:" + _CWORD + r"[ ]){0,2}(?>" + _LETTER + r"+)(?:" + _STREET_GLUED + r")[ ]"
     r"|(?:" + _CWORD + r"[ ]){1,3}" + _STREET_WORD_AFTER + r"[ ])"
     r"\d{1,5}[A-Za-z]?\b"
-    # a name and a number followed by an apartment or suite: "Edeby 55\n Apt. 297"
+    # a name and a number followed by an apartment or suite: "Ekvägen 12\n Apt. 4"
     r"|(?<![\w.-])(?:"
     + _CWORD
     + r"[ ]){1,3}\d{1,5}[A-Za-z]?(?=,?[ \t]*\n?[ \t]*(?:Apt\.?|Apartment|Suite)[ ]\d)"
@@ -236,14 +236,14 @@ _POSTAL_LINE_RX = re.compile(
 _PLACE_LINE_RX = re.compile(
     r"[^\W\d_]" + _WORD_CHARS + r"*(?:[ ]" + _WORD_CHARS + r"+){0,4}(?=[ \t]*(?:[\n,]|$))"
 )
-# The last place of a block that ends a sentence: "…\n BARMOLLOCH\n United Kingdom. Please call".
+# The last place of a block that ends a sentence: "…\n KILMORY\n United Kingdom. Please call".
 _LAST_PLACE_RX = re.compile(r"[^\W\d_][\w'’()-]*(?:[ ][\w'’()-]+){0,4}?(?=\.(?:\s|$))")
 
 
 def _address_tail(text: str, end: int, lower: bool = False) -> int:
     """Extend an address over the lines of its block (city, region, country) up to the last one
-    that holds a postal code: ``…Apt. 066\\nSt Georges, QC 54256``, or ends with a country or US
-    state (with the optional gazetteer, :mod:`.places`: ``…Apt. 051, Tallinn, Estonia``). Without
+    that holds a postal code: ``…Apt. 7\\nLaval, QC H7N 1A1``, or ends with a country or US
+    state (with the optional gazetteer, :mod:`.places`: ``…Apt. 3, Tartu, Estonia``). Without
     either within four short segments the street line stands alone (a sentence may simply go on)."""
     best = pos = ends_with_region(text, end, lower=lower)
     for _ in range(4):
@@ -271,7 +271,7 @@ def find_prose(text: str, index: LineIndex, *, mask_dates: bool) -> Iterator[tup
     """``(type, start, end)`` of postal addresses, places, nationalities, ages and dates in ``text``."""
     done = -1
     for lo, hi in index.ranges(_ADDRESS_WORDS):
-        lo = text.rfind("\n", 0, max(lo - 1, 0)) + 1  # "Edeby 55" is the line before "Apt. 297"
+        lo = text.rfind("\n", 0, max(lo - 1, 0)) + 1  # "Ekvägen 12" is the line before "Apt. 4"
         for m in _ADDRESS_RX.finditer(text, max(lo, done), hi):
             end = m.end()
             for _ in range(3):

@@ -192,8 +192,8 @@ _WORD_SPLIT_RX = re.compile(r"[_.\-/ ]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a
 
 
 def is_wordy(value: str) -> bool:
-    """Identifier-like values (``DOC_Vector_5_32``, ``jetbrains.mps.v8_elimination``,
-    ``ConnectionString_B2B``), not tokens."""
+    """Identifier-like values (``Tile_Cache_4_16``, ``acme.build.v2_migration``,
+    ``ConnectionString_EU1``), not tokens."""
     return _remembered(1, _wordy, value)
 
 
