@@ -5,8 +5,9 @@ the development half into the code would make its figures say nothing about user
 Reads the shared benchmark data beside the project (skips when it is absent) and looks for what
 could only have come from it: names, streets and companies of the PII set (runs of three words of
 an entity, two words with a number, a person's or a street's distinctive word), secret-like tokens
-of the rule examples (letters and digits, 16 characters or more), and six-word runs of the Loghub
-logs and the HolmesGPT tool outputs. Vocabulary is not a literal: countries and cities of the
+of the rule examples (letters and digits, 16 characters or more), the paths of the code
+localization cases' gold files, and six-word runs of the Loghub logs and the HolmesGPT tool
+outputs. Vocabulary is not a literal: countries and cities of the
 gazetteer, nationalities, the Census first names, host names, counting runs, and what the gitleaks
 rule set that ``scripts/gen_secret_rules.py`` converts ships itself (its allowlisted examples).
 """
@@ -91,6 +92,13 @@ def test_no_secret_like_token_of_the_rule_examples(source: str) -> None:
             literals.add(token)
     assert len(literals) > 300
     assert sorted(t for t in literals if t in source) == []
+
+
+def test_no_file_of_the_code_localization_cases(source: str) -> None:
+    cases = (DATA / "swebench_lite_localization" / "dev.jsonl").read_text().splitlines()
+    literals = {path for line in cases for path in json.loads(line)["gold_files"] if path.count("/") >= 2}
+    assert len(literals) > 100
+    assert sorted(p for p in literals if p in source) == []
 
 
 def test_no_run_of_words_from_the_logs_or_tool_outputs(source: str) -> None:

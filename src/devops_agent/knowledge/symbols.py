@@ -1,9 +1,9 @@
 """Symbol-definition channel: the code names a query mentions -> the files that define them.
 
-A question or an issue that names ``QuerySet.union``, ``separability_matrix()`` or
-``xarray.core.dataset.Dataset.merge``, or a traceback frame ``in _make_subplots``, is usually about
+A question or an issue that names ``Ledger.reconcile``, ``retry_budget()`` or
+``shop.billing.invoice.Invoice.merge``, or a traceback frame ``in _render_rows``, is usually about
 the file that *defines* that name, while BM25 also rewards every file that merely uses it. The
-:class:`SymbolTable` maps each defined name (bare ``merge`` and qualified ``Dataset.merge``) to its
+:class:`SymbolTable` maps each defined name (bare ``merge`` and qualified ``Invoice.merge``) to its
 files, built from the chunks the index already holds; :func:`query_names` picks the words of a
 query that look like code; :meth:`SymbolTable.rank_files` scores files by the names they define,
 a name defined in few files counting more. Pure functions and data only: no I/O, no index access.
@@ -23,7 +23,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FILE_SUFFIXES = frozenset(
     {"py", "pyi", "pyx", "txt", "md", "rst", "cfg", "ini", "toml", "yaml", "yml", "json", "html", "js", "log"}
 )
-# A module-level constant: ``FILE_UPLOAD_PERMISSIONS = 0o644`` or ``TIMEOUT: float = 5`` at column 0.
+# A module-level constant: ``UPLOAD_FILE_MODE = 0o644`` or ``TIMEOUT: float = 5`` at column 0.
 _MODULE_CONSTANT = re.compile(r"^([A-Z_][A-Z0-9_]*)[ \t]*(?::[^=\n]+)?=(?!=)", re.MULTILINE)
 _INNER_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 # Code-looking spans of a query: `backticked`, dotted paths (a.b.C), calls name(, frames, defs.
@@ -41,7 +41,7 @@ _CODE_SHAPED = re.compile(
 def defined_names(kind: str, symbol: str, text: str) -> list[str]:
     """Names one chunk defines: its symbol (``Class.method`` also as ``method``); for a class
     kept whole, the methods and nested classes in it as ``Class.name``; for module-level code,
-    its ``UPPER_CASE`` constants (settings such as ``FILE_UPLOAD_PERMISSIONS``)."""
+    its ``UPPER_CASE`` constants (settings such as ``UPLOAD_FILE_MODE``)."""
     if kind == "module":
         return [n for n in dict.fromkeys(_MODULE_CONSTANT.findall(text)) if any(c.isalpha() for c in n)]
     if kind not in {"function", "method", "class", "block"} or not symbol:
