@@ -150,6 +150,18 @@ def test_urls_and_windows_paths_are_variables() -> None:
     assert mask(r"share \\fileserver\public\x.txt missing") == "share <*> missing"
 
 
+def test_a_quoted_path_is_one_variable_spaces_and_all() -> None:
+    one = 'Cannot stat "/srv/app/Web Applications/Logs": No such file or directory (2)'
+    other = 'Cannot stat "/srv/app/Cache": No such file or directory (2)'
+    assert mask(one) == mask(other) == "Cannot stat <*>: No such file or directory <*>"
+    assert mask(r"open 'C:\Program Files\Acme\a.dll' failed") == "open <*> failed"
+    # a quoted message is the program's words, not a path; an unquoted path ends at a space
+    assert (
+        mask('level=info msg="Starting provider" count=2') == 'level=info msg="Starting provider" count=<*>'
+    )
+    assert mask("Cannot stat /srv/app/Web Applications") == "Cannot stat <*> Applications"
+
+
 def test_unit_symbols_are_generated_from_si_and_iec_prefixes() -> None:
     assert {"B", "KB", "kB", "MiB", "GB", "Gbps", "MB/s", "GHz", "ms", "µs", "sec"} <= UNIT_SYMBOLS
     assert "bytes" not in UNIT_SYMBOLS  # a word the format string wrote stays a word

@@ -6,7 +6,8 @@ a digit (numbers, hex, ports, versions, durations, block and task ids; not a key
 nor a word with one digit inside, like ``ssh2``), when it is a boolean (``true``, ``False``), or
 when it is a hex word of eight or more characters (``deadbeef``), digits or not. Whole tokens,
 or their parts, are variables when they are of a class defined by a standard
-(:mod:`.tokenclass`): a URL, a Windows or Unix file path, an IPv4 or IPv6 address, a host name
+(:mod:`.tokenclass`): a URL, a Windows or Unix file path (a quoted absolute path whole, spaces
+included), an IPv4 or IPv6 address, a host name
 under a public suffix of the Public Suffix List or a special-use name (``.internal``,
 ``.local``), a MAC address, a lowercase dotted name with a digit (``cp-1.vm1.example.us``), an
 e-mail address, or an empty ``()``/``[]``/``""``. A date such as ``Fri Jun 17`` is a variable
@@ -82,6 +83,9 @@ _DATE_RE = re.compile(
     r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}\b"
 )
 _MONTH_RE = re.compile(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d")
+# A quoted absolute path is one value, spaces and all ("/srv/Web Applications/Logs", 'C:\Program
+# Files\x'): unquoted, a space ends a path, as nothing else says where it would.
+_QUOTED_PATH_RE = re.compile(r"""(?<![\w])(["'])(?:/|[A-Za-z]:\\)[^"'\n]*?\1""")
 _EMPTY = frozenset(("()", "[]", "{}", '""', "''"))
 _JOINED_RE = re.compile(r"<\*>(?:[.:/_,-]<\*>)+")
 _RUN_RE = re.compile(r"(?<!\S)<\*>(?:\s+<\*>)+(?!\S)")
@@ -232,6 +236,9 @@ class Masker:
         dated = _MONTH_RE.search(message) is not None
         if dated:
             message = _DATE_RE.sub(WILDCARD, message)
+        if ('"' in message or "'" in message) and _QUOTED_PATH_RE.search(message) is not None:
+            message = _QUOTED_PATH_RE.sub(WILDCARD, message)
+            dated = True  # words moved: no positions to give (see the return value)
         get = self._cache.get
         token = self.token
         words = message.split()
