@@ -5,9 +5,10 @@ Usage: ``python benchmarks/log_fresh.py [--data DIR] [--keep DIR] [--no-peer]``
 Loghub's ground truth was labelled by people, and its systems are the ones the miner was
 validated on (leave-one-system-out). This check uses logs nobody tuned on: it runs programs the
 project's test scripts install (Chromium headless at three verbosity levels, Prometheus scraping
-node-exporter, both at debug level) for a minute and groups their messages. The ground truth is
-the *call site* each record names: Chromium prints ``file.cc:LINE`` in its prefix, Go's logfmt
-``caller=file.go:LINE``; one call site is one format string, so one template.
+node-exporter, both at debug level, on free ports) for about 25 seconds and groups their
+messages. The ground truth is the *call site* each record names: Chromium prints
+``file.cc:LINE`` in its prefix, Go's logfmt ``caller=file.go:LINE``; one call site is one format
+string, so one template.
 
 The call site is a strict truth: two call sites that print the same words (``Skipping unset
 preference: …`` at two lines of one file) cannot be told apart by any parser, and a call site
@@ -28,6 +29,7 @@ import contextlib
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -65,6 +67,14 @@ def _run(cmd: Sequence[str], seconds: float, out: Path) -> None:
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=fh, timeout=seconds, check=False)
 
 
+def _free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 def make_corpus(work: Path) -> dict[str, list[tuple[str, str]]]:
     """Run the programs that are installed; ``{corpus name: records}``."""
     corpora: dict[str, list[tuple[str, str]]] = {}
@@ -80,24 +90,29 @@ def make_corpus(work: Path) -> dict[str, list[tuple[str, str]]]:
         corpora["chromium"] = records
     exporter, prometheus = shutil.which("prometheus-node-exporter"), shutil.which("prometheus")
     if exporter and prometheus:
+        node_port, self_port = _free_port(), _free_port()
         config = work / "prometheus.yml"
         config.write_text(
             "global: {scrape_interval: 1s}\nscrape_configs:\n"
-            "  - {job_name: node, static_configs: [{targets: ['127.0.0.1:19131']}]}\n"
-            "  - {job_name: self, static_configs: [{targets: ['127.0.0.1:19130']}]}\n"
+            f"  - {{job_name: node, static_configs: [{{targets: ['127.0.0.1:{node_port}']}}]}}\n"
+            f"  - {{job_name: self, static_configs: [{{targets: ['127.0.0.1:{self_port}']}}]}}\n"
         )
         with (work / "exporter.log").open("w") as fh:
             node = subprocess.Popen(
-                [exporter, "--web.listen-address=127.0.0.1:19131", "--log.level=debug"], stderr=fh
+                [exporter, f"--web.listen-address=127.0.0.1:{node_port}", "--log.level=debug"], stderr=fh
             )
             try:
                 time.sleep(1)
                 cmd = [prometheus, f"--config.file={config}", f"--storage.tsdb.path={work / 'tsdb'}",
-                       "--web.listen-address=127.0.0.1:19130", "--log.level=debug"]  # fmt: skip
+                       f"--web.listen-address=127.0.0.1:{self_port}", "--log.level=debug"]  # fmt: skip
                 _run(cmd, 20, work / "prometheus.log")
             finally:
                 node.terminate()
-                node.wait(timeout=10)
+                try:
+                    node.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    node.kill()
+                    node.wait()
         text = (work / "exporter.log").read_text(errors="replace") + (work / "prometheus.log").read_text(
             errors="replace"
         )

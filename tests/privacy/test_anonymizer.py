@@ -264,7 +264,7 @@ def test_known_host_heuristic() -> None:
     assert is_known_host("api.acme.shop")
     assert not is_known_host("api.acme.shop", bare=True)
     assert is_known_host("api.acme.net", bare=True)
-    assert not is_known_host("TK.Tk")  # a TLD in mixed case is code
+    assert not is_known_host("TK.Tk", bare=True)  # a TLD in mixed case is code outside an address
 
 
 def _hosts(anon: Anonymizer, text: str) -> list[str]:
@@ -280,9 +280,34 @@ def test_generic_tld_hosts_need_a_hosts_context(anon: Anonymizer) -> None:
     assert _hosts(anon, "pull europe-docker.pkg.dev/proj/img:1.2") == ["europe-docker.pkg.dev"]
     assert _hosts(anon, "auth failure; rhost=p1.dialup.acme.info user=root") == ["p1.dialup.acme.info"]
     assert _hosts(anon, "Host: api.acme.shop") == ["api.acme.shop"]
-    # In an e-mail address every TLD counts; country codes and com/net/org need no context.
+    # In an e-mail address every TLD counts, in any case; country codes and com/net/org need no context.
     assert _hosts(anon, "mail ops@acme.shop now") == ["ops@acme.shop"]
+    assert _hosts(anon, "write to Jane.Doe@Gmail.Com now") == ["Jane.Doe@Gmail.Com"]
     assert _hosts(anon, "replica db1.prod.acme.eu lagging") == ["db1.prod.acme.eu"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"host": "db1.acme.dev"}',
+        '"hostname": "web.acme.app"',
+        'host = "db.acme.dev"',
+        "server:  db.acme.dev",
+        "psql --host db.acme.info -U app",
+        "could not connect to server (db.acme.dev:5432)",
+        "replica db1.prod.acme.dev lagging",  # three labels, one with a digit: a host's shape
+        "node ip-10-0-0-1.acme.cloud is NotReady",
+    ],
+)
+def test_hosts_under_word_tlds_in_configs_commands_and_logs(anon: Anonymizer, text: str) -> None:
+    assert [h for h in _hosts(anon, text) if h.endswith((".dev", ".app", ".info", ".cloud"))] != []
+
+
+def test_a_class_file_and_line_is_no_host_and_port(anon: Anonymizer) -> None:
+    assert _hosts(anon, "at com.acme.Svc.run(Method.java:42)") == []
+    assert _hosts(anon, "Application.java:42 - started") == []
+    # a dotted key before "=" under a word TLD is a key (OpenTelemetry attributes, Java properties)
+    assert _hosts(anon, "labels: k8s.pod.name='api-7d9' k8s.node.name=node-1") == []
 
 
 def test_output_has_no_stray_entities_on_realistic_log(anon: Anonymizer) -> None:

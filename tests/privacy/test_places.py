@@ -127,12 +127,20 @@ def test_address_written_in_lower_case() -> None:
     assert _masked("at 41 harbour road apt. 7 and then home", "ADDRESS") == ["41 harbour road apt. 7"]
     # A capitalised address does not take lower-case words: "turkey" here is no country.
     assert _masked("at 41 Harbour Road Apt. 7 roast turkey", "ADDRESS") == ["41 Harbour Road Apt. 7"]
+    # Nor does a lower-case one take a sentence's words that happen to end in a country's name.
+    assert _masked("meet at 5 oak lane with the jordan brothers", "ADDRESS") == ["5 oak lane"]
+    assert _masked("12 main street apt 4 near the turkey farm", "ADDRESS") == ["12 main street apt 4"]
+
+
+def test_units_do_not_cross_a_sentence_or_take_ordinary_words() -> None:
+    assert _masked("12 Main Street. Room 5 is free", "ADDRESS") == ["12 Main Street"]
+    assert _masked("see 3 main road unit 4 tests passed", "ADDRESS") == ["3 main road"]
 
 
 def test_unit_after_a_house_number_with_a_full_stop() -> None:
     # Some locales write the house number with a full stop: "Fő utca 13. Suite 4".
-    assert _masked("office: Kossuth Lajos utca 13. Suite 4 upstairs", "ADDRESS") == [
-        "Kossuth Lajos utca 13. Suite 4"
+    assert _masked("office: Kossuth Lajos utca 7. Suite 4 upstairs", "ADDRESS") == [
+        "Kossuth Lajos utca 7. Suite 4"
     ]
 
 

@@ -294,7 +294,7 @@ def first_name_persons(text: str) -> list[Candidate]:
         if sur is None or not is_name_word(sur.group(1)):
             continue
         if sur.group(1).rstrip(".") in _ORG_SUFFIX_WORDS:
-            continue  # ``Bertha Inc`` is a company (see cue_orgs)
+            continue  # ``Gloria Inc`` is a company (see cue_orgs)
         end = sur.end(1)
         if sur.group(2) and sur.group(1) in names and is_name_word(sur.group(2)):
             end = sur.end(2)
@@ -338,7 +338,7 @@ def cue_names(text: str, index: LineIndex | None = None) -> list[Candidate]:
 
 def person_named(span: str) -> bool:
     """Whether a model ``ORG`` span reads as a person: a known first name and at most two more
-    name-like words, none a company word (``Ruth Pike``, not ``Bertha Inc``)."""
+    name-like words, none a company word (``Ruth Pike``, not ``Gloria Inc``)."""
     words = span.split()
     return (
         len(words) <= 3

@@ -57,7 +57,7 @@ MAX_CHUNK = 4_000
 
 
 def _trim(chunk: str, start: int, end: int) -> tuple[int, int]:
-    """A model span without a trailing possessive: ``Ingrid Åberg's`` names ``Ingrid Åberg``."""
+    """A model span without a trailing possessive: ``Ingrid Solheim's`` names ``Ingrid Solheim``."""
     if chunk[end - 2 : end] in ("'s", "’s") and end - 2 > start:
         end -= 2
     return start, end

@@ -204,6 +204,13 @@ def ends_in_region(value: str, *, any_case: bool = False) -> bool:
 _TRAIL_RX = re.compile(r"(?:,?[ ][A-ZÀ-ÖØ-ÞĀ-ſ][\w'’-]*){1,6}")
 # In an address written all in lower case, so may its place words (``… apt. 4 kranj slovenia``).
 _LOWER_TRAIL_RX = re.compile(r"(?:,?[ ][^\W\d_][\w'’-]*){1,6}")
+# Words that join a sentence, not an address: a lower-case trail holding one is no place list
+# (``5 oak lane with the jordan brothers``: ``jordan`` is no country there).
+_FUNCTION_WORDS = _words(
+    """a an the and or but with without near by at in into on onto of off for from to toward over under
+    past via is are was were be been being it its this that these those then than there here when
+    where while as so if not no yes my your his her our their we you he she they i me him them us"""
+)
 _TRAIL_SPLIT_RX = re.compile(r",?[ ]")
 
 
@@ -217,6 +224,8 @@ def ends_with_region(text: str, start: int, *, lower: bool = False) -> int:
     if m is None:
         return start
     words = _TRAIL_SPLIT_RX.split(m.group())[1:]
+    if lower:  # only the words before the first function word can be the block's places
+        words = words[: next((i for i, w in enumerate(words) if w.lower() in _FUNCTION_WORDS), len(words))]
     for n in range(len(words), 0, -1):  # the longest run that ends with a region
         if ends_in_region(" ".join(words[:n]), any_case=lower):
             end = start

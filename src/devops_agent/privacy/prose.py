@@ -49,7 +49,7 @@ _STREET_BEFORE = (
     r"náměstí|náměstí|πλατεία|οδός)|ul\.|al\.|Av\.|Avda\.|Bd\.?)"
 )
 # Types glued to the name (Hauptstrasse, Lindengasse, Storgatan, Skovvej, Koulutie) or a
-# separate word after it (Petőfi Sándor u., Pärna tee, Kantstr.).
+# separate word after it (Petőfi Sándor u., Pärna tee, Kant Str.).
 _STREET_GLUED = "|".join(
     f"(?<={w})"
     for w in _words(
@@ -86,8 +86,11 @@ _ADDRESS_RX = re.compile(
     r"|\b(?:PSC|CMR|Unit)[ ]\d{1,5},?[ ]Box[ ]\d{1,5}\b(?:\s{1,3}(?:APO|FPO|DPO)[ ]A[AEP][ ]\d{5}\b)?"
     r"|\b(?:APO|FPO|DPO)[ ]A[AEP][ ]\d{5}\b"
 )
+# A unit after the street: ``Apt. 4``, ``suite 12`` in any case (``unit``, ``room``, ``floor`` are
+# ordinary words in lower case, so only capitalised), also after a house number's full stop
+# (``Kossuth Lajos utca 7. Suite 4``) but not across a sentence's (``… Street. Room 5 is free``).
 _UNIT_RX = re.compile(
-    r"\.?,?[ \t]*\n?[ \t]*(?:(?i:apt\.?|apartment|suite|ste\.?|unit|flat|floor|fl\.|room|rm\.?)|#)"
+    r"(?:(?<=\d)\.)?,?[ \t]*\n?[ \t]*(?:(?i:apt\.?|apartment|suite|ste\.?)|Unit|Flat|Floor|Fl\.|Room|Rm\.?|#)"
     r"[ ]?\d{1,5}[A-Za-z]?\b"
 )
 # Keywords that gate the address scan (one line each; lower-case ones are case-insensitive).

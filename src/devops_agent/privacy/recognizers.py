@@ -13,10 +13,11 @@ government``) from its hand list; ``ORG``, cued ``PERSON`` and the ``TITLE`` bef
 from :func:`devops_agent.privacy.names.cue_names`. URLs keep their shape: only the host (and a
 user name in the userinfo) is an entity, the scheme, port, path and query stay readable.
 
-Everything here is offline and dependency-free: hostnames are accepted only with a TLD from the
-built-in list below (no public-suffix download), and every pattern is case-sensitive unless it
-says otherwise (a Jira-key pattern that ignores case matches ``ip-10``). This module must not
-import from ``cli/`` or ``agent/`` and must not log matched values.
+Everything here is offline: host names are judged by the Public Suffix List inside the installed
+``publicsuffixlist`` package (never fetched; see the comment above ``_PRIVATE_SUFFIXES``), and
+every pattern is case-sensitive unless it says otherwise (a Jira-key pattern that ignores case
+matches ``ip-10``). This module must not import from ``cli/`` or ``agent/`` and must not log
+matched values.
 """
 
 from __future__ import annotations
@@ -42,16 +43,21 @@ def _words(text: str) -> frozenset[str]:
 # neither registry holds: glibc's default ``localdomain`` and Kubernetes' service DNS
 # (``<service>.<namespace>.svc``). Most generic TLDs are words code uses as names (``.name``,
 # ``.info``, ``.network``, ``.java``), so a bare dotted token (not in a URL or an e-mail address)
-# ending in one is a host only with a host's context: a path or a port after it
-# (``europe-docker.pkg.dev/proj/img``, ``api.acme.dev:443``) or a host key before it
-# (``rhost=p1.example.info``). Country codes and the original generic TLDs of RFC 1591 need none.
-# Two-letter ccTLDs that are also common file extensions (py, sh, md, ...) count only with three or
-# more labels.
+# ending in one is a host only when it reads as one: three labels or more with a digit or a hyphen
+# in one (``db1.prod.acme.dev``, ``ip-10-0-0-1.acme.cloud``), or a host's context: a path or a port
+# after it (``europe-docker.pkg.dev/proj/img``, ``(db.acme.dev:5432)``; not ``Method.java:42``, a
+# class's file and line) or a host key before it (``rhost=``, ``"host": "``, ``--host``). Country
+# codes, the original generic TLDs of RFC 1591 and special-use names need none. Two-letter ccTLDs
+# that are also common file extensions (py, sh, md, ...) count only with three or more labels.
 _PRIVATE_SUFFIXES = frozenset(("localdomain", "svc"))
 _ORIGINAL_GTLDS = frozenset(("com", "edu", "gov", "int", "mil", "net", "org"))
-_HOST_AFTER_RX = re.compile(r"/|:\d{1,5}(?![\d)])")  # not "(Method.java:42)", a file and a line
-# "rhost=", "Host: ", "server:" as logs and configs write a host key; not code's "host = self.host"
-_HOST_KEY_BEFORE_RX = re.compile(r"(?i:host(?:name)?|server|domain|fqdn)(?:=|:[ \t]?)[\"']?$")
+_HOST_AFTER_RX = re.compile(r"/|:\d{1,5}(?!\d)")
+_CLASS_FILE_RX = re.compile(r"[A-Z][A-Za-z0-9_$]*\.[a-z]+")  # Method.java, Application.kt
+# "rhost=", "Host:  ", "\"host\": \"", "host = '", "--host " as logs, configs and commands write a host key
+_HOST_KEY_BEFORE_RX = re.compile(
+    r"(?i:(?:host(?:name)?|server|domain|fqdn|addr(?:ess)?|endpoint)[\"']?[ \t]*[=:][ \t]*"
+    r"|--host(?:name)?[= ])[\"']?$"
+)
 _FILE_EXT_TLDS = _words("py sh md rs pl so ps ms tf mk cc am ws to ly gg fm in it is me no do")
 
 # Public service endpoints and documentation sites identify nobody and the model needs them to
@@ -265,25 +271,33 @@ def _tlds(bare: bool) -> frozenset[str]:
 
 
 def _host_context(text: str, start: int, end: int) -> bool:
-    """A path or a port after ``text[start:end]``, or a host key (``host=``, ``Server:``) before it."""
-    if _HOST_AFTER_RX.match(text, end):
+    """A path or a port after ``text[start:end]`` (a class's ``File.java:42`` is a line number), or
+    a host key (``host=``, ``Server:``, ``"hostname": "``, ``--host``) before it."""
+    after = _HOST_AFTER_RX.match(text, end)
+    if after is not None and not (after.group() != "/" and _CLASS_FILE_RX.fullmatch(text, start, end)):
         return True
-    return _HOST_KEY_BEFORE_RX.search(text, max(0, start - 16), start) is not None
+    return _HOST_KEY_BEFORE_RX.search(text, max(0, start - 24), start) is not None
 
 
 def is_known_host(name: str, *, bare: bool = False) -> bool:
     """True if ``name`` looks like a real hostname: labels under a public suffix (or a special-use
     or private name), not a bare suffix (``co.uk``), not a file name like ``main.py``. With ``bare``
     (a dotted token seen without a host's context: no URL, e-mail address, port, path or host key)
-    only country codes, the original generic TLDs and special-use names count (``self.name``,
-    ``logger.info`` are code)."""
+    a generic TLD other than RFC 1591's counts only under three labels or more, one with a digit or a
+    hyphen (``db1.prod.acme.dev``; ``self.name``, ``logger.info`` are code), and a TLD written in
+    mixed case (``TK.Tk``, ``Color.Red``) is code."""
     lower = name.lower().rstrip(".")
     labels = lower.split(".")
-    if len(labels) < 2 or labels[-1] not in _tlds(bare):
+    if len(labels) < 2 or labels[-1] not in _tlds(False):
         return False
-    top = name.rstrip(".").rpartition(".")[2]
-    if not (top.islower() or top.isupper()):
-        return False  # "TK.Tk", "Color.Red": code, as the log miner reads it (tokenclass.is_host_name)
+    if bare:
+        top = name.rstrip(".").rpartition(".")[2]
+        if not (top.islower() or top.isupper()):
+            return False  # code, as the log miner reads it (tokenclass.is_host_name)
+        if labels[-1] not in _tlds(True) and not (
+            len(labels) >= 3 and any(c.isdigit() or c == "-" for c in "".join(labels[:-1]))
+        ):
+            return False
     if labels[-1] not in _PRIVATE_SUFFIXES:
         suffix = public_suffix(lower)
         if suffix is None or suffix.count(".") + 1 >= len(labels):
@@ -414,6 +428,8 @@ class Recognizers:
             host = text[start:end]
             if host[0] in ".-":
                 continue
+            if text.startswith("=", end) and m.group()[1:].lower() not in _tlds(True):
+                continue  # a dotted key under a word TLD (k8s.pod.name=…, spring.app.name=…), not a host
             if (
                 is_known_host(host, bare=not _host_context(text, start, end))
                 and _HOSTNAME_FULL_RX.fullmatch(host)
