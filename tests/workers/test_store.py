@@ -9,6 +9,7 @@ import pytest
 
 from devops_agent.errors import RunFencedError
 from devops_agent.store import EventWrite, Store, WorkerRecord
+from devops_agent.workers.worker import with_unfinished_claims
 
 
 def _run(store: Store) -> tuple[str, str]:
@@ -52,6 +53,26 @@ def test_a_silent_worker_is_claimed_by_exactly_one_survivor(store: Store) -> Non
     (gone,) = [w for w in store.list_workers(include_gone=True) if w.id == "dead1"]
     assert (gone.state, gone.recovered_by) == ("dead", "live1")
     assert [w.id for w in store.list_workers()] == ["live1"]
+
+
+def test_a_claimant_killed_before_recovering_passes_its_claims_on(store: Store) -> None:
+    """w0 claims w00, w1 claims w0, and each is killed before re-queuing the runs it claimed; w2,
+    claiming w1, must recover all three, or w00's and w0's runs stay pending for ever."""
+    now = datetime.now(UTC)
+    old = now - timedelta(seconds=60)
+    silent_since = now - timedelta(seconds=15)
+    store.worker_beat(WorkerRecord("w00", "h", 1, "alive", ["run1"], old, old))
+    for worker in ("w0", "w1"):
+        store.worker_beat(WorkerRecord(worker, "h", 1, "alive", [], now, now))
+    assert store.claim_dead_workers(silent_since, "w0") == ["w00"]
+    store.worker_beat(WorkerRecord("w0", "h", 1, "alive", ["run2"], now, old))  # killed: silent
+    assert store.claim_dead_workers(silent_since, "w1") == ["w0"]
+    store.worker_beat(WorkerRecord("w1", "h", 1, "alive", [], now, old))  # killed before recovering
+    claimed = store.claim_dead_workers(silent_since, "w2")
+    assert claimed == ["w1"]
+    assert store.claimed_by(["w1"]) == ["w0"]
+    assert store.claimed_by([]) == []
+    assert sorted(with_unfinished_claims(store, claimed)) == ["w0", "w00", "w1"]
 
 
 def test_a_key_names_its_latest_run_within_the_window(store: Store) -> None:

@@ -163,6 +163,15 @@ class DurableStore:
                     claimed.append(worker_id)
         return claimed
 
+    def claimed_by(self, claimants: list[str]) -> list[str]:
+        """Dead workers that one of ``claimants`` claimed: a claimant that died between its claim
+        and re-queuing their runs leaves them to whoever claims the claimant."""
+        if not claimants:
+            return []
+        query = select(WorkerRow.id).where(WorkerRow.state == "dead", WorkerRow.recovered_by.in_(claimants))
+        with self._tx("read from") as orm:
+            return list(orm.scalars(query))
+
     # -- de-duplication keys ----------------------------------------------------------------
 
     def run_for_key(self, key: str, since: datetime) -> str | None:

@@ -6,7 +6,8 @@ asyncio tasks, up to ``workers.concurrency`` at once) and loops until asked to s
 * every ``heartbeat_s`` it writes its heartbeat with the runs it executes (``/v1/workers``);
 * a worker silent for ``dead_after_s`` is claimed by exactly one survivor, which hands its runs
   back to the queue (DBOS recovery: each is dequeued by one worker and replayed from its
-  checkpoints);
+  checkpoints), with those of any worker the dead one had claimed (it may have died before handing
+  them back);
 * a worker that finds itself declared dead (it stalled past ``dead_after_s``, and its runs moved
   on) exits at once rather than carry on beside their new owner;
 * it fires due schedules (each firing is queued once, whichever worker sees it first).
@@ -121,5 +122,19 @@ async def _beat(store: Store, settings: Settings, runtime: WorkerRuntime, beat: 
         store.claim_dead_workers, now - timedelta(seconds=w.dead_after_s), beat.id
     )
     if claimed:
-        handles = await asyncio.to_thread(DBOS._recover_pending_workflows, claimed)
-        log.warning("workers_recovered", dead=claimed, runs=[h.workflow_id for h in handles], by=beat.id)
+        executors = await asyncio.to_thread(with_unfinished_claims, store, claimed)
+        handles = await asyncio.to_thread(DBOS._recover_pending_workflows, executors)
+        log.warning("workers_recovered", dead=executors, runs=[h.workflow_id for h in handles], by=beat.id)
+
+
+def with_unfinished_claims(store: Store, claimed: list[str]) -> list[str]:
+    """``claimed`` and, transitively, the dead workers they had claimed themselves: a worker killed
+    between its claim and re-queuing the runs would otherwise leave those runs pending for ever.
+    Re-queuing is idempotent (one dequeue admits one runner), so recovering a claim that did
+    finish costs a query and changes nothing."""
+    out = list(claimed)
+    frontier = list(claimed)
+    while frontier:
+        frontier = [w for w in store.claimed_by(frontier) if w not in out]
+        out += frontier
+    return out
