@@ -29,7 +29,6 @@ import contextlib
 import json
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_data import add_data_option  # noqa: E402
+from bench_procs import free_port, stop  # noqa: E402
 from devops_agent.analysis.evaluation import grouping_accuracy  # noqa: E402
 from devops_agent.analysis.templates import TemplateMiner  # noqa: E402
 from log_parsing_peers import drain3_runner  # noqa: E402
@@ -67,14 +67,6 @@ def _run(cmd: Sequence[str], seconds: float, out: Path) -> None:
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=fh, timeout=seconds, check=False)
 
 
-def _free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def make_corpus(work: Path) -> dict[str, list[tuple[str, str]]]:
     """Run the programs that are installed; ``{corpus name: records}``."""
     corpora: dict[str, list[tuple[str, str]]] = {}
@@ -90,7 +82,7 @@ def make_corpus(work: Path) -> dict[str, list[tuple[str, str]]]:
         corpora["chromium"] = records
     exporter, prometheus = shutil.which("prometheus-node-exporter"), shutil.which("prometheus")
     if exporter and prometheus:
-        node_port, self_port = _free_port(), _free_port()
+        node_port, self_port = free_port(), free_port()
         config = work / "prometheus.yml"
         config.write_text(
             "global: {scrape_interval: 1s}\nscrape_configs:\n"
@@ -107,12 +99,7 @@ def make_corpus(work: Path) -> dict[str, list[tuple[str, str]]]:
                        f"--web.listen-address=127.0.0.1:{self_port}", "--log.level=debug"]  # fmt: skip
                 _run(cmd, 20, work / "prometheus.log")
             finally:
-                node.terminate()
-                try:
-                    node.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    node.kill()
-                    node.wait()
+                stop(node, 10)
         text = (work / "exporter.log").read_text(errors="replace") + (work / "prometheus.log").read_text(
             errors="replace"
         )

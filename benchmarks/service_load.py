@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +41,10 @@ import httpx
 import psutil
 from websockets.asyncio.client import connect
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_procs import free_port, stop  # noqa: E402
+
 SCRIPT = """turns:
   - tool_calls:
       - tool: system_memory
@@ -51,12 +54,6 @@ SCRIPT = """turns:
 
 TRIM_S = 10
 """The server's memory trim interval here (server.memory_trim_s)."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -150,7 +147,7 @@ def _start_server(home: Path, database_url: str, sessions: int) -> tuple[subproc
         check=True,
     )
     token = added.stdout.strip()
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [*cmd, "serve", "--port", str(port)],
         env=env,
@@ -242,11 +239,7 @@ def run_backend(
                 _drive(base.replace("http://", "ws://") + "/v1/ws", token, sessions, seconds, proc, fresh)
             )
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc, 60)
 
 
 def _fresh_postgres(base_url: str) -> tuple[str, Any]:
