@@ -9,7 +9,6 @@ import pytest
 
 from devops_agent.errors import RunFencedError
 from devops_agent.store import EventWrite, Store, WorkerRecord
-from devops_agent.workers.worker import with_unfinished_claims
 
 
 def _run(store: Store) -> tuple[str, str]:
@@ -55,24 +54,50 @@ def test_a_silent_worker_is_claimed_by_exactly_one_survivor(store: Store) -> Non
     assert [w.id for w in store.list_workers()] == ["live1"]
 
 
-def test_a_claimant_killed_before_recovering_passes_its_claims_on(store: Store) -> None:
-    """w0 claims w00, w1 claims w0, and each is killed before re-queuing the runs it claimed; w2,
-    claiming w1, must recover all three, or w00's and w0's runs stay pending for ever."""
+def _beat(store: Store, worker: str, at: datetime, state: str = "alive", *, register: bool = False) -> None:
+    store.worker_beat(WorkerRecord(worker, "h", 1, state, [], at, at), register=register)
+
+
+def test_a_claim_nobody_alive_finishes_is_adopted_once(store: Store) -> None:
+    """w1 claims w0 and is killed before handing w0's runs back; w2, claiming w1, adopts both (and
+    w3 nothing); once handed back, nobody adopts them again."""
     now = datetime.now(UTC)
-    old = now - timedelta(seconds=60)
-    silent_since = now - timedelta(seconds=15)
-    store.worker_beat(WorkerRecord("w00", "h", 1, "alive", ["run1"], old, old))
-    for worker in ("w0", "w1"):
-        store.worker_beat(WorkerRecord(worker, "h", 1, "alive", [], now, now))
-    assert store.claim_dead_workers(silent_since, "w0") == ["w00"]
-    store.worker_beat(WorkerRecord("w0", "h", 1, "alive", ["run2"], now, old))  # killed: silent
+    old, silent_since = now - timedelta(seconds=60), now - timedelta(seconds=15)
+    _beat(store, "w0", old)
+    _beat(store, "w1", now)
     assert store.claim_dead_workers(silent_since, "w1") == ["w0"]
-    store.worker_beat(WorkerRecord("w1", "h", 1, "alive", [], now, old))  # killed before recovering
-    claimed = store.claim_dead_workers(silent_since, "w2")
-    assert claimed == ["w1"]
-    assert store.claimed_by(["w1"]) == ["w0"]
-    assert store.claimed_by([]) == []
-    assert sorted(with_unfinished_claims(store, claimed)) == ["w0", "w00", "w1"]
+    assert store.adopt_unfinished_claims("w1") == ["w0"]  # its own claim, not handed back yet
+    _beat(store, "w2", now)
+    assert store.adopt_unfinished_claims("w2") == []  # w1 is alive: the claim is w1's to finish
+    _beat(store, "w1", old)  # w1 killed: its heartbeat stops (this write is a late one of its own)
+    assert store.claim_dead_workers(silent_since, "w2") == ["w1"]
+    assert sorted(store.adopt_unfinished_claims("w2")) == ["w0", "w1"]
+    assert store.adopt_unfinished_claims("w3") == []  # adopted once
+    store.finish_claims(["w0", "w1"])
+    assert store.adopt_unfinished_claims("w2") == []
+    states = {w.id: w.state for w in store.list_workers(include_gone=True)}
+    assert (states["w0"], states["w1"]) == ("recovered", "recovered")
+
+
+def test_a_claimant_that_stopped_leaves_its_claims_to_the_others(store: Store) -> None:
+    now = datetime.now(UTC)
+    _beat(store, "w0", now - timedelta(seconds=60))
+    _beat(store, "w1", now)
+    assert store.claim_dead_workers(now - timedelta(seconds=15), "w1") == ["w0"]
+    _beat(store, "w1", now, "stopped")  # an error ended its loop before the hand-back
+    assert store.adopt_unfinished_claims("w2") == ["w0"]
+
+
+def test_a_heartbeat_never_brings_back_a_worker_declared_dead(store: Store) -> None:
+    now = datetime.now(UTC)
+    _beat(store, "w0", now - timedelta(seconds=60))
+    assert store.claim_dead_workers(now - timedelta(seconds=15), "w1") == ["w0"]
+    _beat(store, "w0", now)  # a stalled worker's late beat: the claim stands, its next beat fences it
+    (w0,) = [w for w in store.list_workers(include_gone=True) if w.id == "w0"]
+    assert (w0.state, w0.recovered_by) == ("dead", "w1")
+    _beat(store, "w0", now, register=True)  # a new process under the same id starts afresh
+    (w0,) = [w for w in store.list_workers(include_gone=True) if w.id == "w0"]
+    assert (w0.state, w0.recovered_by) == ("alive", None)
 
 
 def test_a_key_names_its_latest_run_within_the_window(store: Store) -> None:

@@ -24,11 +24,14 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from devops_agent.store.models import MessageRow, RunCheckpointRow, RunKeyRow, RunRow, WorkerRow
 from devops_agent.store.records import WorkerRecord, utcnow
+
+# A worker declared dead: ``dead`` until a survivor has handed its runs back, then ``recovered``.
+GONE_STATES = ("dead", "recovered")
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session as OrmSession
@@ -108,8 +111,13 @@ class DurableStore:
 
     # -- workers ----------------------------------------------------------------------------
 
-    def worker_beat(self, worker: WorkerRecord) -> None:
-        """Insert or refresh a worker's heartbeat (its state and the runs it executes)."""
+    def worker_beat(self, worker: WorkerRecord, *, register: bool = False) -> None:
+        """Insert or refresh a worker's heartbeat (its state and the runs it executes).
+
+        A heartbeat never brings back a worker declared dead (a stalled worker that read "alive"
+        just before it was claimed would otherwise undo the claim and run beside the new owner of
+        its runs; its next beat then finds itself dead and exits). ``register`` is the first beat of
+        a new process, which may reuse an id (``worker --id``): it replaces whatever the row held."""
         values = {
             "id": worker.id,
             "host": worker.host,
@@ -121,9 +129,13 @@ class DurableStore:
             "recovered_by": None,
         }
         stmt = self._insert(WorkerRow).values(values)
+        columns = ("state", "running", "last_beat", "host", "pid") + (
+            ("started_at", "recovered_by") if register else ()
+        )
         stmt = stmt.on_conflict_do_update(
             index_elements=["id"],
-            set_={k: stmt.excluded[k] for k in ("state", "running", "last_beat", "host", "pid")},
+            set_={k: stmt.excluded[k] for k in columns},
+            where=None if register else WorkerRow.state.not_in(GONE_STATES),
         )
         with self._tx("write to", write=True) as orm:
             orm.execute(stmt)
@@ -163,14 +175,50 @@ class DurableStore:
                     claimed.append(worker_id)
         return claimed
 
-    def claimed_by(self, claimants: list[str]) -> list[str]:
-        """Dead workers that one of ``claimants`` claimed: a claimant that died between its claim
-        and re-queuing their runs leaves them to whoever claims the claimant."""
-        if not claimants:
-            return []
-        query = select(WorkerRow.id).where(WorkerRow.state == "dead", WorkerRow.recovered_by.in_(claimants))
+    def adopt_unfinished_claims(self, claimant: str) -> list[str]:
+        """Dead workers whose runs are not handed back yet and whose claimant is ``claimant`` or no
+        longer alive (killed between its claim and the hand-back, stopped by an error, itself dead):
+        each becomes ``claimant``'s (a conditional update: one adopter). Includes what
+        ``claimant`` has just claimed."""
+        alive = select(WorkerRow.id).where(WorkerRow.state == "alive", WorkerRow.id != claimant)
+        query = select(WorkerRow.id, WorkerRow.recovered_by).where(
+            WorkerRow.state == "dead",
+            or_(
+                WorkerRow.recovered_by.is_(None),
+                WorkerRow.recovered_by == claimant,
+                WorkerRow.recovered_by.not_in(alive),
+            ),
+        )
         with self._tx("read from") as orm:
-            return list(orm.scalars(query))
+            rows = list(orm.execute(query))
+        adopted: list[str] = []
+        for worker_id, previous in rows:
+            if previous == claimant:
+                adopted.append(worker_id)
+                continue
+            same = (
+                WorkerRow.recovered_by.is_(None) if previous is None else WorkerRow.recovered_by == previous
+            )
+            stmt = (
+                update(WorkerRow)
+                .where(WorkerRow.id == worker_id, WorkerRow.state == "dead", same)
+                .values(recovered_by=claimant)
+            )
+            with self._tx("write to", write=True) as orm:
+                if orm.connection().execute(stmt).rowcount:
+                    adopted.append(worker_id)
+        return adopted
+
+    def finish_claims(self, worker_ids: list[str]) -> None:
+        """The runs of these dead workers are back on the queue: nobody needs to hand them back again."""
+        if worker_ids:
+            stmt = (
+                update(WorkerRow)
+                .where(WorkerRow.id.in_(worker_ids), WorkerRow.state == "dead")
+                .values(state="recovered")
+            )
+            with self._tx("write to", write=True) as orm:
+                orm.execute(stmt)
 
     # -- de-duplication keys ----------------------------------------------------------------
 

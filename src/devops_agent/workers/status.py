@@ -22,6 +22,7 @@ def workers_status(store: Store, settings: Settings, *, include_gone: bool = Fal
     for w in store.list_workers(include_gone=include_gone):
         age = (now - w.last_beat).total_seconds()
         state = "silent" if w.state == "alive" and age > settings.workers.dead_after_s else w.state
+        state = "dead" if state == "recovered" else state  # its runs handed back: still dead to a reader
         out.append(
             {
                 "id": w.id,

@@ -6,8 +6,8 @@ asyncio tasks, up to ``workers.concurrency`` at once) and loops until asked to s
 * every ``heartbeat_s`` it writes its heartbeat with the runs it executes (``/v1/workers``);
 * a worker silent for ``dead_after_s`` is claimed by exactly one survivor, which hands its runs
   back to the queue (DBOS recovery: each is dequeued by one worker and replayed from its
-  checkpoints), with those of any worker the dead one had claimed (it may have died before handing
-  them back);
+  checkpoints); a claim whose claimant is no longer alive before it handed the runs back (killed
+  in between, stopped by an error) is adopted by another survivor;
 * a worker that finds itself declared dead (it stalled past ``dead_after_s``, and its runs moved
   on) exits at once rather than carry on beside their new owner;
 * it fires due schedules (each firing is queued once, whichever worker sees it first).
@@ -25,12 +25,14 @@ import socket
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import structlog
 
 from devops_agent.agent.session import SessionService
 from devops_agent.config import Settings
 from devops_agent.store import Store, WorkerRecord
+from devops_agent.store.durable import GONE_STATES
 from devops_agent.workers.app import configure, declare_queues, system_url
 from devops_agent.workers.durable import WorkerRuntime
 from devops_agent.workers.limits import AdvisoryLimiter
@@ -69,7 +71,8 @@ async def run_worker(
     beat = WorkerRecord(worker_id, socket.gethostname()[:200], os.getpid(), "alive", [], started, started)
     DBOS.launch()
     await declare_queues(settings)
-    await asyncio.to_thread(store.worker_beat, beat)  # after launch: the queue's tables exist now
+    # after launch: the queue's tables exist now; a new process may reuse a dead worker's id
+    await asyncio.to_thread(partial(store.worker_beat, beat, register=True))
     log.info("worker_started", worker=worker_id)
     scheduler = (
         Scheduler(queue_service(settings, store), settings.schedules, clock=opts.clock)
@@ -112,29 +115,17 @@ async def _beat(store: Store, settings: Settings, runtime: WorkerRuntime, beat: 
 
     w = settings.workers
     mine = [x for x in await asyncio.to_thread(store.list_workers, include_gone=True) if x.id == beat.id]
-    if mine and mine[0].state == "dead":
+    if mine and mine[0].state in GONE_STATES:
         # Declared dead while stalled: its runs belong to another worker now.
         log.critical("worker_fenced", worker=beat.id, recovered_by=mine[0].recovered_by)
         os._exit(FENCED_EXIT)
     now = datetime.now(UTC)
     await asyncio.to_thread(store.worker_beat, _with(beat, running=sorted(runtime.running), last_beat=now))
-    claimed = await asyncio.to_thread(
-        store.claim_dead_workers, now - timedelta(seconds=w.dead_after_s), beat.id
-    )
-    if claimed:
-        executors = await asyncio.to_thread(with_unfinished_claims, store, claimed)
-        handles = await asyncio.to_thread(DBOS._recover_pending_workflows, executors)
-        log.warning("workers_recovered", dead=executors, runs=[h.workflow_id for h in handles], by=beat.id)
-
-
-def with_unfinished_claims(store: Store, claimed: list[str]) -> list[str]:
-    """``claimed`` and, transitively, the dead workers they had claimed themselves: a worker killed
-    between its claim and re-queuing the runs would otherwise leave those runs pending for ever.
-    Re-queuing is idempotent (one dequeue admits one runner), so recovering a claim that did
-    finish costs a query and changes nothing."""
-    out = list(claimed)
-    frontier = list(claimed)
-    while frontier:
-        frontier = [w for w in store.claimed_by(frontier) if w not in out]
-        out += frontier
-    return out
+    await asyncio.to_thread(store.claim_dead_workers, now - timedelta(seconds=w.dead_after_s), beat.id)
+    # What this worker just claimed, and claims nobody alive is finishing (a claimant killed between
+    # its claim and the hand-back): handing back twice is harmless (one dequeue admits one runner).
+    adopted = await asyncio.to_thread(store.adopt_unfinished_claims, beat.id)
+    if adopted:
+        handles = await asyncio.to_thread(DBOS._recover_pending_workflows, adopted)
+        await asyncio.to_thread(store.finish_claims, adopted)
+        log.warning("workers_recovered", dead=adopted, runs=[h.workflow_id for h in handles], by=beat.id)
