@@ -130,11 +130,20 @@ def test_address_written_in_lower_case() -> None:
     # Nor does a lower-case one take a sentence's words that happen to end in a country's name.
     assert _masked("meet at 5 oak lane with the jordan brothers", "ADDRESS") == ["5 oak lane"]
     assert _masked("12 main street apt 4 near the turkey farm", "ADDRESS") == ["12 main street apt 4"]
+    # ... while a region's own function word (isle *of* man) is the region's
+    text = "ship to 5 oak lane apt 2 douglas isle of man"
+    assert _masked(text, "ADDRESS") == ["5 oak lane apt 2 douglas isle of man"]
 
 
 def test_units_do_not_cross_a_sentence_or_take_ordinary_words() -> None:
     assert _masked("12 Main Street. Room 5 is free", "ADDRESS") == ["12 Main Street"]
-    assert _masked("see 3 main road unit 4 tests passed", "ADDRESS") == ["3 main road"]
+    assert _masked("see 3 Main Road unit 4 tests passed", "ADDRESS") == ["3 Main Road"]
+    # written in capitals, or all in lower case, the unit is the address's and so is the city line
+    text = "12 MAIN STREET UNIT 4, SPRINGFIELD, IL 62704"
+    assert _masked(text, "ADDRESS") == [text]
+    assert _masked("12 main street unit 4, springfield, il 62704", "ADDRESS") == [
+        "12 main street unit 4, springfield, il 62704"
+    ]
 
 
 def test_unit_after_a_house_number_with_a_full_stop() -> None:

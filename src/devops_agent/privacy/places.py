@@ -194,10 +194,16 @@ def find_places(text: str, index: LineIndex | None = None) -> Iterator[tuple[int
 def ends_in_region(value: str, *, any_case: bool = False) -> bool:
     """Whether the last words of ``value`` name a region (``Vilanova de Arousa, Spain``); with
     ``any_case``, written in any case (``…, durban, south africa``)."""
+    return _region_words(value.replace(",", " ").split(), any_case=any_case) > 0
+
+
+def _region_words(words: list[str], *, any_case: bool = False) -> int:
+    """How many of the last ``words`` name a region (the longest such run), 0 if none."""
     g = gazetteer()
     names = g.regions_lower if any_case else g.regions
-    words = (value.lower() if any_case else value).replace(",", " ").split()
-    return any(" ".join(words[-k:]) in names for k in range(1, min(len(words), g.max_words) + 1))
+    if any_case:
+        words = [w.lower() for w in words]
+    return next((k for k in range(min(len(words), g.max_words), 0, -1) if " ".join(words[-k:]) in names), 0)
 
 
 # In an address block a city may be written in capitals (``SAINT-MALO France``).
@@ -224,10 +230,11 @@ def ends_with_region(text: str, start: int, *, lower: bool = False) -> int:
     if m is None:
         return start
     words = _TRAIL_SPLIT_RX.split(m.group())[1:]
-    if lower:  # only the words before the first function word can be the block's places
-        words = words[: next((i for i, w in enumerate(words) if w.lower() in _FUNCTION_WORDS), len(words))]
     for n in range(len(words), 0, -1):  # the longest run that ends with a region
-        if ends_in_region(" ".join(words[:n]), any_case=lower):
+        region = _region_words(words[:n], any_case=lower)
+        # in lower case, a function word before the region's own words (``of`` in ``isle of man``
+        # is the region's) makes the run a sentence, not a place list
+        if region and not (lower and any(w.lower() in _FUNCTION_WORDS for w in words[: n - region])):
             end = start
             for w in words[:n]:
                 end = text.index(w, end) + len(w)

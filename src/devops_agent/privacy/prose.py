@@ -86,13 +86,14 @@ _ADDRESS_RX = re.compile(
     r"|\b(?:PSC|CMR|Unit)[ ]\d{1,5},?[ ]Box[ ]\d{1,5}\b(?:\s{1,3}(?:APO|FPO|DPO)[ ]A[AEP][ ]\d{5}\b)?"
     r"|\b(?:APO|FPO|DPO)[ ]A[AEP][ ]\d{5}\b"
 )
-# A unit after the street: ``Apt. 4``, ``suite 12`` in any case (``unit``, ``room``, ``floor`` are
-# ordinary words in lower case, so only capitalised), also after a house number's full stop
-# (``Kossuth Lajos utca 7. Suite 4``) but not across a sentence's (``… Street. Room 5 is free``).
-_UNIT_RX = re.compile(
-    r"(?:(?<=\d)\.)?,?[ \t]*\n?[ \t]*(?:(?i:apt\.?|apartment|suite|ste\.?)|Unit|Flat|Floor|Fl\.|Room|Rm\.?|#)"
-    r"[ ]?\d{1,5}[A-Za-z]?\b"
-)
+# A unit after the street: ``Apt. 4``, ``SUITE 12``, capitalised or in capitals, also after a house
+# number's full stop (``Kossuth Lajos utca 7. Suite 4``) but not across a sentence's (``…
+# Street. Room 5 is free``); in lower case (``unit``, ``room``, ``floor`` are ordinary words) only
+# after a street written all in lower case.
+_UNIT = r"(?:(?<=\d)\.)?,?[ \t]*\n?[ \t]*(?:{})[ ]?\d{{1,5}}[A-Za-z]?\b"
+_UNIT_WORDS = r"Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Floor|Fl\.|Room|Rm\.?"
+_UNIT_RX = re.compile(_UNIT.format(_UNIT_WORDS + "|" + _UNIT_WORDS.upper() + "|(?i:apt\\.?|suite)|#"))
+_LOWER_UNIT_RX = re.compile(_UNIT.format("(?i:" + _UNIT_WORDS + ")|#"))
 # Keywords that gate the address scan (one line each; lower-case ones are case-insensitive).
 _ADDRESS_WORDS = (
     "street",
@@ -277,8 +278,9 @@ def find_prose(text: str, index: LineIndex, *, mask_dates: bool) -> Iterator[tup
         lo = text.rfind("\n", 0, max(lo - 1, 0)) + 1  # "Ekvägen 12" is the line before "Apt. 4"
         for m in _ADDRESS_RX.finditer(text, max(lo, done), hi):
             end = m.end()
+            units = _LOWER_UNIT_RX if not any(c.isupper() for c in m.group()) else _UNIT_RX
             for _ in range(3):
-                unit = _UNIT_RX.match(text, end)
+                unit = units.match(text, end)
                 if unit is None:
                     break
                 end = unit.end()
