@@ -259,14 +259,15 @@ def _address_tail(text: str, end: int, lower: bool = False) -> int:
             best = pos = postal.end()
             continue
         place = _PLACE_LINE_RX.match(text, sep.end())
-        if place is None or not ends_in_region(place.group(), any_case=lower):
+        in_region = place is not None and ends_in_region(place.group(), any_case=lower)
+        if not in_region:
             last = _LAST_PLACE_RX.match(text, sep.end())
             if last is not None and ends_in_region(last.group(), any_case=lower):
                 return last.end()
         if place is None:
             break
         pos = place.end()
-        if ends_in_region(place.group(), any_case=lower):
+        if in_region:
             best = pos
     return best
 
@@ -278,13 +279,14 @@ def find_prose(text: str, index: LineIndex, *, mask_dates: bool) -> Iterator[tup
         lo = text.rfind("\n", 0, max(lo - 1, 0)) + 1  # "Ekvägen 12" is the line before "Apt. 4"
         for m in _ADDRESS_RX.finditer(text, max(lo, done), hi):
             end = m.end()
-            units = _LOWER_UNIT_RX if not any(c.isupper() for c in m.group()) else _UNIT_RX
+            street_lower = not any(c.isupper() for c in m.group())
+            units = _LOWER_UNIT_RX if street_lower else _UNIT_RX
             for _ in range(3):
                 unit = units.match(text, end)
                 if unit is None:
                     break
                 end = unit.end()
-            lower = not any(c.isupper() for c in text[m.start() : end])
+            lower = street_lower and not any(c.isupper() for c in text[m.end() : end])
             done = end = _address_tail(text, end, lower)
             yield "ADDRESS", m.start(), end
     for s, e in find_places(text, index):

@@ -264,10 +264,8 @@ def _tlds(bare: bool) -> frozenset[str]:
     tops = top_level_domains() | _PRIVATE_SUFFIXES
     if not bare:
         return tops
-    special = {name.rpartition(".")[2] for name in SPECIAL_USE_SUFFIXES}
-    return (
-        frozenset(t for t in tops if len(t) == 2 or t in _ORIGINAL_GTLDS or t in special) | _PRIVATE_SUFFIXES
-    )
+    named = _ORIGINAL_GTLDS | _PRIVATE_SUFFIXES | {name.rpartition(".")[2] for name in SPECIAL_USE_SUFFIXES}
+    return frozenset(t for t in tops if len(t) == 2 or t in named)
 
 
 def _host_context(text: str, start: int, end: int) -> bool:
@@ -416,7 +414,8 @@ class Recognizers:
         n = len(text)
         rev: str | None = None
         for m in _TLD_RX.finditer(text):
-            if m.group()[1:].lower() not in _tlds(False):
+            top = m.group()[1:].lower()
+            if top not in _tlds(False):
                 continue  # ".js", ".yaml", ".html": not a host, whatever precedes it
             if rev is None:
                 rev = text[::-1]
@@ -428,7 +427,7 @@ class Recognizers:
             host = text[start:end]
             if host[0] in ".-":
                 continue
-            if text.startswith("=", end) and m.group()[1:].lower() not in _tlds(True):
+            if text.startswith("=", end) and top not in _tlds(True):
                 continue  # a dotted key under a word TLD (k8s.pod.name=…, spring.app.name=…), not a host
             if (
                 is_known_host(host, bare=not _host_context(text, start, end))

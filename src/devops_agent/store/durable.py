@@ -180,14 +180,11 @@ class DurableStore:
         longer alive (killed between its claim and the hand-back, stopped by an error, itself dead):
         each becomes ``claimant``'s (a conditional update: one adopter). Includes what
         ``claimant`` has just claimed."""
+        # A dead row always names its claimant: claim_dead_workers sets both in one update.
         alive = select(WorkerRow.id).where(WorkerRow.state == "alive", WorkerRow.id != claimant)
         query = select(WorkerRow.id, WorkerRow.recovered_by).where(
             WorkerRow.state == "dead",
-            or_(
-                WorkerRow.recovered_by.is_(None),
-                WorkerRow.recovered_by == claimant,
-                WorkerRow.recovered_by.not_in(alive),
-            ),
+            or_(WorkerRow.recovered_by == claimant, WorkerRow.recovered_by.not_in(alive)),
         )
         with self._tx("read from") as orm:
             rows = list(orm.execute(query))
@@ -196,12 +193,11 @@ class DurableStore:
             if previous == claimant:
                 adopted.append(worker_id)
                 continue
-            same = (
-                WorkerRow.recovered_by.is_(None) if previous is None else WorkerRow.recovered_by == previous
-            )
             stmt = (
                 update(WorkerRow)
-                .where(WorkerRow.id == worker_id, WorkerRow.state == "dead", same)
+                .where(
+                    WorkerRow.id == worker_id, WorkerRow.state == "dead", WorkerRow.recovered_by == previous
+                )
                 .values(recovered_by=claimant)
             )
             with self._tx("write to", write=True) as orm:
