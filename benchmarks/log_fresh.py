@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_data import add_data_option  # noqa: E402
 from bench_procs import free_port, stop  # noqa: E402
 from devops_agent.analysis.evaluation import grouping_accuracy  # noqa: E402
-from devops_agent.analysis.templates import TemplateMiner  # noqa: E402
+from log_parsing import DEFAULT_CONFIG, ours  # noqa: E402
 from log_parsing_peers import drain3_runner  # noqa: E402
 
 # [pid:tid:MMDD/HHMMSS.micro:LEVEL:file.cc(LINE)] message  (Chromium's LOG/VLOG prefix)
@@ -116,12 +116,6 @@ def read_corpus(folder: Path) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def ours(messages: list[str]) -> list[Any]:
-    miner = TemplateMiner()
-    ids = [miner.add(m).template_id for m in messages]
-    return [miner.resolve(i) for i in ids]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     add_data_option(ap, "fresh_logs")
@@ -150,7 +144,7 @@ def main() -> None:
     for name, records in corpora.items():
         truth, messages = [s for s, _ in records], [m for _, m in records]
         row: dict[str, Any] = {"lines": len(records), "call_sites": len(set(truth))}
-        row["ga"] = round(grouping_accuracy(truth, ours(messages)), 3)
+        row["ga"] = round(grouping_accuracy(truth, ours(DEFAULT_CONFIG)(messages)[0]), 3)
         row["drain3_ga"] = round(grouping_accuracy(truth, drain(messages)[0]), 3) if drain else None
         report["corpora"][name] = row
         print(f"{name}: {row['lines']} lines, {row['call_sites']} call sites")
