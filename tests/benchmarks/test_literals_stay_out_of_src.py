@@ -7,9 +7,9 @@ could only have come from it: names, streets and companies of the PII set (runs 
 an entity, two words with a number, the words of a person's or a company's name), secret-like tokens
 of the rule examples (letters and digits, 16 characters or more), the paths of the code
 localization cases' gold files, and six-word runs of the Loghub logs and the HolmesGPT tool
-outputs. Vocabulary is not a literal: countries and cities of the
-gazetteer, nationalities, the Census first names, host names, counting runs, and what the gitleaks
-rule set that ``scripts/gen_secret_rules.py`` converts ships itself (its allowlisted examples).
+outputs. Vocabulary is not a literal: countries and cities of the gazetteer, nationalities, the
+Census first names, host names, counting runs, and what the gitleaks rule set that
+``scripts/gen_secret_rules.py`` converts ships itself (its allowlisted examples).
 """
 
 from __future__ import annotations
